@@ -1,0 +1,3 @@
+//! Who is calling: argon2id passwords, the verified-credentials cache, throttling.
+
+pub mod password;

@@ -1,0 +1,1 @@
+//! SeaORM entities, one module per table (see docs/data-model.md).

@@ -1,0 +1,1 @@
+//! The import document (contract section 9) and the built-in demo account.
