@@ -1,0 +1,35 @@
+//! The XML-over-HTTP gateway of the learning management service.
+//!
+//! It speaks the documented XML interface and header authentication, and translates each
+//! operation into one typed `lms.v1` RPC on lms-core. It knows XML and HTTP, never SQL or
+//! permissions: the core authenticates, authorizes and validates.
+//!
+//! # Layout
+//!
+//! - [`settings`](GatewaySettings): flags and environment variables of the gateway.
+//! - `app`: [`router`] (routes plus middleware) and [`App`] (bind, then serve until shutdown).
+//! - `routes/`: one module per resource (`department`, `group`, `enrollment`, `content`,
+//!   `points`), each handler a thin translation to one RPC; `fallback` answers 404 and 405.
+//! - `auth`: the `X-Auth-*` header extractor (401 for anything missing or unreadable).
+//! - `xml/`: `reader` (strict quick-xml reader into a small element tree), `writer` (response
+//!   documents), and the `Xml<T>` extractor with its `Content-Type` and size checks.
+//! - `error`: the one error enum and its mapping to HTTP statuses and XML error bodies.
+//! - `core_client`: [`CoreClient`] (lazy tonic channel, per-call deadline) and the metadata
+//!   every call carries.
+//! - `request_id`: `X-Request-Id` in, out, and on to the core.
+//! - [`telemetry`](init_telemetry): logs, spans named by route, W3C trace context to the core.
+
+mod app;
+mod auth;
+mod core_client;
+mod error;
+mod request_id;
+mod routes;
+mod settings;
+mod telemetry;
+mod xml;
+
+pub use app::{App, router};
+pub use core_client::CoreClient;
+pub use settings::{BODY_LIMIT_BYTES, GatewaySettings};
+pub use telemetry::{Telemetry, TelemetryGuard, build_telemetry, init_telemetry};

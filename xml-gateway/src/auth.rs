@@ -1,0 +1,176 @@
+//! Header authentication: the three `X-Auth-*` headers as an extractor.
+//!
+//! The gateway only checks that the headers are there and readable; the core decides whether
+//! they are right. Every failure, here or in the core, becomes the same 401.
+
+use std::fmt;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName};
+use tonic::metadata::{AsciiMetadataValue, MetadataMap};
+
+use crate::error::GatewayError;
+
+pub(crate) const X_AUTH_ACCOUNT_URL: HeaderName = HeaderName::from_static("x-auth-account-url");
+pub(crate) const X_AUTH_EMAIL: HeaderName = HeaderName::from_static("x-auth-email");
+pub(crate) const X_AUTH_PASSWORD: HeaderName = HeaderName::from_static("x-auth-password");
+
+/// The caller's credentials, as sent. `Debug` never shows the password.
+#[derive(Clone)]
+pub(crate) struct Credentials {
+    account_url: AsciiMetadataValue,
+    email: AsciiMetadataValue,
+    password: AsciiMetadataValue,
+}
+
+impl Credentials {
+    /// Reads the three headers; missing, repeated, blank or not visible ASCII → 401.
+    pub(crate) fn from_headers(headers: &HeaderMap) -> Result<Self, GatewayError> {
+        let mut password = header_value(headers, &X_AUTH_PASSWORD)?;
+        password.set_sensitive(true);
+        Ok(Self {
+            account_url: header_value(headers, &X_AUTH_ACCOUNT_URL)?,
+            email: header_value(headers, &X_AUTH_EMAIL)?,
+            password,
+        })
+    }
+
+    /// Puts the credentials into outgoing gRPC metadata under the contract's keys.
+    pub(crate) fn write_metadata(&self, metadata: &mut MetadataMap) {
+        metadata.insert(lms_proto::metadata::ACCOUNT_URL, self.account_url.clone());
+        metadata.insert(lms_proto::metadata::EMAIL, self.email.clone());
+        metadata.insert(lms_proto::metadata::PASSWORD, self.password.clone());
+    }
+}
+
+fn header_value(
+    headers: &HeaderMap,
+    name: &HeaderName,
+) -> Result<AsciiMetadataValue, GatewayError> {
+    let mut values = headers.get_all(name).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return Err(GatewayError::Unauthenticated);
+    };
+    // `to_str` accepts visible ASCII only (plus space and tab): exactly what metadata can carry.
+    let text = value
+        .to_str()
+        .map_err(|_| GatewayError::Unauthenticated)?
+        .trim();
+    if text.is_empty() {
+        return Err(GatewayError::Unauthenticated);
+    }
+    AsciiMetadataValue::try_from(text).map_err(|_| GatewayError::Unauthenticated)
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("account_url", &self.account_url)
+            .field("email", &self.email)
+            .field("password", &"<redacted>")
+            .finish()
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Credentials {
+    type Rejection = GatewayError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Self::from_headers(&parts.headers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn complete_headers() -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            X_AUTH_ACCOUNT_URL,
+            HeaderValue::from_static("https://acme.example.com"),
+        );
+        headers.insert(
+            X_AUTH_EMAIL,
+            HeaderValue::from_static("owner@acme.example.com"),
+        );
+        headers.insert(X_AUTH_PASSWORD, HeaderValue::from_static("s3cret-Passw0rd"));
+        headers
+    }
+
+    #[test]
+    fn three_present_headers_become_credentials_in_metadata() {
+        let credentials = Credentials::from_headers(&complete_headers()).unwrap();
+        let mut metadata = MetadataMap::new();
+        credentials.write_metadata(&mut metadata);
+        assert_eq!(
+            metadata.get("x-auth-account-url").unwrap(),
+            "https://acme.example.com"
+        );
+        assert_eq!(
+            metadata.get("x-auth-email").unwrap(),
+            "owner@acme.example.com"
+        );
+        assert_eq!(metadata.get("x-auth-password").unwrap(), "s3cret-Passw0rd");
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_password() {
+        let credentials = Credentials::from_headers(&complete_headers()).unwrap();
+        let shown = format!("{credentials:?} {credentials:#?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("owner@acme.example.com"));
+        let mut metadata = MetadataMap::new();
+        credentials.write_metadata(&mut metadata);
+        assert!(!format!("{metadata:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn each_missing_blank_or_unreadable_header_is_refused() {
+        for name in [X_AUTH_ACCOUNT_URL, X_AUTH_EMAIL, X_AUTH_PASSWORD] {
+            let mut missing = complete_headers();
+            missing.remove(&name);
+            assert!(matches!(
+                Credentials::from_headers(&missing),
+                Err(GatewayError::Unauthenticated)
+            ));
+
+            for bad in [&b""[..], b"   ", b"\t", "pässword".as_bytes(), b"\x80\xff"] {
+                let mut headers = complete_headers();
+                headers.insert(name.clone(), HeaderValue::from_bytes(bad).unwrap());
+                assert!(
+                    matches!(
+                        Credentials::from_headers(&headers),
+                        Err(GatewayError::Unauthenticated)
+                    ),
+                    "{name}: {bad:?}"
+                );
+            }
+
+            let mut repeated = complete_headers();
+            repeated.append(name.clone(), HeaderValue::from_static("again"));
+            assert!(matches!(
+                Credentials::from_headers(&repeated),
+                Err(GatewayError::Unauthenticated)
+            ));
+        }
+    }
+
+    #[test]
+    fn surrounding_whitespace_is_trimmed() {
+        let mut headers = complete_headers();
+        headers.insert(
+            X_AUTH_EMAIL,
+            HeaderValue::from_static(" owner@acme.example.com\t"),
+        );
+        let credentials = Credentials::from_headers(&headers).unwrap();
+        let mut metadata = MetadataMap::new();
+        credentials.write_metadata(&mut metadata);
+        assert_eq!(
+            metadata.get("x-auth-email").unwrap(),
+            "owner@acme.example.com"
+        );
+    }
+}

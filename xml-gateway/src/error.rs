@@ -1,0 +1,375 @@
+//! The gateway's one error type and its one mapping to HTTP statuses and XML error bodies.
+//!
+//! Handlers and extractors return [`GatewayError`]. Its `IntoResponse` decides the status, the
+//! message and extra headers, and leaves an [`ErrorReport`] on the response; the
+//! [`render_error_bodies`] middleware then writes the XML body, which needs the request id. The
+//! same middleware gives an XML body to error responses produced outside our handlers.
+
+use axum::extract::Request;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tonic::Code;
+
+use crate::request_id::RequestId;
+use crate::settings::BODY_LIMIT_BYTES;
+use crate::xml::XmlError;
+use crate::xml::writer::XmlWriter;
+
+/// The one message for every authentication failure, so a caller cannot learn which part was
+/// wrong (or which logins exist).
+pub(crate) const AUTHENTICATION_FAILED: &str =
+    "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password.";
+const UNAVAILABLE: &str = "The service is temporarily unavailable.";
+const TIMED_OUT: &str = "The service did not answer in time.";
+const INTERNAL: &str =
+    "An unexpected error occurred. Please quote the request id when reporting it.";
+
+/// `Content-Type` of every XML body the gateway writes.
+pub(crate) const XML_CONTENT_TYPE: &str = "application/xml; charset=utf-8";
+
+/// Everything that can go wrong while answering a request.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum GatewayError {
+    /// A credential header is missing, blank or unreadable.
+    #[error("authentication failed")]
+    Unauthenticated,
+    /// The request is malformed; the message names the problem.
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("not found: {0}")]
+    NotFound(String),
+    #[error("method {0} not allowed")]
+    MethodNotAllowed(Method),
+    #[error("request body too large")]
+    PayloadTooLarge,
+    /// The request body has a media type other than XML; holds the offending Content-Type.
+    #[error("unsupported media type {0}")]
+    UnsupportedMediaType(String),
+    /// The core answered with an error status.
+    #[error("core answered {}: {}", .0.code(), .0.message())]
+    Core(tonic::Status),
+    /// The core did not answer within the gateway's deadline.
+    #[error("core call timed out")]
+    CoreTimeout,
+    /// A bug or broken invariant; logged with its cause, never shown.
+    #[error("internal error: {0:#}")]
+    Internal(anyhow::Error),
+}
+
+impl From<XmlError> for GatewayError {
+    fn from(error: XmlError) -> Self {
+        Self::BadRequest(error.to_string())
+    }
+}
+
+impl From<tonic::Status> for GatewayError {
+    fn from(status: tonic::Status) -> Self {
+        Self::Core(status)
+    }
+}
+
+/// What an error becomes on the wire.
+#[derive(Debug)]
+struct ErrorParts {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<HeaderValue>,
+}
+
+impl ErrorParts {
+    fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+}
+
+impl GatewayError {
+    /// The mapping table: status, message and extra headers. Logs what operators must see.
+    fn into_parts(self) -> ErrorParts {
+        match self {
+            Self::Unauthenticated => {
+                ErrorParts::new(StatusCode::UNAUTHORIZED, AUTHENTICATION_FAILED)
+            }
+            Self::BadRequest(message) => ErrorParts::new(StatusCode::BAD_REQUEST, message),
+            Self::NotFound(message) => ErrorParts::new(StatusCode::NOT_FOUND, message),
+            Self::MethodNotAllowed(method) => ErrorParts::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("Method {method} is not allowed on this resource; see the Allow header."),
+            ),
+            Self::PayloadTooLarge => ErrorParts::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("The request body is larger than 1 MiB ({BODY_LIMIT_BYTES} bytes)."),
+            ),
+            Self::UnsupportedMediaType(content_type) => ErrorParts::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!(
+                    "Content-Type \"{content_type}\" is not accepted; send application/xml or \
+                     text/xml in UTF-8."
+                ),
+            ),
+            Self::Core(status) => core_status_parts(status),
+            Self::CoreTimeout => {
+                tracing::warn!("the core did not answer within the gateway's deadline");
+                ErrorParts::new(StatusCode::GATEWAY_TIMEOUT, TIMED_OUT)
+            }
+            Self::Internal(error) => {
+                tracing::error!(error = format!("{error:#}"), "internal error");
+                ErrorParts::new(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL)
+            }
+        }
+    }
+}
+
+/// gRPC status → HTTP. 4xx carry the core's message (written for the caller); 5xx never do.
+fn core_status_parts(status: tonic::Status) -> ErrorParts {
+    let caller_error = |http: StatusCode| ErrorParts::new(http, status.message());
+    let mut parts = match status.code() {
+        Code::Unauthenticated => ErrorParts::new(StatusCode::UNAUTHORIZED, AUTHENTICATION_FAILED),
+        Code::PermissionDenied => caller_error(StatusCode::FORBIDDEN),
+        Code::InvalidArgument => caller_error(StatusCode::BAD_REQUEST),
+        Code::NotFound => caller_error(StatusCode::NOT_FOUND),
+        Code::FailedPrecondition | Code::Aborted | Code::AlreadyExists => {
+            caller_error(StatusCode::CONFLICT)
+        }
+        Code::ResourceExhausted => caller_error(StatusCode::TOO_MANY_REQUESTS),
+        Code::Unavailable => {
+            // Also what tonic reports when the core cannot be reached at all.
+            tracing::warn!(grpc.message = status.message(), "the core is unavailable");
+            ErrorParts::new(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE)
+        }
+        Code::DeadlineExceeded => {
+            tracing::warn!(
+                grpc.message = status.message(),
+                "the core call passed its deadline"
+            );
+            ErrorParts::new(StatusCode::GATEWAY_TIMEOUT, TIMED_OUT)
+        }
+        code => {
+            tracing::error!(
+                grpc.code = ?code,
+                grpc.message = status.message(),
+                "the core answered with an unexpected status"
+            );
+            ErrorParts::new(StatusCode::INTERNAL_SERVER_ERROR, INTERNAL)
+        }
+    };
+    if matches!(
+        parts.status,
+        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
+    ) {
+        parts.retry_after = retry_after(&status);
+    }
+    parts
+}
+
+/// The `retry-after` metadata of a status, when it holds a number of seconds.
+fn retry_after(status: &tonic::Status) -> Option<HeaderValue> {
+    let seconds = status
+        .metadata()
+        .get(lms_proto::metadata::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(HeaderValue::from(seconds))
+}
+
+/// The message an error response will carry; left on the response for [`render_error_bodies`].
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorReport(String);
+
+impl IntoResponse for GatewayError {
+    fn into_response(self) -> Response {
+        let parts = self.into_parts();
+        let mut response = parts.status.into_response();
+        if let Some(retry_after) = parts.retry_after {
+            response.headers_mut().insert(RETRY_AFTER, retry_after);
+        }
+        response.extensions_mut().insert(ErrorReport(parts.message));
+        response
+    }
+}
+
+/// Middleware: gives every error response its XML body with code, message and request id.
+///
+/// Responses from [`GatewayError`] carry their message in an [`ErrorReport`]; any other 4xx/5xx
+/// without an XML body (produced by a layer or framework extractor) gets a generic message for
+/// its status, so no caller ever sees a plain-text error.
+pub(crate) async fn render_error_bodies(request: Request, next: Next) -> Response {
+    let request_id = request.extensions().get::<RequestId>().cloned();
+    let mut response = next.run(request).await;
+    let status = response.status();
+    let message = match response.extensions_mut().remove::<ErrorReport>() {
+        Some(ErrorReport(message)) => message,
+        None if (status.is_client_error() || status.is_server_error())
+            && !has_xml_body(&response) =>
+        {
+            generic_message(status)
+        }
+        None => return response,
+    };
+    let body = error_body(status, &message, request_id.as_ref());
+    let headers = response.headers_mut();
+    headers.remove(CONTENT_LENGTH);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(XML_CONTENT_TYPE));
+    *response.body_mut() = body.into();
+    response
+}
+
+fn has_xml_body(response: &Response) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/xml"))
+}
+
+fn generic_message(status: StatusCode) -> String {
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            format!("The request body is larger than 1 MiB ({BODY_LIMIT_BYTES} bytes).")
+        }
+        StatusCode::SERVICE_UNAVAILABLE => UNAVAILABLE.to_owned(),
+        StatusCode::GATEWAY_TIMEOUT => TIMED_OUT.to_owned(),
+        status if status.is_server_error() => INTERNAL.to_owned(),
+        status => format!(
+            "The request was refused: {}.",
+            status.canonical_reason().unwrap_or("client error")
+        ),
+    }
+}
+
+/// `<error><code>..</code><message>..</message><requestId>..</requestId></error>`
+pub(crate) fn error_body(
+    status: StatusCode,
+    message: &str,
+    request_id: Option<&RequestId>,
+) -> String {
+    let mut xml = XmlWriter::document();
+    xml.open("error")
+        .text_element("code", status.as_str())
+        .text_element("message", message);
+    if let Some(request_id) = request_id {
+        xml.text_element("requestId", request_id.as_str());
+    }
+    xml.close("error");
+    xml.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tonic::metadata::MetadataValue;
+
+    fn parts_of(status: tonic::Status) -> ErrorParts {
+        GatewayError::Core(status).into_parts()
+    }
+
+    #[test]
+    fn grpc_codes_map_to_the_contracts_http_statuses() {
+        let cases = [
+            (Code::Unauthenticated, StatusCode::UNAUTHORIZED),
+            (Code::PermissionDenied, StatusCode::FORBIDDEN),
+            (Code::InvalidArgument, StatusCode::BAD_REQUEST),
+            (Code::NotFound, StatusCode::NOT_FOUND),
+            (Code::Unavailable, StatusCode::SERVICE_UNAVAILABLE),
+            (Code::DeadlineExceeded, StatusCode::GATEWAY_TIMEOUT),
+            (Code::ResourceExhausted, StatusCode::TOO_MANY_REQUESTS),
+            (Code::FailedPrecondition, StatusCode::CONFLICT),
+            (Code::Aborted, StatusCode::CONFLICT),
+            (Code::Internal, StatusCode::INTERNAL_SERVER_ERROR),
+            (Code::Unknown, StatusCode::INTERNAL_SERVER_ERROR),
+            (Code::DataLoss, StatusCode::INTERNAL_SERVER_ERROR),
+            (Code::Unimplemented, StatusCode::INTERNAL_SERVER_ERROR),
+        ];
+        for (code, http) in cases {
+            assert_eq!(
+                parts_of(tonic::Status::new(code, "x")).status,
+                http,
+                "{code:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn client_errors_carry_the_cores_message() {
+        let parts = parts_of(tonic::Status::invalid_argument(
+            "Field name must not be blank.",
+        ));
+        assert_eq!(parts.message, "Field name must not be blank.");
+        let parts = parts_of(tonic::Status::permission_denied(
+            "You may not read this group.",
+        ));
+        assert_eq!(parts.message, "You may not read this group.");
+    }
+
+    #[test]
+    fn server_errors_never_reveal_the_cores_message() {
+        for code in [
+            Code::Internal,
+            Code::Unknown,
+            Code::Unavailable,
+            Code::DeadlineExceeded,
+        ] {
+            let parts = parts_of(tonic::Status::new(code, "SELECT * FROM users failed"));
+            assert!(
+                !parts.message.contains("SELECT"),
+                "{code:?}: {}",
+                parts.message
+            );
+        }
+    }
+
+    #[test]
+    fn unauthenticated_from_the_core_has_the_gateways_single_message() {
+        let parts = parts_of(tonic::Status::unauthenticated("wrong password"));
+        assert_eq!(parts.message, AUTHENTICATION_FAILED);
+        assert_eq!(
+            GatewayError::Unauthenticated.into_parts().message,
+            AUTHENTICATION_FAILED
+        );
+    }
+
+    #[test]
+    fn resource_exhausted_copies_retry_after_from_the_status_metadata() {
+        let mut status = tonic::Status::resource_exhausted("Too many failed logins.");
+        status.metadata_mut().insert(
+            lms_proto::metadata::RETRY_AFTER,
+            MetadataValue::from_static("42"),
+        );
+        let response = GatewayError::Core(status).into_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers().get(RETRY_AFTER).unwrap(), "42");
+    }
+
+    #[test]
+    fn a_malformed_retry_after_is_left_out() {
+        let mut status = tonic::Status::resource_exhausted("Too many failed logins.");
+        status.metadata_mut().insert(
+            lms_proto::metadata::RETRY_AFTER,
+            MetadataValue::from_static("soon"),
+        );
+        let response = GatewayError::Core(status).into_response();
+        assert!(response.headers().get(RETRY_AFTER).is_none());
+    }
+
+    #[test]
+    fn the_error_body_escapes_its_message() {
+        let body = error_body(
+            StatusCode::BAD_REQUEST,
+            "Element <a&b> is given twice.",
+            None,
+        );
+        assert_eq!(
+            body,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><error><code>400</code>\
+             <message>Element &lt;a&amp;b&gt; is given twice.</message></error>"
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! `GET /content/{contentItemId}`.
+
+use anyhow::anyhow;
+use axum::extract::State;
+use lms_proto::v1::{ContentItem, GetContentItemRequest};
+
+use crate::core_client::{Caller, CoreClient};
+use crate::error::GatewayError;
+use crate::routes::PathId;
+use crate::xml::XmlDocument;
+use crate::xml::writer::XmlWriter;
+
+#[tracing::instrument(skip_all, fields(content_item_id = %content_item_id))]
+pub(crate) async fn get_content_item(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    PathId(content_item_id): PathId,
+) -> Result<XmlDocument, GatewayError> {
+    let message = GetContentItemRequest { content_item_id };
+    let answer = core
+        .unary(&caller, message, |mut admin, request| async move {
+            admin.get_content_item(request).await
+        })
+        .await?;
+    let item = answer.content_item.ok_or_else(|| {
+        GatewayError::Internal(anyhow!("GetContentItem answered without a content item"))
+    })?;
+    Ok(XmlDocument::ok(render_content_item(&item)))
+}
+
+/// `<response><contentItem>` with its seven fields in the interface's order.
+pub(crate) fn render_content_item(item: &ContentItem) -> String {
+    let mut xml = XmlWriter::document();
+    xml.open("response")
+        .open("contentItem")
+        .text_element("contentItemId", &item.content_item_id)
+        .text_element("title", &item.title)
+        .text_element("description", &item.description)
+        .text_element("userId", &item.user_id)
+        .text_element("addedDate", &item.added_date)
+        .text_element("viewUrl", &item.view_url)
+        .text_element("type", &item.r#type)
+        .close("contentItem")
+        .close("response");
+    xml.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_content_item_is_written_in_the_interfaces_order_and_escaped() {
+        let item = ContentItem {
+            content_item_id: "c-1".into(),
+            title: "Safety \"101\"".into(),
+            description: "Read <this> & that's it\u{1}".into(),
+            user_id: "u-1".into(),
+            added_date: "2019-03-26T06:34:57+00:00".into(),
+            view_url: "https://acme.example.com/view/c-1?a=1&b=2".into(),
+            r#type: "Course".into(),
+        };
+        assert_eq!(
+            render_content_item(&item),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><contentItem>\
+             <contentItemId>c-1</contentItemId><title>Safety &quot;101&quot;</title>\
+             <description>Read &lt;this&gt; &amp; that&apos;s it\u{FFFD}</description>\
+             <userId>u-1</userId><addedDate>2019-03-26T06:34:57+00:00</addedDate>\
+             <viewUrl>https://acme.example.com/view/c-1?a=1&amp;b=2</viewUrl>\
+             <type>Course</type></contentItem></response>"
+        );
+    }
+}

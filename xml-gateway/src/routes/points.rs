@@ -1,0 +1,230 @@
+//! `GET /gamification/points?userIds=...`: the core's stream of points, streamed on as XML.
+//!
+//! The first result (or error) of the RPC is awaited before answering, so an error status still
+//! becomes a proper error response. After that the body is written as results arrive and never
+//! held whole in memory; a failure midway aborts the body (the caller sees a truncated
+//! transfer, not a well-formed but incomplete list).
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::HeaderValue;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use futures::{FutureExt, Stream};
+use lms_proto::v1::{GetPointsRequest, UserPoints};
+use tonic::Streaming;
+use tracing::Span;
+
+use crate::core_client::{Caller, CoreClient};
+use crate::error::{GatewayError, XML_CONTENT_TYPE};
+use crate::xml::writer::XmlWriter;
+
+/// Results that are already at hand are written together, up to about this many bytes.
+const CHUNK_BYTES: usize = 16 * 1024;
+
+/// The `userIds` filter, from any of `userIds=a,b`, `userIds=a&userIds=b` or
+/// `userIds[]=a&userIds[]=b` (brackets may be percent-encoded). Parts are trimmed; empty parts
+/// are dropped, so an empty filter means "every user the caller may see".
+pub(crate) fn parse_user_ids(query: Option<&str>) -> Vec<String> {
+    let Some(query) = query else {
+        return Vec::new();
+    };
+    form_urlencoded::parse(query.as_bytes())
+        .filter(|(key, _)| key == "userIds" || key == "userIds[]")
+        .flat_map(|(_, value)| {
+            value
+                .split(',')
+                .map(str::trim)
+                .filter(|part| !part.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[tracing::instrument(skip_all, fields(filter = tracing::field::Empty))]
+pub(crate) async fn get_points(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    RawQuery(query): RawQuery,
+) -> Result<Response, GatewayError> {
+    let user_ids = parse_user_ids(query.as_deref());
+    Span::current().record("filter", user_ids.len());
+    // No grpc-timeout: a long list may take longer than one deadline to stream. The gateway
+    // bounds the wait for the first result and for each next one instead.
+    let request = caller.request(GetPointsRequest { user_ids }, None);
+    let mut admin = core.admin();
+    let opened = tokio::time::timeout(core.timeout(), async move {
+        let mut stream = admin.get_points(request).await?.into_inner();
+        let first = stream.message().await?;
+        Ok::<_, tonic::Status>((stream, first))
+    })
+    .await;
+    let (stream, first) = match opened {
+        Ok(Ok(opened)) => opened,
+        Ok(Err(status)) => return Err(GatewayError::Core(status)),
+        Err(_elapsed) => return Err(GatewayError::CoreTimeout),
+    };
+    let body = points_body(stream, first, core.timeout(), Span::current());
+    Ok((
+        [(CONTENT_TYPE, HeaderValue::from_static(XML_CONTENT_TYPE))],
+        Body::from_stream(body),
+    )
+        .into_response())
+}
+
+/// Where the body stream is.
+enum BodyState {
+    /// Nothing written yet; the first result is at hand.
+    Start {
+        stream: Streaming<UserPoints>,
+        first: Option<UserPoints>,
+    },
+    /// The prologue is out; more results may come.
+    Streaming(Streaming<UserPoints>),
+    /// Results were written, then the core failed; the next item aborts the body.
+    Failed(tonic::Status),
+    Done,
+}
+
+/// The XML body: prologue and `<response>`, one `userPointsInfo` per result, `</response>`.
+fn points_body(
+    stream: Streaming<UserPoints>,
+    first: Option<UserPoints>,
+    idle_timeout: Duration,
+    span: Span,
+) -> impl Stream<Item = Result<Bytes, tonic::Status>> + Send + 'static {
+    futures::stream::unfold(BodyState::Start { stream, first }, move |state| {
+        let span = span.clone();
+        async move {
+            match state {
+                BodyState::Start { stream, first } => {
+                    let mut xml = XmlWriter::document();
+                    xml.open("response");
+                    let Some(points) = first else {
+                        xml.close("response");
+                        return Some((Ok(Bytes::from(xml.finish())), BodyState::Done));
+                    };
+                    write_points(&mut xml, &points);
+                    let next = write_ready(stream, &mut xml);
+                    Some((Ok(Bytes::from(xml.finish())), next))
+                }
+                BodyState::Streaming(mut stream) => {
+                    let mut xml = XmlWriter::fragment();
+                    match tokio::time::timeout(idle_timeout, stream.message()).await {
+                        Ok(Ok(Some(points))) => {
+                            write_points(&mut xml, &points);
+                            let next = write_ready(stream, &mut xml);
+                            Some((Ok(Bytes::from(xml.finish())), next))
+                        }
+                        Ok(Ok(None)) => {
+                            xml.close("response");
+                            Some((Ok(Bytes::from(xml.finish())), BodyState::Done))
+                        }
+                        Ok(Err(status)) => Some((Err(abort(status, &span)), BodyState::Done)),
+                        Err(_elapsed) => {
+                            let status = tonic::Status::deadline_exceeded(
+                                "no points arrived from the core within the deadline",
+                            );
+                            Some((Err(abort(status, &span)), BodyState::Done))
+                        }
+                    }
+                }
+                BodyState::Failed(status) => Some((Err(abort(status, &span)), BodyState::Done)),
+                BodyState::Done => None,
+            }
+        }
+    })
+}
+
+/// Writes the results that are already available without waiting, up to [`CHUNK_BYTES`], so a
+/// fast core does not produce one tiny chunk per user; then says what comes next.
+fn write_ready(mut stream: Streaming<UserPoints>, xml: &mut XmlWriter) -> BodyState {
+    while xml.len() < CHUNK_BYTES {
+        // `message()` only polls the stream, so dropping it when not ready loses nothing.
+        match stream.message().now_or_never() {
+            None => break,
+            Some(Ok(Some(points))) => write_points(xml, &points),
+            Some(Ok(None)) => {
+                xml.close("response");
+                return BodyState::Done;
+            }
+            // What is written so far goes out first; the next item aborts the body.
+            Some(Err(status)) => return BodyState::Failed(status),
+        }
+    }
+    BodyState::Streaming(stream)
+}
+
+fn write_points(xml: &mut XmlWriter, points: &UserPoints) {
+    xml.open("userPointsInfo")
+        .text_element("userId", &points.user_id)
+        .text_element("points", &points.points.to_string())
+        .close("userPointsInfo");
+}
+
+/// Logs a mid-stream failure once; the returned error makes hyper abort the body.
+fn abort(status: tonic::Status, span: &Span) -> tonic::Status {
+    span.in_scope(|| {
+        tracing::error!(
+            grpc.code = ?status.code(),
+            grpc.message = status.message(),
+            "the points stream failed midway; aborting the response body"
+        );
+    });
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(query: &str) -> Vec<String> {
+        parse_user_ids(Some(query))
+    }
+
+    #[test]
+    fn no_query_or_no_user_ids_means_no_filter() {
+        assert!(parse_user_ids(None).is_empty());
+        assert!(ids("").is_empty());
+        assert!(ids("other=1").is_empty());
+        assert!(ids("userIds=").is_empty());
+        assert!(ids("userIds=,%20,").is_empty());
+    }
+
+    #[test]
+    fn comma_separated_ids_are_split_and_trimmed() {
+        assert_eq!(ids("userIds=a,b"), ["a", "b"]);
+        assert_eq!(ids("userIds=%20a%20,,b+,"), ["a", "b"]);
+        assert_eq!(ids("userIds=a%2Cb"), ["a", "b"]);
+    }
+
+    #[test]
+    fn repeated_parameters_are_joined() {
+        assert_eq!(ids("userIds=a&userIds=b"), ["a", "b"]);
+        assert_eq!(ids("userIds=a,b&x=1&userIds=c"), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn bracketed_parameters_plain_or_percent_encoded_are_accepted() {
+        assert_eq!(ids("userIds[]=a&userIds[]=b"), ["a", "b"]);
+        assert_eq!(ids("userIds%5B%5D=a&userIds%5b%5d=b"), ["a", "b"]);
+        assert_eq!(ids("userIds[]=a&userIds=b,c"), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn other_spellings_of_the_name_are_ignored() {
+        assert!(ids("userids=a&UserIds=b&userIds[0]=c&userId=d").is_empty());
+    }
+
+    #[test]
+    fn upper_case_uuids_are_passed_on_as_given() {
+        assert_eq!(
+            ids("userIds=0190F6C2-AAAA-7BBB-8CCC-123456789ABC"),
+            ["0190F6C2-AAAA-7BBB-8CCC-123456789ABC"]
+        );
+    }
+}

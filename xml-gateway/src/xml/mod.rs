@@ -1,0 +1,201 @@
+//! XML in and out: the [`Xml`] body extractor and the [`XmlDocument`] response.
+//!
+//! Layout: [`reader`] turns bytes into an element tree under the contract's rules; [`writer`]
+//! builds response documents; this module checks `Content-Type` and size, and ties both to axum.
+
+pub(crate) mod reader;
+pub(crate) mod writer;
+
+use axum::body::Body;
+use axum::extract::{FromRequest, Request};
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+
+pub(crate) use reader::{Element, XmlError};
+
+use crate::error::{GatewayError, XML_CONTENT_TYPE};
+use crate::settings::BODY_LIMIT_BYTES;
+
+/// A request body type read from an XML document with a fixed root element.
+pub(crate) trait FromXml: Sized {
+    /// The name the root element must have.
+    const ROOT: &'static str;
+
+    /// Reads the fields from the (already checked) root element.
+    fn from_root(root: &Element) -> Result<Self, XmlError>;
+}
+
+/// Extractor: the request body parsed as `T`. Every rejection is a [`GatewayError`], so it gets
+/// the same XML error body as everything else.
+#[derive(Debug)]
+pub(crate) struct Xml<T>(pub(crate) T);
+
+impl<T: FromXml, S: Send + Sync> FromRequest<S> for Xml<T> {
+    type Rejection = GatewayError;
+
+    async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        check_content_type(request.headers())?;
+        check_declared_length(request.headers())?;
+        let body = read_limited(request.into_body()).await?;
+        let root = reader::parse_document(&body, T::ROOT)?;
+        Ok(Self(T::from_root(&root)?))
+    }
+}
+
+/// `application/xml` or `text/xml`, optionally with `charset=utf-8`, or no `Content-Type`.
+pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let refuse = || {
+        GatewayError::UnsupportedMediaType(String::from_utf8_lossy(value.as_bytes()).into_owned())
+    };
+    let text = value.to_str().map_err(|_| refuse())?;
+    let mut parts = text.split(';');
+    let essence = parts.next().unwrap_or_default().trim();
+    if !(essence.eq_ignore_ascii_case("application/xml")
+        || essence.eq_ignore_ascii_case("text/xml"))
+    {
+        return Err(refuse());
+    }
+    for parameter in parts {
+        let Some((name, value)) = parameter.split_once('=') else {
+            if parameter.trim().is_empty() {
+                continue;
+            }
+            return Err(refuse());
+        };
+        if name.trim().eq_ignore_ascii_case("charset") {
+            let charset = value.trim().trim_matches('"');
+            if !charset.eq_ignore_ascii_case("utf-8") {
+                return Err(refuse());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a declared `Content-Length` over the limit before reading anything.
+fn check_declared_length(headers: &HeaderMap) -> Result<(), GatewayError> {
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    match declared {
+        Some(length) if length > BODY_LIMIT_BYTES as u64 => Err(GatewayError::PayloadTooLarge),
+        _ => Ok(()),
+    }
+}
+
+/// Reads the body, stopping as soon as it passes the limit (chunked bodies declare no length).
+async fn read_limited(body: Body) -> Result<bytes::Bytes, GatewayError> {
+    match Limited::new(body, BODY_LIMIT_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(GatewayError::PayloadTooLarge)
+        }
+        Err(error) => {
+            tracing::debug!(error = %error, "reading the request body failed");
+            Err(GatewayError::BadRequest(
+                "The request body could not be read.".to_owned(),
+            ))
+        }
+    }
+}
+
+/// A complete XML response document with its status.
+#[derive(Debug)]
+pub(crate) struct XmlDocument {
+    pub(crate) status: StatusCode,
+    pub(crate) body: String,
+}
+
+impl XmlDocument {
+    pub(crate) fn ok(body: String) -> Self {
+        Self {
+            status: StatusCode::OK,
+            body,
+        }
+    }
+}
+
+impl IntoResponse for XmlDocument {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            [(CONTENT_TYPE, HeaderValue::from_static(XML_CONTENT_TYPE))],
+            self.body,
+        )
+            .into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_content_type(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(value));
+        headers
+    }
+
+    #[test]
+    fn xml_media_types_are_accepted_in_any_case_with_a_utf8_charset() {
+        for value in [
+            "application/xml",
+            "text/xml",
+            "Application/XML",
+            "TEXT/XML",
+            "application/xml; charset=utf-8",
+            "application/xml;charset=UTF-8",
+            "text/xml; charset=\"utf-8\"",
+            "application/xml; charset=utf-8;",
+        ] {
+            assert!(
+                check_content_type(&with_content_type(value)).is_ok(),
+                "{value}"
+            );
+        }
+        assert!(check_content_type(&HeaderMap::new()).is_ok());
+    }
+
+    #[test]
+    fn other_media_types_and_charsets_are_refused() {
+        for value in [
+            "application/json",
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "application/xhtml+xml",
+            "application/xml; charset=iso-8859-1",
+            "text/xml; charset=utf-16",
+            "",
+            "xml",
+        ] {
+            assert!(
+                matches!(
+                    check_content_type(&with_content_type(value)),
+                    Err(GatewayError::UnsupportedMediaType(_))
+                ),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_declared_length_over_the_limit_is_refused_up_front() {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(BODY_LIMIT_BYTES as u64));
+        assert!(check_declared_length(&headers).is_ok());
+        headers.insert(
+            CONTENT_LENGTH,
+            HeaderValue::from(BODY_LIMIT_BYTES as u64 + 1),
+        );
+        assert!(matches!(
+            check_declared_length(&headers),
+            Err(GatewayError::PayloadTooLarge)
+        ));
+    }
+}

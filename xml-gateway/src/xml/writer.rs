@@ -1,0 +1,89 @@
+//! Writing XML response documents: the prologue, elements in the order the caller writes them,
+//! and escaped text.
+
+use super::reader::is_xml_char;
+
+/// The first line of every XML body the gateway writes.
+pub(crate) const PROLOGUE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
+
+/// Builds one XML document as a string. Element names are the gateway's own constants; only
+/// text is escaped.
+#[derive(Debug)]
+pub(crate) struct XmlWriter {
+    out: String,
+}
+
+impl XmlWriter {
+    /// A document starting with [`PROLOGUE`].
+    pub(crate) fn document() -> Self {
+        Self {
+            out: PROLOGUE.to_owned(),
+        }
+    }
+
+    /// A fragment without the prologue (a piece of a streamed document).
+    pub(crate) fn fragment() -> Self {
+        Self { out: String::new() }
+    }
+
+    pub(crate) fn open(&mut self, name: &str) -> &mut Self {
+        self.out.push('<');
+        self.out.push_str(name);
+        self.out.push('>');
+        self
+    }
+
+    pub(crate) fn close(&mut self, name: &str) -> &mut Self {
+        self.out.push_str("</");
+        self.out.push_str(name);
+        self.out.push('>');
+        self
+    }
+
+    /// `<name/>`
+    pub(crate) fn empty(&mut self, name: &str) -> &mut Self {
+        self.out.push('<');
+        self.out.push_str(name);
+        self.out.push_str("/>");
+        self
+    }
+
+    /// `<name>text</name>`, with the text escaped.
+    pub(crate) fn text_element(&mut self, name: &str, text: &str) -> &mut Self {
+        self.open(name).text(text).close(name)
+    }
+
+    /// Escaped character data.
+    pub(crate) fn text(&mut self, text: &str) -> &mut Self {
+        push_escaped(&mut self.out, text);
+        self
+    }
+
+    /// Bytes written so far.
+    pub(crate) fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    pub(crate) fn finish(self) -> String {
+        self.out
+    }
+}
+
+/// Escapes the five markup characters. Characters XML 1.0 cannot carry at all (most C0 controls,
+/// U+FFFE, U+FFFF) become U+FFFD, so a stray control character stored in the core never makes
+/// the whole response ill-formed.
+fn push_escaped(out: &mut String, text: &str) {
+    for ch in text.chars() {
+        match ch {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // A literal CR would be read back as LF; a reference keeps it.
+            '\r' => out.push_str("&#13;"),
+            ch if is_xml_char(ch) => out.push(ch),
+            _ => out.push(char::REPLACEMENT_CHARACTER),
+        }
+    }
+}
