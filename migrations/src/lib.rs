@@ -1,0 +1,34 @@
+//! The database schema of the learning management service, as sea-orm-migration
+//! migrations (see `docs/data-model.md`).
+//!
+//! Every migration is backend-neutral: the same statements run on SQLite and PostgreSQL.
+//! Foreign keys are declared inside `CREATE TABLE` (SQLite cannot add them later);
+//! link tables cascade on delete, every other reference restricts.
+//!
+//! [`Migrator`] lists the migrations in order; `lms migrate` and every process start
+//! apply the pending ones with [`MigratorTrait::up`].
+
+pub use sea_orm_migration::MigratorTrait;
+use sea_orm_migration::{MigrationTrait, async_trait};
+
+mod m20261122_000001_accounts_and_departments;
+mod m20261122_000002_users_and_roles;
+mod m20261122_000003_groups_projects_content;
+mod m20261122_000004_enrollments_points_audit;
+mod schema;
+
+/// All migrations of the schema, oldest first.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261122_000001_accounts_and_departments::Migration),
+            Box::new(m20261122_000002_users_and_roles::Migration),
+            Box::new(m20261122_000003_groups_projects_content::Migration),
+            Box::new(m20261122_000004_enrollments_points_audit::Migration),
+        ]
+    }
+}

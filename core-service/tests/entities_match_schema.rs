@@ -1,0 +1,494 @@
+//! The SeaORM entities match the schema the migrations make: on a freshly migrated
+//! database, one row per table goes in through its entity and comes back unchanged.
+//!
+//! SQLite always runs; PostgreSQL runs too when `LMS_TEST_POSTGRES_URL` names a server
+//! (a fresh database is created there for the test and dropped afterwards).
+
+use chrono::{DateTime, TimeZone as _, Utc};
+use lms_core::entities::{
+    account, audit_log, content_item, custom_role, custom_role_permission, department,
+    department_closure, enrollment, group, group_member, project, project_author, user,
+    user_managed_department, user_points,
+};
+use lms_migrations::{Migrator, MigratorTrait as _};
+use sea_orm::{
+    ActiveModelTrait as _, ActiveValue::NotSet, ConnectionTrait as _, Database, DatabaseConnection,
+    EntityTrait, IntoActiveModel, ModelTrait as _, PrimaryKeyTrait, QueryOrder as _, Set,
+    prelude::Uuid,
+};
+
+/// A fixed instant with whole seconds, exact on every backend.
+fn at(second: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 22, 6, 34, second)
+        .single()
+        .expect("valid time")
+}
+
+fn id() -> Uuid {
+    Uuid::now_v7()
+}
+
+/// Inserts `model` through its entity, reads it back by primary key, and checks both
+/// the returned and the re-read row equal what went in.
+async fn round_trip<E, M>(
+    db: &DatabaseConnection,
+    model: M,
+    key: <E::PrimaryKey as PrimaryKeyTrait>::ValueType,
+) -> M
+where
+    E: EntityTrait<Model = M>,
+    M: sea_orm::ModelTrait<Entity = E>
+        + IntoActiveModel<E::ActiveModel>
+        + sea_orm::FromQueryResult
+        + Clone
+        + PartialEq
+        + std::fmt::Debug
+        + Send
+        + Sync,
+    E::ActiveModel: sea_orm::ActiveModelBehavior + Send,
+{
+    let table = E::default().table_name().to_owned();
+    let inserted = model
+        .clone()
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap_or_else(|err| panic!("insert into {table}: {err}"));
+    assert_eq!(inserted, model, "{table}: the inserted row differs");
+    let read = E::find_by_id(key)
+        .one(db)
+        .await
+        .unwrap_or_else(|err| panic!("read {table}: {err}"))
+        .unwrap_or_else(|| panic!("{table}: the row is gone"));
+    assert_eq!(read, model, "{table}: the row read back differs");
+    read
+}
+
+async fn check_entities(db: &DatabaseConnection) {
+    Migrator::up(db, None).await.expect("migrate");
+
+    // The account, with the database defaults for `revision`.
+    let account_id = id();
+    let account = account::ActiveModel {
+        id: Set(account_id),
+        url: Set("https://acme.example.com".to_owned()),
+        revision: NotSet,
+        created_at: Set(at(0)),
+    }
+    .insert(db)
+    .await
+    .expect("insert account");
+    assert_eq!(account.revision, 0, "accounts.revision defaults to 0");
+    let other_id = id();
+    round_trip(
+        db,
+        account::Model {
+            id: other_id,
+            url: "https://other.example.com".to_owned(),
+            revision: 7,
+            created_at: at(1),
+        },
+        other_id,
+    )
+    .await;
+
+    let root_id = id();
+    let root = department::Model {
+        id: root_id,
+        account_id,
+        parent_id: None,
+        name: "Acme".to_owned(),
+        code: Some("ACME".to_owned()),
+        created_at: at(2),
+        updated_at: at(3),
+    };
+    round_trip(db, root.clone(), root_id).await;
+    let child_id = id();
+    round_trip(
+        db,
+        department::Model {
+            id: child_id,
+            account_id,
+            parent_id: Some(root_id),
+            name: "Sales".to_owned(),
+            code: None,
+            created_at: at(4),
+            updated_at: at(4),
+        },
+        child_id,
+    )
+    .await;
+
+    for (ancestor_id, descendant_id, depth) in [
+        (root_id, root_id, 0),
+        (child_id, child_id, 0),
+        (root_id, child_id, 1),
+    ] {
+        round_trip(
+            db,
+            department_closure::Model {
+                account_id,
+                ancestor_id,
+                descendant_id,
+                depth,
+            },
+            (ancestor_id, descendant_id),
+        )
+        .await;
+    }
+
+    let role_id = id();
+    round_trip(
+        db,
+        custom_role::Model {
+            id: role_id,
+            account_id,
+            name: "Trainer".to_owned(),
+        },
+        role_id,
+    )
+    .await;
+    round_trip(
+        db,
+        custom_role_permission::Model {
+            custom_role_id: role_id,
+            permission: "group.read".to_owned(),
+        },
+        (role_id, "group.read".to_owned()),
+    )
+    .await;
+
+    let user_id = id();
+    let owner = user::Model {
+        id: user_id,
+        account_id,
+        email: "Owner@Acme.example.com".to_owned(),
+        email_key: "owner@acme.example.com".to_owned(),
+        password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo".to_owned(),
+        role: "custom".to_owned(),
+        custom_role_id: Some(role_id),
+        department_id: child_id,
+        active: false,
+        created_at: at(5),
+        updated_at: at(6),
+    };
+    round_trip(db, owner.clone(), user_id).await;
+    // `active` defaults to true in the database.
+    let learner_id = id();
+    let learner = user::ActiveModel {
+        id: Set(learner_id),
+        account_id: Set(account_id),
+        email: Set("learner@acme.example.com".to_owned()),
+        email_key: Set("learner@acme.example.com".to_owned()),
+        password_hash: Set("x".to_owned()),
+        role: Set("learner".to_owned()),
+        custom_role_id: Set(None),
+        department_id: Set(root_id),
+        active: NotSet,
+        created_at: Set(at(7)),
+        updated_at: Set(at(7)),
+    }
+    .insert(db)
+    .await
+    .expect("insert learner");
+    assert!(learner.active, "users.active defaults to true");
+
+    round_trip(
+        db,
+        user_managed_department::Model {
+            user_id,
+            department_id: root_id,
+        },
+        (user_id, root_id),
+    )
+    .await;
+
+    let group_id = id();
+    round_trip(
+        db,
+        group::Model {
+            id: group_id,
+            account_id,
+            name: "Interns".to_owned(),
+            smart_department_id: None,
+        },
+        group_id,
+    )
+    .await;
+    let smart_group_id = id();
+    round_trip(
+        db,
+        group::Model {
+            id: smart_group_id,
+            account_id,
+            name: "All of Sales".to_owned(),
+            smart_department_id: Some(child_id),
+        },
+        smart_group_id,
+    )
+    .await;
+    round_trip(
+        db,
+        group_member::Model {
+            group_id,
+            user_id: learner_id,
+        },
+        (group_id, learner_id),
+    )
+    .await;
+
+    let project_id = id();
+    round_trip(
+        db,
+        project::Model {
+            id: project_id,
+            account_id,
+            name: "Onboarding".to_owned(),
+        },
+        project_id,
+    )
+    .await;
+    round_trip(
+        db,
+        project_author::Model {
+            project_id,
+            user_id,
+        },
+        (project_id, user_id),
+    )
+    .await;
+
+    let item_id = id();
+    round_trip(
+        db,
+        content_item::Model {
+            id: item_id,
+            account_id,
+            project_id,
+            title: "Welcome".to_owned(),
+            description: "First steps".to_owned(),
+            user_id,
+            added_at: at(8),
+            content_type: "Course".to_owned(),
+            view_url: None,
+        },
+        item_id,
+    )
+    .await;
+    let linked_item_id = id();
+    round_trip(
+        db,
+        content_item::Model {
+            id: linked_item_id,
+            account_id,
+            project_id,
+            title: "Elsewhere".to_owned(),
+            description: String::new(),
+            user_id,
+            added_at: at(9),
+            content_type: "Link".to_owned(),
+            view_url: Some("https://cdn.example.com/x".to_owned()),
+        },
+        linked_item_id,
+    )
+    .await;
+
+    let enrollment_id = id();
+    round_trip(
+        db,
+        enrollment::Model {
+            id: enrollment_id,
+            account_id,
+            learner_id,
+            content_item_id: item_id,
+            created_at: at(10),
+        },
+        enrollment_id,
+    )
+    .await;
+
+    round_trip(
+        db,
+        user_points::Model {
+            user_id: learner_id,
+            account_id,
+            points: i64::MAX - 1,
+        },
+        learner_id,
+    )
+    .await;
+    // `points` defaults to 0 in the database.
+    let points = user_points::ActiveModel {
+        user_id: Set(user_id),
+        account_id: Set(account_id),
+        points: NotSet,
+    }
+    .insert(db)
+    .await
+    .expect("insert points");
+    assert_eq!(points.points, 0, "user_points.points defaults to 0");
+
+    let audit_id = id();
+    round_trip(
+        db,
+        audit_log::Model {
+            id: audit_id,
+            account_id,
+            actor_user_id: Some(user_id),
+            action: "department.update".to_owned(),
+            entity_type: "department".to_owned(),
+            entity_id: child_id,
+            request_id: Some("req-1".to_owned()),
+            before: Some(r#"{"name":"Sale"}"#.to_owned()),
+            after: Some(r#"{"name":"Sales"}"#.to_owned()),
+            created_at: at(11),
+        },
+        audit_id,
+    )
+    .await;
+    let import_audit_id = id();
+    round_trip(
+        db,
+        audit_log::Model {
+            id: import_audit_id,
+            account_id,
+            actor_user_id: None,
+            action: "import".to_owned(),
+            entity_type: "account".to_owned(),
+            entity_id: account_id,
+            request_id: None,
+            before: None,
+            after: Some("{}".to_owned()),
+            created_at: at(12),
+        },
+        import_audit_id,
+    )
+    .await;
+
+    // The relations resolve.
+    let member_ids: Vec<Uuid> = group::Entity::find_by_id(group_id)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+        .find_related(user::Entity)
+        .all(db)
+        .await
+        .expect("group members")
+        .into_iter()
+        .map(|u| u.id)
+        .collect();
+    assert_eq!(member_ids, vec![learner_id]);
+    let authored: Vec<Uuid> = owner
+        .find_related(project::Entity)
+        .all(db)
+        .await
+        .expect("authored projects")
+        .into_iter()
+        .map(|p| p.id)
+        .collect();
+    assert_eq!(authored, vec![project_id]);
+    let departments: Vec<Uuid> = account
+        .find_related(department::Entity)
+        .order_by_asc(department::Column::CreatedAt)
+        .all(db)
+        .await
+        .expect("departments of the account")
+        .into_iter()
+        .map(|d| d.id)
+        .collect();
+    assert_eq!(departments, vec![root_id, child_id]);
+
+    // Foreign keys are enforced: a department of an unknown account is refused.
+    let orphan = department::Model {
+        id: id(),
+        account_id: id(),
+        parent_id: None,
+        name: "Orphan".to_owned(),
+        code: None,
+        created_at: at(13),
+        updated_at: at(13),
+    };
+    assert!(
+        orphan.into_active_model().insert(db).await.is_err(),
+        "a foreign key must refuse a department of an unknown account"
+    );
+    // Link tables cascade: deleting a group deletes its member rows.
+    group::Entity::delete_by_id(group_id)
+        .exec(db)
+        .await
+        .expect("delete group");
+    assert!(
+        group_member::Entity::find_by_id((group_id, learner_id))
+            .one(db)
+            .await
+            .unwrap()
+            .is_none(),
+        "group_members rows go with their group"
+    );
+}
+
+#[tokio::test]
+async fn entities_match_the_sqlite_schema() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let url = format!(
+        "sqlite://{}?mode=rwc",
+        dir.path().join("lms.sqlite3").display()
+    );
+    let db = Database::connect(url.as_str()).await.expect("open SQLite");
+    check_entities(&db).await;
+    db.close().await.expect("close");
+}
+
+/// `base_url` with its database name replaced by `database`.
+fn with_database(base_url: &str, database: &str) -> String {
+    let (url, query) = match base_url.split_once('?') {
+        Some((url, query)) => (url, Some(query)),
+        None => (base_url, None),
+    };
+    let authority_start = url.find("://").map_or(0, |i| i + 3);
+    let root = match url[authority_start..].find('/') {
+        Some(slash) => &url[..authority_start + slash],
+        None => url,
+    };
+    match query {
+        Some(query) => format!("{root}/{database}?{query}"),
+        None => format!("{root}/{database}"),
+    }
+}
+
+#[tokio::test]
+async fn entities_match_the_postgres_schema() {
+    let Ok(admin_url) = std::env::var("LMS_TEST_POSTGRES_URL") else {
+        println!("LMS_TEST_POSTGRES_URL not set: skipping PostgreSQL entity test");
+        return;
+    };
+    let database = format!("lms_ent_{}", Uuid::now_v7().simple());
+    let admin = Database::connect(admin_url.as_str())
+        .await
+        .expect("connect to PostgreSQL");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE \"{database}\""))
+        .await
+        .expect("create the test database");
+    let url = with_database(&admin_url, &database);
+    // Run in a task so that a failed assertion still reaches the clean-up below.
+    let outcome = tokio::spawn(async move {
+        let db = Database::connect(url.as_str())
+            .await
+            .expect("connect to the test database");
+        check_entities(&db).await;
+        db.close().await.expect("close");
+    })
+    .await;
+    admin
+        .execute_unprepared(&format!(
+            "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+        ))
+        .await
+        .expect("drop the test database");
+    admin.close().await.expect("close");
+    if let Err(err) = outcome {
+        std::panic::resume_unwind(err.into_panic());
+    }
+}

@@ -1,0 +1,358 @@
+//! The migrations go up, all the way down and up again on a fresh database, and leave
+//! exactly the tables, indexes and foreign-key actions of `docs/data-model.md`.
+//!
+//! SQLite always runs; PostgreSQL runs when `LMS_TEST_POSTGRES_URL` names a server
+//! (a fresh database is created there for the test and dropped afterwards).
+
+use std::collections::BTreeSet;
+
+use lms_migrations::{Migrator, MigratorTrait as _};
+use sea_orm_migration::sea_orm::{
+    ConnectionTrait as _, Database, DatabaseConnection, DbBackend, Statement,
+};
+
+const TABLES: &[&str] = &[
+    "accounts",
+    "audit_log",
+    "content_items",
+    "custom_role_permissions",
+    "custom_roles",
+    "department_closure",
+    "departments",
+    "enrollments",
+    "group_members",
+    "groups",
+    "project_authors",
+    "projects",
+    "user_managed_departments",
+    "user_points",
+    "users",
+];
+
+/// The named indexes of the data model, as (table, index, unique).
+const INDEXES: &[(&str, &str, bool)] = &[
+    ("accounts", "uq_accounts_url", true),
+    ("departments", "idx_departments_account_id", false),
+    ("departments", "idx_departments_parent_id", false),
+    (
+        "department_closure",
+        "idx_department_closure_descendant_id",
+        false,
+    ),
+    ("custom_roles", "idx_custom_roles_account_id", false),
+    ("users", "uq_users_account_id_email_key", true),
+    ("users", "idx_users_department_id", false),
+    (
+        "user_managed_departments",
+        "idx_user_managed_departments_department_id",
+        false,
+    ),
+    ("groups", "idx_groups_account_id", false),
+    ("group_members", "idx_group_members_user_id", false),
+    ("projects", "idx_projects_account_id", false),
+    ("project_authors", "idx_project_authors_user_id", false),
+    ("content_items", "idx_content_items_account_id", false),
+    ("content_items", "idx_content_items_project_id", false),
+    ("enrollments", "idx_enrollments_learner_id", false),
+    ("enrollments", "idx_enrollments_content_item_id", false),
+    ("user_points", "idx_user_points_account_id", false),
+    ("audit_log", "idx_audit_log_account_id_created_at", false),
+];
+
+/// Link tables: every foreign key out of them cascades on delete; all others restrict.
+const LINK_TABLES: [&str; 5] = [
+    "department_closure",
+    "custom_role_permissions",
+    "user_managed_departments",
+    "group_members",
+    "project_authors",
+];
+
+/// (table, column, referenced table) for every foreign key of the data model.
+const FOREIGN_KEYS: &[(&str, &str, &str)] = &[
+    ("departments", "account_id", "accounts"),
+    ("departments", "parent_id", "departments"),
+    ("department_closure", "account_id", "accounts"),
+    ("department_closure", "ancestor_id", "departments"),
+    ("department_closure", "descendant_id", "departments"),
+    ("custom_roles", "account_id", "accounts"),
+    ("custom_role_permissions", "custom_role_id", "custom_roles"),
+    ("users", "account_id", "accounts"),
+    ("users", "custom_role_id", "custom_roles"),
+    ("users", "department_id", "departments"),
+    ("user_managed_departments", "user_id", "users"),
+    ("user_managed_departments", "department_id", "departments"),
+    ("groups", "account_id", "accounts"),
+    ("groups", "smart_department_id", "departments"),
+    ("group_members", "group_id", "groups"),
+    ("group_members", "user_id", "users"),
+    ("projects", "account_id", "accounts"),
+    ("project_authors", "project_id", "projects"),
+    ("project_authors", "user_id", "users"),
+    ("content_items", "account_id", "accounts"),
+    ("content_items", "project_id", "projects"),
+    ("content_items", "user_id", "users"),
+    ("enrollments", "account_id", "accounts"),
+    ("enrollments", "learner_id", "users"),
+    ("enrollments", "content_item_id", "content_items"),
+    ("user_points", "user_id", "users"),
+    ("user_points", "account_id", "accounts"),
+    ("audit_log", "account_id", "accounts"),
+    ("audit_log", "actor_user_id", "users"),
+];
+
+fn expected_indexes() -> BTreeSet<(String, String, bool)> {
+    INDEXES
+        .iter()
+        .map(|(table, name, unique)| ((*table).to_owned(), (*name).to_owned(), *unique))
+        .collect()
+}
+
+fn expected_foreign_keys() -> BTreeSet<(String, String, String, String)> {
+    FOREIGN_KEYS
+        .iter()
+        .map(|(table, column, target)| {
+            let action = if LINK_TABLES.contains(table) {
+                "CASCADE"
+            } else {
+                "RESTRICT"
+            };
+            (
+                (*table).to_owned(),
+                (*column).to_owned(),
+                (*target).to_owned(),
+                action.to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn expected_tables() -> BTreeSet<String> {
+    TABLES.iter().map(|t| (*t).to_owned()).collect()
+}
+
+/// Runs `sql`, every column of which must be text, and returns the rows.
+async fn strings(db: &DatabaseConnection, sql: &str) -> Vec<Vec<String>> {
+    let backend = db.get_database_backend();
+    let rows = db
+        .query_all_raw(Statement::from_string(backend, sql))
+        .await
+        .expect(sql);
+    rows.iter()
+        .map(|row| {
+            (0..row.column_names().len())
+                .map(|i| row.try_get_by_index::<String>(i).expect(sql))
+                .collect()
+        })
+        .collect()
+}
+
+/// The application tables (without sea-orm-migration's own `seaql_migrations`).
+async fn tables(db: &DatabaseConnection) -> BTreeSet<String> {
+    let sql = match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        }
+        DbBackend::Postgres => {
+            "SELECT table_name::text FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+        }
+        other => panic!("unsupported backend {other:?}"),
+    };
+    strings(db, sql)
+        .await
+        .into_iter()
+        .map(|mut row| row.remove(0))
+        .filter(|name| name != "seaql_migrations")
+        .collect()
+}
+
+/// Named (not primary-key) indexes as (table, index, unique).
+async fn indexes(db: &DatabaseConnection) -> BTreeSet<(String, String, bool)> {
+    let sql = match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            "SELECT m.tbl_name, il.name, CASE il.\"unique\" WHEN 1 THEN 'true' ELSE 'false' END \
+             FROM sqlite_master m JOIN pragma_index_list(m.name) il \
+             WHERE m.type = 'table' AND il.origin = 'c'"
+        }
+        DbBackend::Postgres => {
+            "SELECT t.relname::text, i.relname::text, \
+                    CASE WHEN x.indisunique THEN 'true' ELSE 'false' END \
+             FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid \
+             JOIN pg_class t ON t.oid = x.indrelid JOIN pg_namespace n ON n.oid = t.relnamespace \
+             WHERE n.nspname = current_schema() AND NOT x.indisprimary"
+        }
+        other => panic!("unsupported backend {other:?}"),
+    };
+    strings(db, sql)
+        .await
+        .into_iter()
+        .map(|row| (row[0].clone(), row[1].clone(), row[2] == "true"))
+        .filter(|(table, _, _)| table != "seaql_migrations")
+        .collect()
+}
+
+/// Foreign keys as (table, column, referenced table, ON DELETE action).
+async fn foreign_keys(db: &DatabaseConnection) -> BTreeSet<(String, String, String, String)> {
+    let sql = match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            "SELECT m.name, fk.\"from\", fk.\"table\", fk.on_delete \
+             FROM sqlite_master m JOIN pragma_foreign_key_list(m.name) fk \
+             WHERE m.type = 'table'"
+        }
+        DbBackend::Postgres => {
+            "SELECT kcu.table_name::text, kcu.column_name::text, ccu.table_name::text, \
+                    rc.delete_rule::text \
+             FROM information_schema.referential_constraints rc \
+             JOIN information_schema.key_column_usage kcu \
+               ON kcu.constraint_name = rc.constraint_name \
+              AND kcu.constraint_schema = rc.constraint_schema \
+             JOIN information_schema.constraint_column_usage ccu \
+               ON ccu.constraint_name = rc.unique_constraint_name \
+              AND ccu.constraint_schema = rc.unique_constraint_schema \
+             WHERE rc.constraint_schema = current_schema()"
+        }
+        other => panic!("unsupported backend {other:?}"),
+    };
+    strings(db, sql)
+        .await
+        .into_iter()
+        .map(|row| {
+            (
+                row[0].clone(),
+                row[1].clone(),
+                row[2].clone(),
+                row[3].clone(),
+            )
+        })
+        .collect()
+}
+
+async fn assert_full_schema(db: &DatabaseConnection) {
+    assert_eq!(tables(db).await, expected_tables());
+    assert_eq!(indexes(db).await, expected_indexes());
+    assert_eq!(foreign_keys(db).await, expected_foreign_keys());
+    let status = Migrator::get_pending_migrations(db)
+        .await
+        .expect("pending migrations");
+    assert!(status.is_empty(), "no migration may stay pending after up");
+}
+
+/// Up, all the way down, up again; the schema is complete after each up and empty after down.
+async fn round_trip(db: &DatabaseConnection) {
+    Migrator::up(db, None).await.expect("first up");
+    assert_full_schema(db).await;
+    // Up again is a no-op.
+    Migrator::up(db, None).await.expect("repeated up");
+
+    Migrator::down(db, None).await.expect("down");
+    assert_eq!(
+        tables(db).await,
+        BTreeSet::new(),
+        "down must drop every table up made"
+    );
+    assert_eq!(indexes(db).await, BTreeSet::new());
+    assert_eq!(
+        Migrator::get_applied_migrations(db)
+            .await
+            .expect("applied")
+            .len(),
+        0,
+        "down must unrecord every migration"
+    );
+
+    Migrator::up(db, None).await.expect("second up");
+    assert_full_schema(db).await;
+
+    // Step by step works too.
+    let count = Migrator::migrations().len();
+    for _ in 0..count {
+        Migrator::down(db, Some(1)).await.expect("one step down");
+    }
+    assert_eq!(tables(db).await, BTreeSet::new());
+    for _ in 0..count {
+        Migrator::up(db, Some(1)).await.expect("one step up");
+    }
+    assert_full_schema(db).await;
+}
+
+#[tokio::test]
+async fn sqlite_migrations_go_up_down_and_up_again() {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join("lms.sqlite3");
+    let url = format!("sqlite://{}?mode=rwc", path.display());
+    let db = Database::connect(url.as_str()).await.expect("open SQLite");
+    round_trip(&db).await;
+    db.close().await.expect("close");
+}
+
+/// `base_url` with its database name replaced by `database`.
+fn with_database(base_url: &str, database: &str) -> String {
+    let (url, query) = match base_url.split_once('?') {
+        Some((url, query)) => (url, Some(query)),
+        None => (base_url, None),
+    };
+    let authority_start = url.find("://").map_or(0, |i| i + 3);
+    let root = match url[authority_start..].find('/') {
+        Some(slash) => &url[..authority_start + slash],
+        None => url,
+    };
+    match query {
+        Some(query) => format!("{root}/{database}?{query}"),
+        None => format!("{root}/{database}"),
+    }
+}
+
+#[tokio::test]
+async fn postgres_migrations_go_up_down_and_up_again() {
+    let Ok(admin_url) = std::env::var("LMS_TEST_POSTGRES_URL") else {
+        println!("LMS_TEST_POSTGRES_URL not set: skipping PostgreSQL migration test");
+        return;
+    };
+    let database = format!("lms_mig_{}", uuid::Uuid::now_v7().simple());
+    let admin = Database::connect(admin_url.as_str())
+        .await
+        .expect("connect to PostgreSQL");
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE \"{database}\""))
+        .await
+        .expect("create the test database");
+
+    let url = with_database(&admin_url, &database);
+    // Run in a task so that a failed assertion still reaches the clean-up below.
+    let outcome = tokio::spawn(async move {
+        let db = Database::connect(url.as_str())
+            .await
+            .expect("connect to the test database");
+        round_trip(&db).await;
+        db.close().await.expect("close");
+    })
+    .await;
+
+    admin
+        .execute_unprepared(&format!(
+            "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
+        ))
+        .await
+        .expect("drop the test database");
+    admin.close().await.expect("close");
+    if let Err(err) = outcome {
+        std::panic::resume_unwind(err.into_panic());
+    }
+}
+
+#[test]
+fn database_names_are_replaced_in_urls() {
+    assert_eq!(
+        with_database("postgres://postgres@127.0.0.1:5432/postgres", "x"),
+        "postgres://postgres@127.0.0.1:5432/x"
+    );
+    assert_eq!(
+        with_database("postgres://h:5432", "x"),
+        "postgres://h:5432/x"
+    );
+    assert_eq!(
+        with_database("postgres://u:p@h/db?sslmode=disable", "x"),
+        "postgres://u:p@h/x?sslmode=disable"
+    );
+}
