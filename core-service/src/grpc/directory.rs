@@ -1,0 +1,203 @@
+//! `lms.v1.DirectoryService`: the writes of internal services, one method each.
+
+use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
+use tonic::{Request, Response, Status};
+
+use super::{SharedState, request::caller};
+use crate::service::directory;
+
+pub struct DirectoryApi {
+    state: SharedState,
+}
+
+impl DirectoryApi {
+    pub fn new(state: SharedState) -> Self {
+        Self { state }
+    }
+}
+
+fn role(assignment: Option<pb::RoleAssignment>) -> Option<directory::RoleAssignment> {
+    assignment.map(|a| directory::RoleAssignment {
+        role: a.role,
+        custom_role_id: a.custom_role_id,
+    })
+}
+
+#[tonic::async_trait]
+impl DirectoryService for DirectoryApi {
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/CreateUser")]
+    async fn create_user(
+        &self,
+        request: Request<pb::CreateUserRequest>,
+    ) -> Result<Response<pb::CreateUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        let new = directory::NewUser {
+            email: req.email,
+            password: req.password,
+            role: role(req.role),
+            department_id: req.department_id,
+            managed_department_ids: req.managed_department_ids,
+            active: req.active,
+        };
+        let verifier = self.state.auth.verifier();
+        let id = directory::create_user(&self.state.db, verifier, &caller, new).await?;
+        Ok(Response::new(pb::CreateUserResponse {
+            user_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/SetUserPassword")]
+    async fn set_user_password(
+        &self,
+        request: Request<pb::SetUserPasswordRequest>,
+    ) -> Result<Response<pb::SetUserPasswordResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.get_ref();
+        let verifier = self.state.auth.verifier();
+        directory::set_user_password(
+            &self.state.db,
+            verifier,
+            &caller,
+            &req.user_id,
+            &req.password,
+        )
+        .await?;
+        Ok(Response::new(pb::SetUserPasswordResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/SetUserRole")]
+    async fn set_user_role(
+        &self,
+        request: Request<pb::SetUserRoleRequest>,
+    ) -> Result<Response<pb::SetUserRoleResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        directory::set_user_role(&self.state.db, &caller, &req.user_id, role(req.role)).await?;
+        Ok(Response::new(pb::SetUserRoleResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/SetUserManagedDepartments")]
+    async fn set_user_managed_departments(
+        &self,
+        request: Request<pb::SetUserManagedDepartmentsRequest>,
+    ) -> Result<Response<pb::SetUserManagedDepartmentsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.get_ref();
+        directory::set_user_managed_departments(
+            &self.state.db,
+            &caller,
+            &req.user_id,
+            &req.managed_department_ids,
+        )
+        .await?;
+        Ok(Response::new(pb::SetUserManagedDepartmentsResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/SetUserActive")]
+    async fn set_user_active(
+        &self,
+        request: Request<pb::SetUserActiveRequest>,
+    ) -> Result<Response<pb::SetUserActiveResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.get_ref();
+        directory::set_user_active(&self.state.db, &caller, &req.user_id, req.active).await?;
+        Ok(Response::new(pb::SetUserActiveResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/CreateGroup")]
+    async fn create_group(
+        &self,
+        request: Request<pb::CreateGroupRequest>,
+    ) -> Result<Response<pb::CreateGroupResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        let new = directory::NewGroup {
+            name: req.name,
+            smart_department_id: req.smart_department_id,
+        };
+        let id = directory::create_group(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::CreateGroupResponse {
+            group_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/AddGroupMembers")]
+    async fn add_group_members(
+        &self,
+        request: Request<pb::AddGroupMembersRequest>,
+    ) -> Result<Response<pb::AddGroupMembersResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.get_ref();
+        directory::add_group_members(&self.state.db, &caller, &req.group_id, &req.user_ids).await?;
+        Ok(Response::new(pb::AddGroupMembersResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/CreateProject")]
+    async fn create_project(
+        &self,
+        request: Request<pb::CreateProjectRequest>,
+    ) -> Result<Response<pb::CreateProjectResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        let new = directory::NewProject {
+            name: req.name,
+            author_ids: req.author_ids,
+        };
+        let id = directory::create_project(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::CreateProjectResponse {
+            project_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/CreateContentItem")]
+    async fn create_content_item(
+        &self,
+        request: Request<pb::CreateContentItemRequest>,
+    ) -> Result<Response<pb::CreateContentItemResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        let new = directory::NewContentItem {
+            project_id: req.project_id,
+            title: req.title,
+            description: req.description,
+            user_id: req.user_id,
+            content_type: req.r#type,
+            added_date: req.added_date,
+            view_url: req.view_url,
+        };
+        let id = directory::create_content_item(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::CreateContentItemResponse {
+            content_item_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/CreateEnrollment")]
+    async fn create_enrollment(
+        &self,
+        request: Request<pb::CreateEnrollmentRequest>,
+    ) -> Result<Response<pb::CreateEnrollmentResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        let new = directory::NewEnrollment {
+            learner_id: req.learner_id,
+            content_item_id: req.content_item_id,
+        };
+        let id = directory::create_enrollment(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::CreateEnrollmentResponse {
+            enrollment_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/AddPoints")]
+    async fn add_points(
+        &self,
+        request: Request<pb::AddPointsRequest>,
+    ) -> Result<Response<pb::AddPointsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.get_ref();
+        let total =
+            directory::add_points(&self.state.db, &caller, &req.user_id, req.points).await?;
+        Ok(Response::new(pb::AddPointsResponse { total }))
+    }
+}
