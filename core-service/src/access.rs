@@ -1,1 +1,201 @@
-//! (in progress)
+//! What an authenticated caller may do: the permission table of contract section 3.
+//!
+//! [`Caller::grant`] answers "may this caller perform this operation, and how far?"
+//! from the role alone; the services then apply the returned [`Grant`] to the data
+//! (scope checks need the department tree, see `service::scope`).
+
+use std::collections::HashSet;
+
+use uuid::Uuid;
+
+use crate::{
+    domain::roles::{Permission, Role},
+    error::{ServiceError, ServiceResult},
+};
+
+/// The authenticated user a request acts as.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub account_id: Uuid,
+    /// The account URL as stored (normalized), used to derive `viewUrl`.
+    pub account_url: String,
+    pub user_id: Uuid,
+    pub role: Role,
+    /// Permissions of the custom role; empty for built-in roles.
+    pub permissions: HashSet<Permission>,
+    /// Departments the user manages; their subtrees are the user's scope.
+    pub managed_department_ids: Vec<Uuid>,
+    /// The request id the caller sent, recorded in the audit table.
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    UpdateDepartment,
+    CreateDepartment,
+    UpdateGroup,
+    GetGroup,
+    DeleteEnrollments,
+    GetContentItem,
+    GetPoints,
+    /// The internal directory writes (users, groups, projects, content, enrollments, points).
+    ManageDirectory,
+}
+
+impl Operation {
+    fn permission(self) -> Option<Permission> {
+        Some(match self {
+            Operation::UpdateDepartment => Permission::DepartmentUpdate,
+            Operation::CreateDepartment => Permission::DepartmentCreate,
+            Operation::UpdateGroup => Permission::GroupUpdate,
+            Operation::GetGroup => Permission::GroupRead,
+            Operation::DeleteEnrollments => Permission::EnrollmentDelete,
+            Operation::GetContentItem => Permission::ContentRead,
+            Operation::GetPoints => Permission::PointsRead,
+            Operation::ManageDirectory => return None,
+        })
+    }
+
+    /// How far a scoped role (department administrator, publisher, custom) reaches.
+    fn scoped_grant(self) -> Grant {
+        match self {
+            Operation::UpdateDepartment
+            | Operation::CreateDepartment
+            | Operation::DeleteEnrollments
+            | Operation::GetPoints => Grant::InScope,
+            Operation::UpdateGroup
+            | Operation::GetGroup
+            | Operation::GetContentItem
+            | Operation::ManageDirectory => Grant::Everything,
+        }
+    }
+
+    fn denial(self) -> &'static str {
+        match self {
+            Operation::UpdateDepartment => "You do not have permission to update departments.",
+            Operation::CreateDepartment => "You do not have permission to add departments.",
+            Operation::UpdateGroup => "You do not have permission to update groups.",
+            Operation::GetGroup => "You do not have permission to read groups.",
+            Operation::DeleteEnrollments => "You do not have permission to delete enrollments.",
+            Operation::GetContentItem => "You do not have permission to read content items.",
+            Operation::GetPoints => "You do not have permission to read points.",
+            Operation::ManageDirectory => "You do not have permission to manage the directory.",
+        }
+    }
+}
+
+/// How far an allowed operation reaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// Everything in the account.
+    Everything,
+    /// Only departments, learners or users inside the caller's scope.
+    InScope,
+    /// A group's member count, not its members (Author).
+    CountOnly,
+    /// Content items of projects the caller authors (Author).
+    AuthoredProjects,
+}
+
+impl Caller {
+    /// The caller's grant for `operation`, or PERMISSION_DENIED.
+    pub fn grant(&self, operation: Operation) -> ServiceResult<Grant> {
+        use Operation as Op;
+        let grant = match (self.role, operation) {
+            (Role::AccountOwner | Role::AccountAdministrator, _) => Some(Grant::Everything),
+            (Role::DepartmentAdministrator, Op::UpdateDepartment) => Some(Grant::InScope),
+            (
+                Role::DepartmentAdministrator,
+                Op::UpdateGroup | Op::GetGroup | Op::GetContentItem,
+            ) => Some(Grant::Everything),
+            (Role::DepartmentAdministrator | Role::Publisher, Op::DeleteEnrollments | Op::GetPoints) => {
+                Some(Grant::InScope)
+            }
+            (Role::Author, Op::GetGroup) => Some(Grant::CountOnly),
+            (Role::Author, Op::GetContentItem) => Some(Grant::AuthoredProjects),
+            (Role::Custom, op) => op
+                .permission()
+                .filter(|p| self.permissions.contains(p))
+                .map(|_| op.scoped_grant()),
+            _ => None,
+        };
+        grant.ok_or_else(|| ServiceError::denied(operation.denial()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(role: Role, permissions: &[Permission]) -> Caller {
+        Caller {
+            account_id: Uuid::nil(),
+            account_url: "https://a.example.com".into(),
+            user_id: Uuid::nil(),
+            role,
+            permissions: permissions.iter().copied().collect(),
+            managed_department_ids: vec![],
+            request_id: None,
+        }
+    }
+
+    const OPS: [Operation; 7] = [
+        Operation::UpdateDepartment,
+        Operation::CreateDepartment,
+        Operation::UpdateGroup,
+        Operation::GetGroup,
+        Operation::DeleteEnrollments,
+        Operation::GetContentItem,
+        Operation::GetPoints,
+    ];
+
+    fn row(role: Role, permissions: &[Permission]) -> Vec<Option<Grant>> {
+        let c = caller(role, permissions);
+        OPS.iter().map(|op| c.grant(*op).ok()).collect()
+    }
+
+    use Grant::*;
+
+    #[test]
+    fn the_permission_table_of_the_contract_holds() {
+        let all = vec![Some(Everything); 7];
+        assert_eq!(row(Role::AccountOwner, &[]), all);
+        assert_eq!(row(Role::AccountAdministrator, &[]), all);
+        assert_eq!(
+            row(Role::DepartmentAdministrator, &[]),
+            vec![Some(InScope), None, Some(Everything), Some(Everything), Some(InScope), Some(Everything), Some(InScope)]
+        );
+        assert_eq!(
+            row(Role::Publisher, &[]),
+            vec![None, None, None, None, Some(InScope), None, Some(InScope)]
+        );
+        assert_eq!(
+            row(Role::Author, &[]),
+            vec![None, None, None, Some(CountOnly), None, Some(AuthoredProjects), None]
+        );
+        assert_eq!(row(Role::Learner, &[]), vec![None; 7]);
+    }
+
+    #[test]
+    fn custom_roles_get_exactly_their_permissions() {
+        assert_eq!(row(Role::Custom, &[]), vec![None; 7]);
+        assert_eq!(
+            row(Role::Custom, &Permission::ALL),
+            vec![Some(InScope), Some(InScope), Some(Everything), Some(Everything), Some(InScope), Some(Everything), Some(InScope)]
+        );
+        assert_eq!(
+            row(Role::Custom, &[Permission::GroupRead]),
+            vec![None, None, None, Some(Everything), None, None, None]
+        );
+    }
+
+    #[test]
+    fn only_account_owners_and_administrators_manage_the_directory() {
+        assert!(caller(Role::AccountOwner, &[]).grant(Operation::ManageDirectory).is_ok());
+        assert!(caller(Role::AccountAdministrator, &[]).grant(Operation::ManageDirectory).is_ok());
+        for role in [Role::DepartmentAdministrator, Role::Publisher, Role::Author, Role::Learner] {
+            assert!(caller(role, &[]).grant(Operation::ManageDirectory).is_err());
+        }
+        assert!(caller(Role::Custom, &Permission::ALL).grant(Operation::ManageDirectory).is_err());
+    }
+}

@@ -1,1 +1,112 @@
-//! (in progress)
+//! Start-up and shutdown of the core: [`App::build`] connects, migrates and binds (port 0
+//! works), [`App::run_until`] serves until the shutdown future resolves. `main`, the `lms`
+//! launcher and the tests all start the core this way.
+
+use std::{future::Future, net::SocketAddr, sync::Arc};
+
+use anyhow::Context as _;
+use lms_proto::v1::{
+    admin_service_server::AdminServiceServer, directory_service_server::DirectoryServiceServer,
+};
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+
+use crate::{
+    auth::{Authenticator, Clock, SystemClock},
+    db,
+    grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
+    settings::CoreSettings,
+    telemetry,
+};
+
+pub struct App {
+    listener: TcpListener,
+    grpc_addr: SocketAddr,
+    state: SharedState,
+}
+
+impl App {
+    pub async fn build(settings: &CoreSettings) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, Arc::new(SystemClock)).await
+    }
+
+    /// As [`App::build`], with the clock authentication uses (tests move it by hand).
+    pub async fn build_with_clock(
+        settings: &CoreSettings,
+        clock: Arc<dyn Clock>,
+    ) -> anyhow::Result<Self> {
+        let db = db::open(&settings.database_url).await?;
+        let auth = Authenticator::new(db.clone(), &settings.auth_settings(), clock).await?;
+        let listener = TcpListener::bind(settings.grpc_addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", settings.grpc_addr))?;
+        let grpc_addr = listener.local_addr()?;
+        Ok(Self { listener, grpc_addr, state: Arc::new(CoreState { db, auth }) })
+    }
+
+    pub fn grpc_addr(&self) -> SocketAddr {
+        self.grpc_addr
+    }
+
+    pub fn state(&self) -> SharedState {
+        self.state.clone()
+    }
+
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+        let (health, health_service) = tonic_health::server::health_reporter();
+        health.set_serving::<AdminServiceServer<AdminApi>>().await;
+        health.set_serving::<DirectoryServiceServer<DirectoryApi>>().await;
+        let reflection = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(lms_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .build_v1()?;
+        let shutdown = async move {
+            shutdown.await;
+            // Health turns NOT_SERVING first, so balancers stop sending before we stop.
+            health.set_not_serving::<AdminServiceServer<AdminApi>>().await;
+            health.set_not_serving::<DirectoryServiceServer<DirectoryApi>>().await;
+        };
+        tracing::info!(addr = %self.grpc_addr, "lms-core listening (gRPC)");
+        Server::builder()
+            .trace_fn(telemetry::grpc_span)
+            .add_service(health_service)
+            .add_service(reflection)
+            .add_service(AdminServiceServer::new(AdminApi::new(self.state.clone())))
+            .add_service(DirectoryServiceServer::new(DirectoryApi::new(self.state.clone())))
+            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), shutdown)
+            .await
+            .context("gRPC server failed")?;
+        self.state.db.clone().close().await.ok();
+        Ok(())
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM: the one shutdown path of every binary.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %err, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down");
+}

@@ -1,1 +1,149 @@
-//! (in progress)
+//! Connecting to the database (the URL alone chooses SQLite or PostgreSQL),
+//! applying migrations, and the write-transaction discipline.
+
+use std::{path::Path, time::Duration};
+
+use anyhow::Context as _;
+use lms_migrations::{Migrator, MigratorTrait as _};
+use sea_orm::{
+    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction,
+    ColumnTrait as _, EntityTrait as _, QueryFilter as _, TransactionTrait as _,
+    prelude::{Expr, Uuid},
+    sea_query::ExprTrait as _,
+    sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous},
+};
+
+use crate::{
+    entities::account,
+    error::{ServiceError, ServiceResult},
+};
+
+/// The default embedded database, relative to the working directory.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://lms-data/lms.sqlite3";
+
+/// Connects to `url`. For SQLite the file and its folder are created when missing,
+/// and the connection runs in WAL mode so readers never wait for writers.
+pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+    let mut options = ConnectOptions::new(url.to_owned());
+    options.sqlx_logging(false);
+    if is_sqlite(url) {
+        ensure_sqlite_folder(url)?;
+        options
+            .max_connections(4)
+            .min_connections(1)
+            .map_sqlx_sqlite_opts(|opts| {
+                opts.create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal)
+                    .foreign_keys(true)
+                    .busy_timeout(Duration::from_secs(30))
+            });
+    } else {
+        options.max_connections(16).min_connections(1);
+    }
+    options.acquire_timeout(Duration::from_secs(10));
+    Database::connect(options)
+        .await
+        .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))
+}
+
+/// Applies every pending migration.
+pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
+    Migrator::up(db, None).await.context("database migration failed")
+}
+
+/// Connects and migrates: what every process does first.
+pub async fn open(url: &str) -> anyhow::Result<DatabaseConnection> {
+    let db = connect(url).await?;
+    migrate(&db).await?;
+    Ok(db)
+}
+
+fn is_sqlite(url: &str) -> bool {
+    url.starts_with("sqlite:")
+}
+
+fn ensure_sqlite_folder(url: &str) -> anyhow::Result<()> {
+    let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    let path = path.split('?').next().unwrap_or_default();
+    if path.is_empty() || path.starts_with(":memory:") {
+        return Ok(());
+    }
+    if let Some(parent) = Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the database folder {}", parent.display()))?;
+    }
+    Ok(())
+}
+
+/// The URL without its password, for messages and logs.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}://{}:***@{}", &url[..scheme_end], user, &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// Runs `work` in a transaction that first takes the account's write lock.
+///
+/// Bumping `accounts.revision` before anything is read serializes the writers of one
+/// account on both backends: a row lock on PostgreSQL, the database write lock on SQLite
+/// (taken before any read, so SQLite never has to upgrade a stale snapshot). Tree moves
+/// rely on it: two concurrent moves can never both pass the cycle check.
+pub async fn write_transaction<T, F>(
+    db: &DatabaseConnection,
+    account_id: Uuid,
+    work: F,
+) -> ServiceResult<T>
+where
+    T: Send,
+    F: for<'c> FnOnce(
+            &'c DatabaseTransaction,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = ServiceResult<T>> + Send + 'c>,
+        > + Send,
+{
+    let txn = db.begin().await?;
+    lock_account(&txn, account_id).await?;
+    let result = work(&txn).await;
+    match result {
+        Ok(value) => {
+            txn.commit().await?;
+            Ok(value)
+        }
+        Err(err) => {
+            txn.rollback().await?;
+            Err(err)
+        }
+    }
+}
+
+async fn lock_account(txn: &impl ConnectionTrait, account_id: Uuid) -> ServiceResult<()> {
+    let updated = account::Entity::update_many()
+        .col_expr(account::Column::Revision, Expr::col(account::Column::Revision).add(1))
+        .filter(account::Column::Id.eq(account_id))
+        .exec(txn)
+        .await?;
+    if updated.rows_affected != 1 {
+        return Err(ServiceError::Unexpected(anyhow::anyhow!("account {account_id} vanished")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_url;
+
+    #[test]
+    fn passwords_in_database_urls_are_redacted() {
+        assert_eq!(
+            redact_url("postgres://lms:secret@db:5432/lms"),
+            "postgres://lms:***@db:5432/lms"
+        );
+        assert_eq!(redact_url("sqlite://lms-data/lms.sqlite3"), "sqlite://lms-data/lms.sqlite3");
+    }
+}

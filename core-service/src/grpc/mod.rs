@@ -1,1 +1,25 @@
-//! gRPC adapters.
+//! Thin tonic adapters: convert the `lms.v1` message, authenticate, call the service,
+//! map the error (in [`status`], the one place that does).
+//!
+//! - [`admin`]: `lms.v1.AdminService`, the operations of the XML interface.
+//! - [`directory`]: `lms.v1.DirectoryService`, the writes of internal services.
+//! - [`request`]: credentials and request id from gRPC metadata.
+
+pub mod admin;
+pub mod directory;
+pub mod request;
+pub mod status;
+
+use std::sync::Arc;
+
+use sea_orm::DatabaseConnection;
+
+use crate::auth::Authenticator;
+
+/// What every RPC needs: the database and the authenticator.
+pub struct CoreState {
+    pub db: DatabaseConnection,
+    pub auth: Authenticator,
+}
+
+pub type SharedState = Arc<CoreState>;

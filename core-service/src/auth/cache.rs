@@ -1,0 +1,142 @@
+//! The verified-credentials cache.
+//!
+//! An entry says only "this password matched this stored hash of this user, at this
+//! time". Role, managed departments and the active flag are read from the database on
+//! every request, and an entry is honoured only while the user's stored hash is the one
+//! it was verified against, so a change made by any process (gRPC, import) takes effect
+//! on the very next request without any invalidation message.
+
+use std::time::{Duration, Instant};
+
+use moka::sync::Cache;
+use sha2::{Digest as _, Sha256};
+use uuid::Uuid;
+
+use super::{clock::Clock, credentials::CredentialKey};
+
+#[derive(Debug, Clone)]
+struct Verified {
+    user_id: Uuid,
+    hash_fingerprint: [u8; 32],
+    at: Instant,
+}
+
+pub struct VerifiedCache {
+    entries: Option<Cache<CredentialKey, Verified>>,
+    ttl: Duration,
+}
+
+impl VerifiedCache {
+    /// `capacity` 0 disables the cache.
+    pub fn new(capacity: u64, ttl: Duration) -> Self {
+        let entries = (capacity > 0)
+            .then(|| Cache::builder().max_capacity(capacity).time_to_live(ttl).build());
+        Self { entries, ttl }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.entries.is_some()
+    }
+
+    /// Whether `key` was verified for this user against this stored hash within the TTL.
+    pub fn is_verified(
+        &self,
+        key: &CredentialKey,
+        user_id: Uuid,
+        password_hash: &str,
+        clock: &dyn Clock,
+    ) -> bool {
+        let Some(entries) = &self.entries else { return false };
+        let Some(entry) = entries.get(key) else { return false };
+        let fresh = clock.now().saturating_duration_since(entry.at) < self.ttl;
+        if fresh && entry.user_id == user_id && entry.hash_fingerprint == fingerprint(password_hash)
+        {
+            true
+        } else {
+            entries.invalidate(key);
+            false
+        }
+    }
+
+    pub fn remember(&self, key: CredentialKey, user_id: Uuid, password_hash: &str, clock: &dyn Clock) {
+        if let Some(entries) = &self.entries {
+            entries.insert(
+                key,
+                Verified { user_id, hash_fingerprint: fingerprint(password_hash), at: clock.now() },
+            );
+        }
+    }
+
+    /// Entries held now (after pending evictions have run).
+    pub fn len(&self) -> u64 {
+        self.entries.as_ref().map_or(0, |entries| {
+            entries.run_pending_tasks();
+            entries.entry_count()
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+fn fingerprint(password_hash: &str) -> [u8; 32] {
+    Sha256::digest(password_hash.as_bytes()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::clock::ManualClock;
+
+    fn key(n: u32) -> CredentialKey {
+        let mut k = [0u8; 32];
+        k[..4].copy_from_slice(&n.to_be_bytes());
+        k
+    }
+
+    #[test]
+    fn an_entry_holds_only_for_the_same_user_and_stored_hash() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(10, Duration::from_secs(60));
+        let user = Uuid::now_v7();
+        cache.remember(key(1), user, "$argon2id$old", &clock);
+        assert!(cache.is_verified(&key(1), user, "$argon2id$old", &clock));
+        assert!(!cache.is_verified(&key(1), user, "$argon2id$new", &clock));
+        // The mismatch dropped the entry.
+        assert!(!cache.is_verified(&key(1), user, "$argon2id$old", &clock));
+        cache.remember(key(2), user, "$argon2id$old", &clock);
+        assert!(!cache.is_verified(&key(2), Uuid::now_v7(), "$argon2id$old", &clock));
+    }
+
+    #[test]
+    fn entries_expire_after_the_ttl() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(10, Duration::from_secs(60));
+        let user = Uuid::now_v7();
+        cache.remember(key(1), user, "h", &clock);
+        clock.advance(Duration::from_secs(59));
+        assert!(cache.is_verified(&key(1), user, "h", &clock));
+        clock.advance(Duration::from_secs(1));
+        assert!(!cache.is_verified(&key(1), user, "h", &clock));
+    }
+
+    #[test]
+    fn the_cache_never_holds_more_than_its_bound() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(100, Duration::from_secs(60));
+        for n in 0..5_000 {
+            cache.remember(key(n), Uuid::nil(), "h", &clock);
+        }
+        assert!(cache.len() <= 100, "held {}", cache.len());
+    }
+
+    #[test]
+    fn a_zero_capacity_disables_the_cache() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(0, Duration::from_secs(60));
+        cache.remember(key(1), Uuid::nil(), "h", &clock);
+        assert!(!cache.is_enabled());
+        assert!(!cache.is_verified(&key(1), Uuid::nil(), "h", &clock));
+    }
+}

@@ -1,0 +1,137 @@
+//! `lms.v1.AdminService`: one method per operation of the XML interface.
+
+use std::pin::Pin;
+
+use futures::{Stream, StreamExt as _};
+use lms_proto::v1::{self as pb, admin_service_server::AdminService};
+use tonic::{Request, Response, Status};
+
+use super::{SharedState, request::caller};
+use crate::service::{content, departments, enrollments, groups, points};
+
+pub struct AdminApi {
+    state: SharedState,
+}
+
+impl AdminApi {
+    pub fn new(state: SharedState) -> Self {
+        Self { state }
+    }
+}
+
+type PointsStream = Pin<Box<dyn Stream<Item = Result<pb::UserPoints, Status>> + Send + 'static>>;
+
+#[tonic::async_trait]
+impl AdminService for AdminApi {
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateDepartment")]
+    async fn update_department(
+        &self,
+        request: Request<pb::UpdateDepartmentRequest>,
+    ) -> Result<Response<pb::UpdateDepartmentResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        let changes = departments::DepartmentChanges {
+            name: req.name,
+            parent_department_id: req.parent_department_id,
+            code: req.code,
+        };
+        departments::update_department(&self.state.db, &caller, &req.department_id, changes).await?;
+        Ok(Response::new(pb::UpdateDepartmentResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/CreateDepartment")]
+    async fn create_department(
+        &self,
+        request: Request<pb::CreateDepartmentRequest>,
+    ) -> Result<Response<pb::CreateDepartmentResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        let new = departments::NewDepartment {
+            name: req.name,
+            parent_department_id: req.parent_department_id,
+            code: req.code,
+        };
+        let id = departments::create_department(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::CreateDepartmentResponse { department_id: id.to_string() }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateGroup")]
+    async fn update_group(
+        &self,
+        request: Request<pb::UpdateGroupRequest>,
+    ) -> Result<Response<pb::UpdateGroupResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let req = request.into_inner();
+        groups::update_group(&self.state.db, &caller, &req.group_id, req.name).await?;
+        Ok(Response::new(pb::UpdateGroupResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetGroup")]
+    async fn get_group(
+        &self,
+        request: Request<pb::GetGroupRequest>,
+    ) -> Result<Response<pb::GetGroupResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let group = groups::get_group(&self.state.db, &caller, &request.get_ref().group_id).await?;
+        Ok(Response::new(pb::GetGroupResponse {
+            group: Some(pb::Group {
+                group_id: group.id.to_string(),
+                name: group.name,
+                users_count: group.users_count,
+                user_ids: group.user_ids.iter().map(ToString::to_string).collect(),
+                is_smart: group.is_smart,
+            }),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/DeleteEnrollments")]
+    async fn delete_enrollments(
+        &self,
+        request: Request<pb::DeleteEnrollmentsRequest>,
+    ) -> Result<Response<pb::DeleteEnrollmentsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let ids = &request.get_ref().enrollment_ids;
+        let deleted_count = enrollments::delete_enrollments(&self.state.db, &caller, ids).await?;
+        Ok(Response::new(pb::DeleteEnrollmentsResponse { deleted_count }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetContentItem")]
+    async fn get_content_item(
+        &self,
+        request: Request<pb::GetContentItemRequest>,
+    ) -> Result<Response<pb::GetContentItemResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let item =
+            content::get_content_item(&self.state.db, &caller, &request.get_ref().content_item_id)
+                .await?;
+        Ok(Response::new(pb::GetContentItemResponse {
+            content_item: Some(pb::ContentItem {
+                content_item_id: item.id.to_string(),
+                title: item.title,
+                description: item.description,
+                user_id: item.user_id.to_string(),
+                added_date: item.added_date,
+                view_url: item.view_url,
+                r#type: item.content_type,
+            }),
+        }))
+    }
+
+    type GetPointsStream = PointsStream;
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetPoints")]
+    async fn get_points(
+        &self,
+        request: Request<pb::GetPointsRequest>,
+    ) -> Result<Response<Self::GetPointsStream>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let rows = points::points(&self.state.db, &caller, &request.get_ref().user_ids).await?;
+        let span = tracing::Span::current();
+        let stream = rows.map(move |row| {
+            let _entered = span.enter();
+            row.map(|row| pb::UserPoints { user_id: row.user_id.to_string(), points: row.points })
+                .map_err(Status::from)
+        });
+        Ok(Response::new(Box::pin(stream)))
+    }
+}

@@ -1,0 +1,28 @@
+//! Credentials and request id from gRPC metadata.
+
+use tonic::{Request, Status, metadata::MetadataMap};
+
+use super::CoreState;
+use crate::{access::Caller, auth::Credentials};
+use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD, REQUEST_ID};
+
+/// Authenticates the caller of `request`.
+pub async fn caller<T>(state: &CoreState, request: &Request<T>) -> Result<Caller, Status> {
+    let metadata = request.metadata();
+    let credentials = Credentials {
+        account_url: text(metadata, ACCOUNT_URL),
+        email: text(metadata, EMAIL),
+        password: text(metadata, PASSWORD),
+    };
+    let request_id = Some(text(metadata, REQUEST_ID)).filter(|id| !id.is_empty());
+    Ok(state.auth.authenticate(&credentials, request_id).await?)
+}
+
+/// A missing or non-text entry reads as empty, which authentication refuses.
+fn text(metadata: &MetadataMap, key: &str) -> String {
+    metadata
+        .get(key)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.trim().to_owned())
+        .unwrap_or_default()
+}

@@ -1,0 +1,38 @@
+//! The one mapping from [`ServiceError`] to `tonic::Status`.
+
+use tonic::{Code, Status, metadata::MetadataValue};
+
+use crate::error::ServiceError;
+
+/// The message of every UNAUTHENTICATED status: it must not tell which part was wrong.
+pub const AUTHENTICATION_FAILED: &str = "Authentication failed.";
+
+impl From<ServiceError> for Status {
+    fn from(err: ServiceError) -> Self {
+        match err {
+            ServiceError::Unauthenticated => Status::unauthenticated(AUTHENTICATION_FAILED),
+            ServiceError::Throttled { retry_after } => {
+                let seconds = retry_after.as_secs().max(1);
+                let mut status = Status::resource_exhausted(format!(
+                    "Too many failed logins for this account and login; retry after {seconds} seconds."
+                ));
+                status
+                    .metadata_mut()
+                    .insert(lms_proto::metadata::RETRY_AFTER, MetadataValue::from(seconds));
+                status
+            }
+            ServiceError::Overloaded => {
+                Status::unavailable("The service is busy; retry in a moment.")
+            }
+            ServiceError::PermissionDenied(message) => Status::permission_denied(message),
+            ServiceError::NotFound(message) => Status::not_found(message),
+            ServiceError::InvalidArgument(message) => Status::invalid_argument(message),
+            ServiceError::Conflict(message) => Status::new(Code::FailedPrecondition, message),
+            ServiceError::Unexpected(err) => {
+                // Logged once here, at the outermost boundary, and never shown.
+                tracing::error!(error = ?err, "request failed unexpectedly");
+                Status::internal("Internal error.")
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Read gamification points (interface 4.7; contract section 8), as a stream in
+//! ascending user id order, read from the database one page at a time so that a large
+//! account is never held whole in memory.
+
+use std::collections::{BTreeSet, HashMap};
+
+use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
+use sea_orm::{
+    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    QuerySelect as _, prelude::Uuid,
+};
+
+use super::scope;
+use crate::{
+    access::{Caller, Grant, Operation},
+    domain::ids::{clip, parse_uuid},
+    entities::{user, user_points},
+    error::{ServiceError, ServiceResult},
+};
+
+/// Users read per database round trip.
+const PAGE: u64 = 1_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserPointsRow {
+    pub user_id: Uuid,
+    pub points: i64,
+}
+
+/// Checks the request and permissions up front (so every error comes before the first
+/// row), then returns the rows as a lazily paged stream.
+pub async fn points(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    raw_user_ids: &[String],
+) -> ServiceResult<impl Stream<Item = ServiceResult<UserPointsRow>> + Send + 'static> {
+    let grant = caller.grant(Operation::GetPoints)?;
+    let filter: Option<Vec<Uuid>> = if raw_user_ids.is_empty() {
+        None
+    } else {
+        let ids: BTreeSet<Uuid> = raw_user_ids
+            .iter()
+            .map(|raw| {
+                parse_uuid(raw).ok_or_else(|| {
+                    ServiceError::invalid(format!("userIds: '{}' is not a valid identifier.", clip(raw)))
+                })
+            })
+            .collect::<ServiceResult<_>>()?;
+        let ids: Vec<Uuid> = ids.into_iter().collect();
+        let known = scope::existing_users(db, caller.account_id, &ids).await?;
+        let ids: Vec<Uuid> = ids.into_iter().filter(|id| known.contains(id)).collect();
+        if grant == Grant::InScope {
+            let outside = scope::users_outside_scope(db, &caller.managed_department_ids, &ids).await?;
+            if let Some(first) = outside.iter().min() {
+                return Err(ServiceError::denied(format!(
+                    "userIds: user '{first}' is outside the departments you manage."
+                )));
+            }
+        }
+        Some(ids)
+    };
+    let managed = (grant == Grant::InScope).then(|| caller.managed_department_ids.clone());
+    let pager = Pager { db: db.clone(), account_id: caller.account_id, managed, filter };
+    Ok(stream::try_unfold((pager, None), |(pager, after)| async move {
+        let page = pager.page(after).await?;
+        Ok::<_, ServiceError>(match page.last() {
+            Some(last) => {
+                let next = Some(last.user_id);
+                Some((page, (pager, next)))
+            }
+            None => None,
+        })
+    })
+    .map_ok(|page| stream::iter(page.into_iter().map(Ok)))
+    .try_flatten()
+    .boxed())
+}
+
+struct Pager {
+    db: DatabaseConnection,
+    account_id: Uuid,
+    /// Set for scoped callers: only users of these subtrees.
+    managed: Option<Vec<Uuid>>,
+    /// Set when the caller named users: only these (already checked, sorted).
+    filter: Option<Vec<Uuid>>,
+}
+
+impl Pager {
+    /// The next page of users after `after`, with their points (0 when they have none).
+    async fn page(&self, after: Option<Uuid>) -> ServiceResult<Vec<UserPointsRow>> {
+        let ids: Vec<Uuid> = match &self.filter {
+            Some(filter) => {
+                let start = after.map_or(0, |a| filter.partition_point(|id| *id <= a));
+                filter.iter().skip(start).take(PAGE as usize).copied().collect()
+            }
+            None => {
+                let mut query = user::Entity::find()
+                    .select_only()
+                    .column(user::Column::Id)
+                    .filter(user::Column::AccountId.eq(self.account_id))
+                    .order_by_asc(user::Column::Id)
+                    .limit(PAGE);
+                if let Some(after) = after {
+                    query = query.filter(user::Column::Id.gt(after));
+                }
+                if let Some(managed) = &self.managed {
+                    query = query.filter(
+                        user::Column::DepartmentId.in_subquery(scope::subtree_departments(managed)),
+                    );
+                }
+                query.into_tuple().all(&self.db).await?
+            }
+        };
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let points: HashMap<Uuid, i64> = user_points::Entity::find()
+            .select_only()
+            .column(user_points::Column::UserId)
+            .column(user_points::Column::Points)
+            .filter(user_points::Column::UserId.is_in(ids.iter().copied()))
+            .into_tuple::<(Uuid, i64)>()
+            .all(&self.db)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(ids
+            .into_iter()
+            .map(|user_id| UserPointsRow { user_id, points: points.get(&user_id).copied().unwrap_or(0) })
+            .collect())
+    }
+}

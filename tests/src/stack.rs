@@ -1,0 +1,199 @@
+//! The whole service on loopback ports: a real core (gRPC) and a real gateway (HTTP) over
+//! a fresh database holding the [`world`](crate::world), started the way `lms up` starts
+//! them, plus a small HTTP client that speaks the XML interface.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use lms_core::{
+    app::App as Core,
+    auth::{ManualClock, PasswordHasher, PasswordPolicy},
+    grpc::SharedState,
+    settings::CoreSettings,
+};
+use lms_gateway::{App as Gateway, GatewaySettings};
+use sea_orm::DatabaseConnection;
+use tokio::{sync::watch, task::JoinHandle};
+
+use crate::{
+    database::{Backend, TestDatabase},
+    world::{self, Login},
+};
+
+/// Cheap argon2 parameters: tests exercise the logic, not the cost.
+pub const TEST_POLICY: PasswordPolicy = PasswordPolicy { memory_kib: 64, iterations: 1, parallelism: 1 };
+
+/// How to start a stack.
+#[derive(Debug, Clone)]
+pub struct StackOptions {
+    pub backend: Backend,
+    /// Entries of the verified-credentials cache (0 disables it).
+    pub auth_cache_capacity: u64,
+    /// Import the world before starting.
+    pub with_world: bool,
+}
+
+impl StackOptions {
+    pub fn new(backend: Backend) -> Self {
+        Self { backend, auth_cache_capacity: 10_000, with_world: true }
+    }
+}
+
+pub struct TestStack {
+    pub base_url: String,
+    pub grpc_addr: SocketAddr,
+    pub http: reqwest::Client,
+    pub clock: ManualClock,
+    pub core: SharedState,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<anyhow::Result<()>>>,
+    _database: TestDatabase,
+}
+
+impl TestStack {
+    /// The world on `backend`; `None` when that backend is not available here.
+    pub async fn start(backend: Backend) -> Option<Self> {
+        Self::start_with(StackOptions::new(backend)).await
+    }
+
+    pub async fn start_with(options: StackOptions) -> Option<Self> {
+        let database = TestDatabase::create(options.backend).await?;
+        let mut settings = CoreSettings::for_database(database.url.clone());
+        settings.grpc_addr = SocketAddr::from(([127, 0, 0, 1], 0));
+        settings.argon2_memory_kib = TEST_POLICY.memory_kib;
+        settings.argon2_iterations = TEST_POLICY.iterations;
+        settings.argon2_parallelism = TEST_POLICY.parallelism;
+        settings.auth_cache_capacity = options.auth_cache_capacity;
+        let clock = ManualClock::default();
+        let core = Core::build_with_clock(&settings, Arc::new(clock.clone())).await.expect("core starts");
+        let state = core.state();
+        if options.with_world {
+            import_world(&state.db).await;
+        }
+        let grpc_addr = core.grpc_addr();
+        let gateway = Gateway::build(GatewaySettings {
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            core_url: format!("http://{grpc_addr}"),
+            core_timeout_ms: 10_000,
+        })
+        .await
+        .expect("gateway starts");
+        let base_url = format!("http://{}", gateway.local_addr());
+        let (shutdown, signal) = watch::channel(false);
+        let tasks = vec![
+            tokio::spawn(core.run_until(wait_for(signal.clone()))),
+            tokio::spawn(gateway.run_until(wait_for(signal))),
+        ];
+        Some(Self {
+            base_url,
+            grpc_addr,
+            http: reqwest::Client::new(),
+            clock,
+            core: state,
+            shutdown,
+            tasks,
+            _database: database,
+        })
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.core.db
+    }
+
+    /// A request to `path` as `login` with the world's password.
+    pub fn request(&self, method: reqwest::Method, path: &str, login: Login) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base_url))
+            .header("X-Auth-Account-Url", login.account_url)
+            .header("X-Auth-Email", login.email)
+            .header("X-Auth-Password", world::PASSWORD)
+    }
+
+    pub async fn get(&self, path: &str, login: Login) -> Reply {
+        Reply::from(self.request(reqwest::Method::GET, path, login).send().await.expect("request"))
+            .await
+    }
+
+    /// POST with an XML body and `Content-Type: application/xml`.
+    pub async fn post_xml(&self, path: &str, login: Login, body: &str) -> Reply {
+        Reply::from(
+            self.request(reqwest::Method::POST, path, login)
+                .header("Content-Type", "application/xml")
+                .body(body.to_owned())
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
+    }
+
+    /// A gRPC channel to the core, for tests that bypass the gateway.
+    pub async fn grpc_channel(&self) -> tonic::transport::Channel {
+        tonic::transport::Endpoint::from_shared(format!("http://{}", self.grpc_addr))
+            .expect("endpoint")
+            .connect()
+            .await
+            .expect("core reachable")
+    }
+
+    /// Stops both services and waits for them.
+    pub async fn stop(mut self) {
+        let _ = self.shutdown.send(true);
+        for task in self.tasks.drain(..) {
+            task.await.expect("service task").expect("service stops cleanly");
+        }
+    }
+}
+
+async fn wait_for(mut signal: watch::Receiver<bool>) {
+    let _ = signal.wait_for(|stop| *stop).await;
+}
+
+/// Imports the world through the real import path.
+pub async fn import_world(db: &DatabaseConnection) {
+    let document = serde_json::from_value(world::document()).expect("the world is a valid document");
+    let hasher = PasswordHasher::new(TEST_POLICY).expect("policy");
+    lms_core::import::import_document(db, document, &hasher).await.expect("the world imports");
+}
+
+/// A response, read whole.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Reply {
+    pub async fn from(response: reqwest::Response) -> Self {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.expect("body");
+        Self { status, headers, body }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The text of `<message>` of an XML error body.
+    pub fn error_message(&self) -> String {
+        crate::xml::text_of(&self.body, "message").unwrap_or_default()
+    }
+
+    /// Asserts an XML error response with `status`, whose message contains `needle`.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, needle: &str) {
+        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert!(
+            self.body.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
+            "error bodies are XML: {}",
+            self.body
+        );
+        assert_eq!(crate::xml::text_of(&self.body, "code").as_deref(), Some(status.to_string().as_str()));
+        let message = self.error_message();
+        assert!(
+            message.to_lowercase().contains(&needle.to_lowercase()),
+            "message {message:?} should mention {needle:?}"
+        );
+    }
+}
