@@ -29,7 +29,7 @@ async fn owner_reads_a_plain_group_with_its_members_in_order(stack: &TestStack) 
     );
     assert_eq!(text_of(&reply.body, "usersCount").as_deref(), Some("2"));
     // Ascending order, whatever the import order was.
-    assert_eq!(texts_of(&reply.body, "id"), [acme::ENGINEER, acme::LEARNER]);
+    assert_eq!(texts_of(&reply.body, "id"), [acme::LEARNER, acme::ENGINEER]);
     assert_eq!(text_of(&reply.body, "groupId").as_deref(), Some(acme::INTERNS));
     assert_eq!(text_of(&reply.body, "name").as_deref(), Some("Interns & <Juniors>"));
     assert!(reply.body.contains("Interns &amp; &lt;Juniors&gt;"), "text is escaped: {}", reply.body);

@@ -106,3 +106,53 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::{HeaderMap, HeaderValue};
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    fn caller() -> Caller {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-auth-account-url", HeaderValue::from_static("https://acme.example.com"));
+        headers.insert("x-auth-email", HeaderValue::from_static("owner@acme.example.com"));
+        headers.insert("x-auth-password", HeaderValue::from_static("pw"));
+        Caller {
+            credentials: Credentials::from_headers(&headers).unwrap(),
+            request_id: RequestId::from_caller(&HeaderValue::from_static("req-7")).unwrap(),
+        }
+    }
+
+    #[test]
+    fn outgoing_requests_carry_credentials_request_id_and_deadline() {
+        let request = caller().request((), Some(Duration::from_millis(1500)));
+        let metadata = request.metadata();
+        assert_eq!(metadata.get("x-auth-account-url").unwrap(), "https://acme.example.com");
+        assert_eq!(metadata.get("x-auth-email").unwrap(), "owner@acme.example.com");
+        assert_eq!(metadata.get("x-auth-password").unwrap(), "pw");
+        assert_eq!(metadata.get("x-request-id").unwrap(), "req-7");
+        assert!(metadata.get("grpc-timeout").is_some());
+        assert!(caller().request((), None).metadata().get("grpc-timeout").is_none());
+    }
+
+    #[test]
+    fn outgoing_requests_continue_the_current_trace() {
+        opentelemetry::global::set_text_map_propagator(
+            opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        );
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        let request = tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("GET /group/{group_id}");
+            let _entered = span.enter();
+            caller().request((), None)
+        });
+        let traceparent = request.metadata().get("traceparent").expect("a traceparent");
+        let traceparent = traceparent.to_str().unwrap();
+        assert!(traceparent.starts_with("00-"), "{traceparent}");
+        assert_eq!(traceparent.split('-').count(), 4, "{traceparent}");
+    }
+}

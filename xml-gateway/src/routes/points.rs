@@ -228,3 +228,120 @@ mod tests {
         );
     }
 }
+
+/// The body writer over real gRPC-framed bytes (no core involved): document shape, batching of
+/// ready results, and aborting on a failure midway.
+#[cfg(test)]
+mod body_tests {
+    use super::*;
+    use axum::http::{HeaderMap, HeaderValue};
+    use http_body::Frame;
+    use http_body_util::{BodyExt, StreamBody};
+    use prost::Message;
+
+    fn grpc_frame(points: &UserPoints) -> Bytes {
+        let message = points.encode_to_vec();
+        let mut frame = vec![0u8];
+        frame.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
+        frame.extend_from_slice(&message);
+        Bytes::from(frame)
+    }
+
+    fn trailers(code: tonic::Code) -> HeaderMap {
+        let mut trailers = HeaderMap::new();
+        trailers.insert("grpc-status", HeaderValue::from(code as i32));
+        trailers.insert("grpc-message", HeaderValue::from_static("boom"));
+        trailers
+    }
+
+    fn user(n: usize) -> UserPoints {
+        UserPoints {
+            user_id: format!("u-{n:05}"),
+            points: i64::try_from(n).unwrap() * 10 - 5,
+        }
+    }
+
+    /// A response stream of `count` results ending with `end` as its status.
+    fn grpc_stream(count: usize, end: tonic::Code) -> Streaming<UserPoints> {
+        let mut frames: Vec<Result<Frame<Bytes>, std::io::Error>> =
+            (0..count).map(|n| Ok(Frame::data(grpc_frame(&user(n))))).collect();
+        frames.push(Ok(Frame::trailers(trailers(end))));
+        Streaming::new_response(
+            tonic_prost::ProstDecoder::<UserPoints>::default(),
+            StreamBody::new(futures::stream::iter(frames)),
+            axum::http::StatusCode::OK,
+            None,
+            None,
+        )
+    }
+
+    async fn body_of(count: usize, end: tonic::Code) -> (Vec<Bytes>, Option<String>) {
+        let mut stream = grpc_stream(count, end);
+        let first = stream.message().await.unwrap();
+        let mut body = Body::from_stream(points_body(
+            stream,
+            first,
+            Duration::from_secs(5),
+            Span::none(),
+        ));
+        let mut chunks = Vec::new();
+        while let Some(frame) = body.frame().await {
+            match frame {
+                Ok(frame) => chunks.extend(frame.into_data().ok()),
+                Err(error) => return (chunks, Some(error.to_string())),
+            }
+        }
+        (chunks, None)
+    }
+
+    fn joined(chunks: &[Bytes]) -> String {
+        chunks
+            .iter()
+            .map(|chunk| std::str::from_utf8(chunk).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn results_are_written_in_order_inside_one_response_element() {
+        let (chunks, error) = body_of(3, tonic::Code::Ok).await;
+        assert_eq!(error, None);
+        assert_eq!(
+            joined(&chunks),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response>\
+             <userPointsInfo><userId>u-00000</userId><points>-5</points></userPointsInfo>\
+             <userPointsInfo><userId>u-00001</userId><points>5</points></userPointsInfo>\
+             <userPointsInfo><userId>u-00002</userId><points>15</points></userPointsInfo>\
+             </response>"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_results_give_an_empty_response_element() {
+        let (chunks, error) = body_of(0, tonic::Code::Ok).await;
+        assert_eq!(error, None);
+        assert_eq!(
+            joined(&chunks),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response></response>"
+        );
+    }
+
+    #[tokio::test]
+    async fn many_results_are_sent_in_bounded_chunks() {
+        let (chunks, error) = body_of(5_000, tonic::Code::Ok).await;
+        assert_eq!(error, None);
+        assert!(chunks.len() > 1, "one chunk for 5000 results");
+        assert!(chunks.iter().all(|chunk| chunk.len() < CHUNK_BYTES + 256));
+        let document = joined(&chunks);
+        assert_eq!(document.matches("<userPointsInfo>").count(), 5_000);
+        assert!(document.ends_with("<points>49985</points></userPointsInfo></response>"));
+    }
+
+    #[tokio::test]
+    async fn a_failure_midway_aborts_the_body_without_closing_the_document() {
+        let (chunks, error) = body_of(3, tonic::Code::Unavailable).await;
+        assert!(error.is_some(), "the body ended cleanly");
+        let document = joined(&chunks);
+        assert!(document.contains("<userId>u-00002</userId>"), "{document}");
+        assert!(!document.contains("</response>"), "{document}");
+    }
+}

@@ -227,8 +227,11 @@ fn check_attributes(
         })?;
         let mut unknown_entity = None;
         let decoded = attribute.decode_and_unescape_value_with(decoder, |name| {
-            unknown_entity = Some(name.to_owned());
-            None
+            let resolved = quick_xml::escape::resolve_predefined_entity(name);
+            if resolved.is_none() {
+                unknown_entity = Some(name.to_owned());
+            }
+            resolved
         });
         if let Err(error) = decoded {
             return Err(match unknown_entity {
@@ -341,3 +344,6 @@ impl TreeBuilder {
         self.root.ok_or(XmlError::NoRoot)
     }
 }
+
+#[cfg(test)]
+mod tests;
