@@ -7,10 +7,12 @@
 //! - [`world`]: the import document every test starts from, with named ids and logins.
 //! - [`stack`]: starts core and gateway, and a small client for the XML interface.
 //! - [`xml`]: reading single elements of XML bodies in assertions.
+//! - [`snapshot`]: every table as text, to prove a refused request changed nothing.
 //!
 //! Each scenario runs on both backends through [`on_both_backends!`].
 
 pub mod database;
+pub mod snapshot;
 pub mod stack;
 pub mod world;
 pub mod xml;

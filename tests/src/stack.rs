@@ -99,6 +99,11 @@ impl TestStack {
         &self.core.db
     }
 
+    /// Every stored row, as text (see [`crate::snapshot`]).
+    pub async fn snapshot(&self) -> String {
+        crate::snapshot::snapshot(self.db()).await
+    }
+
     /// A request to `path` as `login` with the world's password.
     pub fn request(&self, method: reqwest::Method, path: &str, login: Login) -> reqwest::RequestBuilder {
         self.http
