@@ -1,0 +1,200 @@
+//! Account URLs in their one stored form (contract section 2).
+//!
+//! An account is named by its URL, and callers may spell it loosely: the case of the
+//! scheme and host, a trailing `/` and a default port do not matter. Both the import
+//! (which stores the normalized form) and authentication (which looks it up) go through
+//! [`normalize_account_url`], so the two can never disagree.
+
+/// Longest account URL accepted, in bytes.
+const MAX_URL_LEN: usize = 2_048;
+
+/// Why a string is not an account URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AccountUrlError {
+    #[error("the account URL is blank")]
+    Blank,
+    #[error("the account URL must be at most {MAX_URL_LEN} characters")]
+    TooLong,
+    #[error("the account URL is not a valid absolute URL")]
+    Malformed,
+    #[error("the account URL must start with http:// or https://")]
+    NotHttp,
+    #[error("the account URL must name a host")]
+    NoHost,
+    #[error("the account URL must not contain a user name or password")]
+    UserInfo,
+    #[error("the account URL must not have a query or a fragment")]
+    QueryOrFragment,
+}
+
+/// The stored form of an account URL: scheme and host lower-cased, a default port
+/// (80 for http, 443 for https) dropped, trailing `/` removed; the path keeps its case.
+///
+/// `https://A.Example.com:443/` and `https://a.example.com` both give
+/// `https://a.example.com`.
+pub fn normalize_account_url(raw: &str) -> Result<String, AccountUrlError> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Err(AccountUrlError::Blank);
+    }
+    if raw.len() > MAX_URL_LEN {
+        return Err(AccountUrlError::TooLong);
+    }
+    // `http::Uri` silently drops a fragment, so look for it in the raw text.
+    if raw.contains('#') {
+        return Err(AccountUrlError::QueryOrFragment);
+    }
+    let uri: http::Uri = raw.parse().map_err(|_| AccountUrlError::Malformed)?;
+    let scheme = uri
+        .scheme_str()
+        .ok_or(AccountUrlError::NotHttp)?
+        .to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return Err(AccountUrlError::NotHttp),
+    };
+    let authority = uri.authority().ok_or(AccountUrlError::NoHost)?;
+    if authority.as_str().contains('@') {
+        return Err(AccountUrlError::UserInfo);
+    }
+    let host = authority.host().to_ascii_lowercase();
+    if host.is_empty() {
+        return Err(AccountUrlError::NoHost);
+    }
+    if uri.query().is_some() {
+        return Err(AccountUrlError::QueryOrFragment);
+    }
+    // `Authority::port` silently ignores a port that is not a u16, so read it here.
+    // `a.example.com:` (an empty port) means the default port.
+    let port_text = authority
+        .as_str()
+        .get(authority.host().len()..)
+        .unwrap_or_default();
+    let port = match port_text.strip_prefix(':') {
+        Some(digits) if !digits.is_empty() => {
+            if !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(AccountUrlError::Malformed);
+            }
+            Some(
+                digits
+                    .parse::<u16>()
+                    .map_err(|_| AccountUrlError::Malformed)?,
+            )
+        }
+        Some(_) => None,
+        None if port_text.is_empty() => None,
+        None => return Err(AccountUrlError::Malformed),
+    };
+    let port = port
+        .filter(|&port| port != default_port)
+        .map(|port| format!(":{port}"));
+    let path = uri.path().trim_end_matches('/');
+    Ok(format!(
+        "{scheme}://{host}{}{path}",
+        port.unwrap_or_default()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalized(raw: &str) -> String {
+        normalize_account_url(raw).unwrap()
+    }
+
+    #[test]
+    fn case_of_scheme_and_host_trailing_slash_and_default_port_are_ignored() {
+        let canonical = "https://a.example.com";
+        for spelling in [
+            "https://a.example.com",
+            "https://a.example.com/",
+            "https://a.example.com:443/",
+            "https://a.example.com:443",
+            "HTTPS://A.Example.COM",
+            "Https://a.EXAMPLE.com:443//",
+            "  https://a.example.com  ",
+            "https://a.example.com:/",
+        ] {
+            assert_eq!(normalized(spelling), canonical, "{spelling}");
+        }
+        assert_eq!(
+            normalized("http://a.example.com:80/"),
+            "http://a.example.com"
+        );
+    }
+
+    #[test]
+    fn other_ports_and_the_path_are_kept() {
+        assert_eq!(
+            normalized("https://a.example.com:8443/"),
+            "https://a.example.com:8443"
+        );
+        assert_eq!(
+            normalized("http://a.example.com:443"),
+            "http://a.example.com:443"
+        );
+        assert_eq!(
+            normalized("https://a.example.com:80"),
+            "https://a.example.com:80"
+        );
+        assert_eq!(
+            normalized("https://Host.example/Tenant/A/"),
+            "https://host.example/Tenant/A"
+        );
+        assert_eq!(normalized("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+        assert_eq!(normalized("http://[::1]:80/"), "http://[::1]");
+    }
+
+    #[test]
+    fn what_is_not_an_http_url_is_refused() {
+        assert_eq!(normalize_account_url("  "), Err(AccountUrlError::Blank));
+        assert_eq!(
+            normalize_account_url("ftp://a.example.com"),
+            Err(AccountUrlError::NotHttp)
+        );
+        assert_eq!(
+            normalize_account_url("a.example.com"),
+            Err(AccountUrlError::NotHttp)
+        );
+        assert_eq!(
+            normalize_account_url("/relative"),
+            Err(AccountUrlError::NotHttp)
+        );
+        assert_eq!(
+            normalize_account_url("https://a b.example.com"),
+            Err(AccountUrlError::Malformed)
+        );
+        assert_eq!(
+            normalize_account_url("https://user:pw@a.example.com"),
+            Err(AccountUrlError::UserInfo)
+        );
+        assert_eq!(
+            normalize_account_url("https://a.example.com/?x=1"),
+            Err(AccountUrlError::QueryOrFragment)
+        );
+        assert_eq!(
+            normalize_account_url("https://a.example.com/#top"),
+            Err(AccountUrlError::QueryOrFragment)
+        );
+        assert_eq!(
+            normalize_account_url("https://a.example.com:99999"),
+            Err(AccountUrlError::Malformed)
+        );
+        let long = format!("https://a.example.com/{}", "x".repeat(MAX_URL_LEN));
+        assert_eq!(normalize_account_url(&long), Err(AccountUrlError::TooLong));
+    }
+
+    #[test]
+    fn normalizing_twice_changes_nothing() {
+        for raw in [
+            "HTTPS://A.Example.COM:443/x/",
+            "http://b.example:8080",
+            "https://[::1]:443",
+        ] {
+            let once = normalized(raw);
+            assert_eq!(normalized(&once), once);
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The one error type of the import.
+
+use std::path::PathBuf;
+
+/// Why an import was refused. Whatever the variant, nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The document breaks a rule; `entry` names the offending entry, e.g.
+    /// `accounts[0].users[3] (email "bob@acme.example.com")`.
+    #[error("{entry}: {problem}")]
+    Invalid { entry: String, problem: String },
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", file.display())]
+    Read {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON/YAML of the document's shape; `message` says where and why.
+    #[error("cannot parse {}: {message}", file.display())]
+    Parse {
+        file: PathBuf,
+        line: Option<usize>,
+        column: Option<usize>,
+        message: String,
+    },
+    /// The file's extension names no supported format.
+    #[error(
+        "cannot import {}: an import document must be a .json, .yaml or .yml file",
+        file.display()
+    )]
+    UnsupportedFormat { file: PathBuf },
+    /// Hashing a plain-text password failed.
+    #[error("password hashing failed: {0}")]
+    Hashing(String),
+    #[error("the database failed during the import")]
+    Database(#[from] sea_orm::DbErr),
+}
+
+impl ImportError {
+    pub(crate) fn invalid(entry: impl Into<String>, problem: impl Into<String>) -> Self {
+        Self::Invalid {
+            entry: entry.into(),
+            problem: problem.into(),
+        }
+    }
+}

@@ -1,0 +1,862 @@
+//! The import (contract section 9) on a real database built by the real migrations:
+//! valid documents land with the right rows (closure included), the demo account
+//! imports, and a refused document leaves the database exactly as it was.
+//!
+//! Every scenario runs on SQLite, and on PostgreSQL when `LMS_TEST_POSTGRES_URL` names a
+//! server (a fresh database is created per test and dropped afterwards).
+
+use std::path::Path;
+
+use lms_core::{
+    auth::{PasswordHasher, PasswordPolicy},
+    entities::{
+        account, audit_log, content_item, custom_role, custom_role_permission, department,
+        department_closure, enrollment, group, group_member, project, project_author, user,
+        user_managed_department, user_points,
+    },
+    import::{
+        DEMO_ACCOUNT_URL, DEMO_PASSWORD, ImportDocument, ImportError, ImportSummary, demo_account,
+        import_document, import_file,
+    },
+};
+use lms_migrations::{Migrator, MigratorTrait as _};
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait as _, Database, DatabaseConnection, DbBackend, EntityTrait,
+    PaginatorTrait as _, QueryFilter as _, QueryOrder as _,
+};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+const POSTGRES_URL_VAR: &str = "LMS_TEST_POSTGRES_URL";
+
+// ---------------------------------------------------------------------------------------
+// Databases
+
+/// A migrated database that cleans up after itself.
+struct TestDb {
+    conn: DatabaseConnection,
+    _folder: Option<tempfile::TempDir>,
+    /// (server URL, database name) of a PostgreSQL database to drop at the end.
+    drop_from: Option<(String, String)>,
+}
+
+impl TestDb {
+    async fn sqlite() -> TestDb {
+        let folder = tempfile::tempdir().expect("temporary folder");
+        let path = folder.path().join("lms.sqlite3");
+        let conn = Database::connect(format!("sqlite://{}?mode=rwc", path.display()))
+            .await
+            .expect("SQLite opens");
+        Migrator::up(&conn, None).await.expect("migrations apply");
+        TestDb {
+            conn,
+            _folder: Some(folder),
+            drop_from: None,
+        }
+    }
+
+    async fn postgres() -> Option<TestDb> {
+        let Ok(server) = std::env::var(POSTGRES_URL_VAR) else {
+            println!("{POSTGRES_URL_VAR} not set: skipping");
+            return None;
+        };
+        let name = format!("lms_import_test_{}", Uuid::new_v4().simple());
+        let admin = Database::connect(&server)
+            .await
+            .expect("PostgreSQL is reachable");
+        admin
+            .execute_unprepared(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create database");
+        admin.close().await.ok();
+        let conn = Database::connect(with_database(&server, &name))
+            .await
+            .expect("test database opens");
+        Migrator::up(&conn, None).await.expect("migrations apply");
+        Some(TestDb {
+            conn,
+            _folder: None,
+            drop_from: Some((server, name)),
+        })
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let Some((server, name)) = self.drop_from.take() else {
+            return;
+        };
+        // The test's runtime may be shutting down: drop the database from a runtime of our own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                let admin = Database::connect(&server).await.ok()?;
+                admin
+                    .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .await
+                    .ok();
+                admin.close().await.ok()
+            })
+        })
+        .join();
+    }
+}
+
+/// `postgres://u@h:5432/postgres?x` with the database replaced by `name`.
+fn with_database(server: &str, name: &str) -> String {
+    let (base, query) = match server.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (server, None),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+/// Runs each named scenario (`async fn(&DatabaseConnection)`) on both backends.
+macro_rules! on_both_backends {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            #[tokio::test(flavor = "multi_thread")]
+            async fn on_sqlite() {
+                let db = super::TestDb::sqlite().await;
+                super::$scenario(&db.conn).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread")]
+            async fn on_postgres() {
+                let Some(db) = super::TestDb::postgres().await else { return };
+                super::$scenario(&db.conn).await;
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    a_json_document_lands_with_every_row_and_the_closure,
+    a_yaml_document_lands_the_same_way,
+    the_demo_account_imports,
+    a_department_cycle_is_refused_and_nothing_changes,
+    an_unknown_reference_is_refused_and_nothing_changes,
+    a_duplicate_id_is_refused_and_nothing_changes,
+    a_login_repeated_in_another_case_is_refused_and_nothing_changes,
+    an_id_already_in_the_database_is_refused_and_nothing_changes,
+    an_account_url_already_present_is_refused_and_nothing_changes,
+    a_large_document_is_written_in_chunks,
+    a_failure_in_the_middle_of_the_writes_leaves_nothing_behind,
+);
+
+// ---------------------------------------------------------------------------------------
+// Documents
+
+fn hasher() -> PasswordHasher {
+    PasswordHasher::new(PasswordPolicy {
+        memory_kib: 64,
+        iterations: 1,
+        parallelism: 1,
+    })
+    .expect("cheap policy")
+}
+
+mod acme {
+    pub(crate) const ACCOUNT: &str = "0193a000-0000-7000-8000-000000000000";
+    pub(crate) const ROOT: &str = "0193a000-0000-7000-8000-000000000001";
+    pub(crate) const SALES: &str = "0193a000-0000-7000-8000-000000000002";
+    pub(crate) const SALES_EAST: &str = "0193a000-0000-7000-8000-000000000003";
+    pub(crate) const ENGINEERING: &str = "0193a000-0000-7000-8000-000000000004";
+    pub(crate) const TRAINER_ROLE: &str = "0193a000-0000-7000-8000-000000000101";
+    pub(crate) const OWNER: &str = "0193a000-0000-7000-8000-000000000201";
+    pub(crate) const DEPT_ADMIN: &str = "0193a000-0000-7000-8000-000000000202";
+    pub(crate) const AUTHOR: &str = "0193a000-0000-7000-8000-000000000203";
+    pub(crate) const LEARNER: &str = "0193a000-0000-7000-8000-000000000204";
+    pub(crate) const TRAINER: &str = "0193a000-0000-7000-8000-000000000205";
+    pub(crate) const INTERNS: &str = "0193a000-0000-7000-8000-000000000301";
+    pub(crate) const ALL_OF_SALES: &str = "0193a000-0000-7000-8000-000000000302";
+    pub(crate) const ONBOARDING: &str = "0193a000-0000-7000-8000-000000000401";
+    pub(crate) const WELCOME: &str = "0193a000-0000-7000-8000-000000000501";
+    pub(crate) const SECRET: &str = "0193a000-0000-7000-8000-000000000502";
+    pub(crate) const LEARNER_WELCOME: &str = "0193a000-0000-7000-8000-000000000601";
+    pub(crate) const TRAINER_SECRET: &str = "0193a000-0000-7000-8000-000000000602";
+}
+
+mod globex {
+    pub(crate) const ROOT: &str = "0193b000-0000-7000-8000-000000000001";
+    pub(crate) const PLANT: &str = "0193b000-0000-7000-8000-000000000002";
+    pub(crate) const OWNER: &str = "0193b000-0000-7000-8000-000000000201";
+}
+
+const OWNER_PASSWORD: &str = "owner-password";
+
+/// Two accounts; Acme's departments come children first.
+fn document() -> Value {
+    use acme as a;
+    let hashed_password = hasher().hash("hashed-elsewhere").expect("hash");
+    json!({"accounts": [
+        {
+            "id": a::ACCOUNT,
+            "url": "HTTPS://Acme.Example.com:443/",
+            "rootDepartment": {"id": a::ROOT, "name": "Acme", "code": "ACME"},
+            "departments": [
+                {"id": a::SALES_EAST, "name": "Sales East", "code": "SE", "parentDepartmentId": a::SALES},
+                {"id": a::SALES, "name": "Sales", "code": "S", "parentDepartmentId": a::ROOT},
+                {"id": a::ENGINEERING, "name": "Engineering", "parentDepartmentId": a::ROOT}
+            ],
+            "customRoles": [{"id": a::TRAINER_ROLE, "name": "Trainer",
+                             "permissions": ["group.read", "points.read"]}],
+            "users": [
+                {"id": a::OWNER, "email": "Owner@Acme.example.com", "password": OWNER_PASSWORD,
+                 "role": "account_owner", "customRoleId": null, "departmentId": a::ROOT,
+                 "managedDepartmentIds": [], "active": true},
+                {"id": a::DEPT_ADMIN, "email": "sales.admin@acme.example.com", "password": "dept-admin-pw",
+                 "role": "department_administrator", "departmentId": a::SALES,
+                 "managedDepartmentIds": [a::SALES]},
+                {"id": a::AUTHOR, "email": "author@acme.example.com", "passwordHash": hashed_password,
+                 "role": "author", "departmentId": a::ENGINEERING},
+                {"id": a::LEARNER, "email": "learner@acme.example.com", "password": "learner-pw",
+                 "role": "learner", "departmentId": a::SALES_EAST, "active": false},
+                {"id": a::TRAINER, "email": "trainer@acme.example.com", "password": "trainer-pw",
+                 "role": "custom", "customRoleId": a::TRAINER_ROLE, "departmentId": a::SALES,
+                 "managedDepartmentIds": [a::SALES, a::ENGINEERING]}
+            ],
+            "groups": [
+                {"id": a::INTERNS, "name": "Interns", "userIds": [a::LEARNER, a::TRAINER]},
+                {"id": a::ALL_OF_SALES, "name": "All of Sales", "smartDepartmentId": a::SALES}
+            ],
+            "projects": [{"id": a::ONBOARDING, "name": "Onboarding", "authorIds": [a::AUTHOR]}],
+            "contentItems": [
+                {"id": a::WELCOME, "projectId": a::ONBOARDING, "title": "Welcome", "description": "Hello",
+                 "userId": a::AUTHOR, "addedDate": "2019-03-26T06:34:57+00:00", "type": "Course",
+                 "viewUrl": null},
+                {"id": a::SECRET, "projectId": a::ONBOARDING, "title": "Secret",
+                 "userId": a::OWNER, "addedDate": "2020-01-02T03:04:05+02:00", "type": "Course",
+                 "viewUrl": "https://cdn.acme.example.com/secret"}
+            ],
+            "enrollments": [
+                {"id": a::LEARNER_WELCOME, "learnerId": a::LEARNER, "contentItemId": a::WELCOME},
+                {"id": a::TRAINER_SECRET, "learnerId": a::TRAINER, "contentItemId": a::SECRET}
+            ],
+            "points": [{"userId": a::LEARNER, "points": 421}, {"userId": a::OWNER, "points": 0}]
+        },
+        {
+            "url": "https://globex.example.com",
+            "rootDepartment": {"id": globex::ROOT, "name": "Globex"},
+            "departments": [{"id": globex::PLANT, "name": "Plant", "parentDepartmentId": globex::ROOT}],
+            "users": [{"id": globex::OWNER, "email": "owner@globex.example.com", "password": "globex-pw",
+                       "role": "account_owner", "departmentId": globex::ROOT}]
+        }
+    ]})
+}
+
+const EXPECTED_SUMMARY: ImportSummary = ImportSummary {
+    accounts: 2,
+    departments: 6,
+    custom_roles: 1,
+    users: 6,
+    groups: 2,
+    projects: 1,
+    content_items: 2,
+    enrollments: 2,
+    points: 2,
+};
+
+mod initech {
+    pub(crate) const ROOT: &str = "0193c000-0000-7000-8000-000000000001";
+    pub(crate) const A: &str = "0193c000-0000-7000-8000-000000000002";
+    pub(crate) const B: &str = "0193c000-0000-7000-8000-000000000003";
+    pub(crate) const C: &str = "0193c000-0000-7000-8000-000000000004";
+    pub(crate) const OWNER: &str = "0193c000-0000-7000-8000-000000000201";
+    pub(crate) const PETER: &str = "0193c000-0000-7000-8000-000000000202";
+}
+
+/// A valid document of a third account, which the refusal tests break one way each.
+fn another_document() -> Value {
+    use initech as i;
+    json!({"accounts": [{
+        "url": "https://initech.example.com",
+        "rootDepartment": {"id": i::ROOT, "name": "Initech"},
+        "departments": [
+            {"id": i::A, "name": "A", "parentDepartmentId": i::ROOT},
+            {"id": i::B, "name": "B", "parentDepartmentId": i::A},
+            {"id": i::C, "name": "C", "parentDepartmentId": i::B}
+        ],
+        "users": [
+            {"id": i::OWNER, "email": "owner@initech.example.com", "password": "initech-pw",
+             "role": "account_owner", "departmentId": i::ROOT},
+            {"id": i::PETER, "email": "peter@initech.example.com", "password": "initech-pw",
+             "role": "learner", "departmentId": i::C}
+        ]
+    }]})
+}
+
+fn parse(value: Value) -> ImportDocument {
+    serde_json::from_value(value).expect("a document of the right shape")
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading the database back
+
+/// Every row of every table, as sorted JSON text: equal snapshots mean an unchanged database.
+async fn snapshot(db: &DatabaseConnection) -> Vec<(&'static str, Vec<String>)> {
+    async fn rows<E: EntityTrait>(db: &DatabaseConnection) -> Vec<String> {
+        let mut rows: Vec<String> = E::find()
+            .into_json()
+            .all(db)
+            .await
+            .expect("table reads")
+            .into_iter()
+            .map(|row| row.to_string())
+            .collect();
+        rows.sort();
+        rows
+    }
+    vec![
+        ("accounts", rows::<account::Entity>(db).await),
+        ("departments", rows::<department::Entity>(db).await),
+        (
+            "department_closure",
+            rows::<department_closure::Entity>(db).await,
+        ),
+        ("custom_roles", rows::<custom_role::Entity>(db).await),
+        (
+            "custom_role_permissions",
+            rows::<custom_role_permission::Entity>(db).await,
+        ),
+        ("users", rows::<user::Entity>(db).await),
+        (
+            "user_managed_departments",
+            rows::<user_managed_department::Entity>(db).await,
+        ),
+        ("groups", rows::<group::Entity>(db).await),
+        ("group_members", rows::<group_member::Entity>(db).await),
+        ("projects", rows::<project::Entity>(db).await),
+        ("project_authors", rows::<project_author::Entity>(db).await),
+        ("content_items", rows::<content_item::Entity>(db).await),
+        ("enrollments", rows::<enrollment::Entity>(db).await),
+        ("user_points", rows::<user_points::Entity>(db).await),
+        ("audit_log", rows::<audit_log::Entity>(db).await),
+    ]
+}
+
+async fn count<E: EntityTrait>(db: &DatabaseConnection) -> u64
+where
+    E::Model: Sync,
+{
+    E::find().count(db).await.expect("count")
+}
+
+fn id(raw: &str) -> Uuid {
+    Uuid::parse_str(raw).expect("test ids are UUIDs")
+}
+
+/// Imports `document()` so that refusals are tested against a database that is not empty.
+async fn seed(db: &DatabaseConnection) {
+    let summary = import_document(db, parse(document()), &hasher())
+        .await
+        .expect("the seed imports");
+    assert_eq!(summary, EXPECTED_SUMMARY);
+}
+
+/// Imports `broken`, expects a refusal naming `entry` and mentioning `problem`, and
+/// checks that the database did not change at all.
+async fn assert_refused(db: &DatabaseConnection, broken: Value, entry: &str, problem: &str) {
+    let before = snapshot(db).await;
+    let err = import_document(db, parse(broken), &hasher())
+        .await
+        .expect_err("the import is refused");
+    let ImportError::Invalid {
+        entry: named,
+        problem: said,
+    } = &err
+    else {
+        panic!("expected a refusal naming an entry, got: {err}");
+    };
+    assert!(
+        named.starts_with(entry),
+        "entry {named:?} should start with {entry:?}"
+    );
+    assert!(
+        said.contains(problem),
+        "problem {said:?} should mention {problem:?}"
+    );
+    assert_eq!(err.to_string(), format!("{named}: {said}"));
+    assert_eq!(
+        snapshot(db).await,
+        before,
+        "a refused import must not change the database"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenarios
+
+async fn a_json_document_lands_with_every_row_and_the_closure(db: &DatabaseConnection) {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = folder.path().join("accounts.json");
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&document()).expect("json"),
+    )
+    .expect("write");
+
+    let summary = import_file(db, &file, &hasher())
+        .await
+        .expect("the document imports");
+    assert_eq!(summary, EXPECTED_SUMMARY);
+    assert_lands_completely(db).await;
+}
+
+async fn a_yaml_document_lands_the_same_way(db: &DatabaseConnection) {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = folder.path().join("accounts.yml");
+    std::fs::write(&file, serde_norway::to_string(&document()).expect("yaml")).expect("write");
+
+    let summary = import_file(db, &file, &hasher())
+        .await
+        .expect("the document imports");
+    assert_eq!(summary, EXPECTED_SUMMARY);
+    assert_lands_completely(db).await;
+}
+
+async fn assert_lands_completely(db: &DatabaseConnection) {
+    use acme as a;
+    assert_eq!(count::<account::Entity>(db).await, 2);
+    assert_eq!(count::<department::Entity>(db).await, 6);
+    assert_eq!(count::<custom_role::Entity>(db).await, 1);
+    assert_eq!(count::<custom_role_permission::Entity>(db).await, 2);
+    assert_eq!(count::<user::Entity>(db).await, 6);
+    assert_eq!(count::<user_managed_department::Entity>(db).await, 3);
+    assert_eq!(count::<group::Entity>(db).await, 2);
+    assert_eq!(count::<group_member::Entity>(db).await, 2);
+    assert_eq!(count::<project::Entity>(db).await, 1);
+    assert_eq!(count::<project_author::Entity>(db).await, 1);
+    assert_eq!(count::<content_item::Entity>(db).await, 2);
+    assert_eq!(count::<enrollment::Entity>(db).await, 2);
+    assert_eq!(count::<user_points::Entity>(db).await, 2);
+    assert_eq!(count::<audit_log::Entity>(db).await, 2);
+
+    // The account URL is stored normalized, the given id kept, the revision at 0.
+    let acme = account::Entity::find_by_id(id(a::ACCOUNT))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("acme");
+    assert_eq!(acme.url, "https://acme.example.com");
+    assert_eq!(acme.revision, 0);
+
+    // Closure: Acme has 4 self rows, Sales/Engineering under the root, East under
+    // Sales and the root (8); Globex has 2 self rows and Plant under the root (3).
+    assert_eq!(count::<department_closure::Entity>(db).await, 11);
+    let closure: Vec<(Uuid, i32)> = department_closure::Entity::find()
+        .filter(department_closure::Column::DescendantId.eq(id(a::SALES_EAST)))
+        .order_by_asc(department_closure::Column::Depth)
+        .all(db)
+        .await
+        .expect("read")
+        .into_iter()
+        .map(|row| {
+            assert_eq!(row.account_id, id(a::ACCOUNT));
+            (row.ancestor_id, row.depth)
+        })
+        .collect();
+    assert_eq!(
+        closure,
+        vec![(id(a::SALES_EAST), 0), (id(a::SALES), 1), (id(a::ROOT), 2)]
+    );
+    let root = department::Entity::find_by_id(id(a::ROOT))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("root");
+    assert_eq!((root.parent_id, root.code.as_deref()), (None, Some("ACME")));
+    let engineering = department::Entity::find_by_id(id(a::ENGINEERING))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("dept");
+    assert_eq!(
+        (engineering.parent_id, engineering.code),
+        (Some(id(a::ROOT)), None)
+    );
+
+    // Users: email as given, lower-cased key, plain passwords hashed, given hashes kept.
+    let owner = user::Entity::find_by_id(id(a::OWNER))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("owner");
+    assert_eq!(owner.email, "Owner@Acme.example.com");
+    assert_eq!(owner.email_key, "owner@acme.example.com");
+    assert!(owner.password_hash.starts_with("$argon2id$"));
+    assert!(hasher().verify(OWNER_PASSWORD, &owner.password_hash));
+    assert!(owner.active && owner.role == "account_owner" && owner.custom_role_id.is_none());
+    let author = user::Entity::find_by_id(id(a::AUTHOR))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("author");
+    assert!(hasher().verify("hashed-elsewhere", &author.password_hash));
+    let learner = user::Entity::find_by_id(id(a::LEARNER))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("learner");
+    assert!(!learner.active);
+    let trainer = user::Entity::find_by_id(id(a::TRAINER))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("trainer");
+    assert_eq!(
+        (trainer.role.as_str(), trainer.custom_role_id),
+        ("custom", Some(id(a::TRAINER_ROLE)))
+    );
+
+    // Groups: the smart one has no stored members.
+    let smart = group::Entity::find_by_id(id(a::ALL_OF_SALES))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("group");
+    assert_eq!(smart.smart_department_id, Some(id(a::SALES)));
+    let members = group_member::Entity::find()
+        .filter(group_member::Column::GroupId.eq(id(a::INTERNS)))
+        .count(db)
+        .await
+        .expect("count");
+    assert_eq!(members, 2);
+
+    // Content items: dates in UTC, view URL only when given.
+    let welcome = content_item::Entity::find_by_id(id(a::WELCOME))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("item");
+    assert_eq!(welcome.added_at.to_rfc3339(), "2019-03-26T06:34:57+00:00");
+    assert_eq!(
+        (welcome.view_url, welcome.content_type.as_str()),
+        (None, "Course")
+    );
+    let secret = content_item::Entity::find_by_id(id(a::SECRET))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("item");
+    assert_eq!(secret.added_at.to_rfc3339(), "2020-01-02T01:04:05+00:00");
+    assert_eq!(
+        secret.view_url.as_deref(),
+        Some("https://cdn.acme.example.com/secret")
+    );
+    assert_eq!(secret.description, "");
+
+    let points = user_points::Entity::find_by_id(id(a::LEARNER))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("points");
+    assert_eq!((points.points, points.account_id), (421, id(a::ACCOUNT)));
+
+    // One audit row per account, by nobody, with the counts.
+    let audit = audit_log::Entity::find()
+        .filter(audit_log::Column::AccountId.eq(id(a::ACCOUNT)))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("audit row");
+    assert_eq!(
+        (audit.action.as_str(), audit.entity_type.as_str()),
+        ("import", "account")
+    );
+    assert_eq!(
+        (audit.entity_id, audit.actor_user_id),
+        (id(a::ACCOUNT), None)
+    );
+    let after: Value = serde_json::from_str(audit.after.as_deref().expect("after")).expect("json");
+    assert_eq!(after["users"], 5);
+    assert_eq!(after["departments"], 4);
+    assert_eq!(after["url"], "https://acme.example.com");
+}
+
+async fn the_demo_account_imports(db: &DatabaseConnection) {
+    let demo = demo_account();
+    let summary = import_document(db, demo.document.clone(), &hasher())
+        .await
+        .expect("the demo imports");
+    assert_eq!(summary.accounts, 1);
+    assert_eq!(summary.users, demo.logins.len());
+
+    let stored = account::Entity::find_by_id(demo.account_id)
+        .one(db)
+        .await
+        .expect("read")
+        .expect("demo");
+    assert_eq!(stored.url, DEMO_ACCOUNT_URL);
+    let owner = user::Entity::find()
+        .filter(user::Column::EmailKey.eq(demo.owner_login.to_lowercase()))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("owner");
+    assert_eq!(owner.role, "account_owner");
+    assert!(hasher().verify(DEMO_PASSWORD, &owner.password_hash));
+    let plain = group::Entity::find_by_id(demo.plain_group_id)
+        .one(db)
+        .await
+        .expect("read")
+        .expect("group");
+    assert_eq!(plain.smart_department_id, None);
+    let members = group_member::Entity::find()
+        .filter(group_member::Column::GroupId.eq(demo.plain_group_id))
+        .count(db)
+        .await
+        .expect("count");
+    assert!((2..=3).contains(&members));
+    let smart = group::Entity::find_by_id(demo.smart_group_id)
+        .one(db)
+        .await
+        .expect("read")
+        .expect("group");
+    assert!(smart.smart_department_id.is_some());
+
+    // The demo's ids are fixed: a second import of it is refused, and changes nothing.
+    let before = snapshot(db).await;
+    let err = import_document(db, demo.document, &hasher())
+        .await
+        .expect_err("already there");
+    assert!(err.to_string().contains("already exists"), "{err}");
+    assert_eq!(snapshot(db).await, before);
+}
+
+async fn a_department_cycle_is_refused_and_nothing_changes(db: &DatabaseConnection) {
+    seed(db).await;
+    let mut broken = another_document();
+    // A's parent becomes C: A -> C -> B -> A.
+    broken["accounts"][0]["departments"][0]["parentDepartmentId"] = json!(initech::C);
+    assert_refused(
+        db,
+        broken,
+        &format!("accounts[0].departments[0] (id \"{}\")", initech::A),
+        "cycle",
+    )
+    .await;
+}
+
+async fn an_unknown_reference_is_refused_and_nothing_changes(db: &DatabaseConnection) {
+    seed(db).await;
+    let mut broken = another_document();
+    // A department of another account (already in the database) is unknown here.
+    broken["accounts"][0]["users"][1]["departmentId"] = json!(acme::SALES);
+    assert_refused(
+        db,
+        broken,
+        "accounts[0].users[1] (email \"peter@initech.example.com\")",
+        "departmentId",
+    )
+    .await;
+}
+
+async fn a_duplicate_id_is_refused_and_nothing_changes(db: &DatabaseConnection) {
+    seed(db).await;
+    let mut broken = another_document();
+    // A user with a department's id (in upper case: ids are compared as UUIDs).
+    broken["accounts"][0]["users"][1]["id"] = json!(initech::B.to_uppercase());
+    assert_refused(
+        db,
+        broken,
+        "accounts[0].users[1] (email \"peter@initech.example.com\")",
+        "used twice in the document",
+    )
+    .await;
+}
+
+async fn a_login_repeated_in_another_case_is_refused_and_nothing_changes(db: &DatabaseConnection) {
+    seed(db).await;
+    let mut broken = another_document();
+    broken["accounts"][0]["users"][1]["email"] = json!("OWNER@Initech.example.com");
+    assert_refused(
+        db,
+        broken,
+        "accounts[0].users[1] (email \"OWNER@Initech.example.com\")",
+        "login is used twice in this account",
+    )
+    .await;
+}
+
+async fn an_id_already_in_the_database_is_refused_and_nothing_changes(db: &DatabaseConnection) {
+    seed(db).await;
+    let mut broken = another_document();
+    broken["accounts"][0]["users"][1]["id"] = json!(acme::LEARNER);
+    assert_refused(
+        db,
+        broken,
+        "accounts[0].users[1] (email \"peter@initech.example.com\")",
+        "already used in the database",
+    )
+    .await;
+}
+
+async fn an_account_url_already_present_is_refused_and_nothing_changes(db: &DatabaseConnection) {
+    seed(db).await;
+    let mut broken = another_document();
+    broken["accounts"][0]["url"] = json!("https://ACME.example.com/");
+    assert_refused(
+        db,
+        broken,
+        "accounts[0] (url \"https://ACME.example.com/\")",
+        "already exists",
+    )
+    .await;
+}
+
+/// More rows than one statement may bind parameters for, on either backend.
+async fn a_large_document_is_written_in_chunks(db: &DatabaseConnection) {
+    const DEPARTMENTS: u128 = 3_000;
+    const USERS: u128 = 3_500;
+    let base = 0x0193_d000_0000_7000_8000_0000_0000_0000u128;
+    let uuid = |n: u128| Uuid::from_u128(base + n).to_string();
+    let root = uuid(0);
+    // Departments in two levels: 100 under the root, the rest under those.
+    let departments: Vec<Value> = (1..=DEPARTMENTS)
+        .map(|n| {
+            let parent = if n <= 100 {
+                root.clone()
+            } else {
+                uuid(1 + n % 100)
+            };
+            json!({"id": uuid(n), "name": format!("Department {n}"), "parentDepartmentId": parent})
+        })
+        .collect();
+    // One precomputed hash keeps the test fast; it is what would be stored anyway.
+    let hash = hasher().hash("pw").expect("hash");
+    let users: Vec<Value> = (1..=USERS)
+        .map(|n| {
+            json!({"id": uuid(10_000 + n), "email": format!("user{n}@big.example.com"),
+                   "passwordHash": hash, "role": "learner",
+                   "departmentId": uuid(1 + n % DEPARTMENTS),
+                   "managedDepartmentIds": [uuid(1 + n % DEPARTMENTS)]})
+        })
+        .collect();
+    let members: Vec<String> = (1..=USERS).map(|n| uuid(10_000 + n)).collect();
+    let points: Vec<Value> = (1..=USERS)
+        .map(|n| json!({"userId": uuid(10_000 + n), "points": n}))
+        .collect();
+    let doc = json!({"accounts": [{
+        "url": "https://big.example.com",
+        "rootDepartment": {"id": root, "name": "Big"},
+        "departments": departments,
+        "users": users,
+        "groups": [{"id": uuid(20_000), "name": "Everyone", "userIds": members}],
+        "points": points
+    }]});
+
+    let summary = import_document(db, parse(doc), &hasher())
+        .await
+        .expect("the big document imports");
+    let users = USERS as u64;
+    let departments = DEPARTMENTS as u64 + 1;
+    assert_eq!(summary.users as u64, users);
+    assert_eq!(count::<department::Entity>(db).await, departments);
+    // Self rows, one root row for each non-root, one middle row for the third level.
+    assert_eq!(
+        count::<department_closure::Entity>(db).await,
+        departments + (departments - 1) + (departments - 101)
+    );
+    assert_eq!(count::<user::Entity>(db).await, users);
+    assert_eq!(count::<user_managed_department::Entity>(db).await, users);
+    assert_eq!(count::<group_member::Entity>(db).await, users);
+    assert_eq!(count::<user_points::Entity>(db).await, users);
+}
+
+/// All or nothing even when the database fails after most rows are written: a trigger
+/// refuses the enrollments, which are inserted last but one.
+async fn a_failure_in_the_middle_of_the_writes_leaves_nothing_behind(db: &DatabaseConnection) {
+    seed(db).await;
+    let trigger = match db.get_database_backend() {
+        DbBackend::Sqlite => vec![
+            "CREATE TRIGGER refuse_enrollments BEFORE INSERT ON enrollments \
+             BEGIN SELECT RAISE(ABORT, 'enrollments refused by the test'); END",
+        ],
+        _ => vec![
+            "CREATE FUNCTION refuse_enrollments() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'enrollments refused by the test'; END $$",
+            "CREATE TRIGGER refuse_enrollments BEFORE INSERT ON enrollments \
+             FOR EACH ROW EXECUTE FUNCTION refuse_enrollments()",
+        ],
+    };
+    for statement in trigger {
+        db.execute_unprepared(statement)
+            .await
+            .expect("trigger installed");
+    }
+    let mut doc = another_document();
+    let account = &mut doc["accounts"][0];
+    account["projects"] = json!([{"id": "0193c000-0000-7000-8000-000000000401", "name": "P"}]);
+    account["contentItems"] = json!([{"id": "0193c000-0000-7000-8000-000000000501",
+        "projectId": "0193c000-0000-7000-8000-000000000401", "title": "T",
+        "userId": initech::OWNER, "addedDate": "2019-03-26T06:34:57+00:00", "type": "Course"}]);
+    account["enrollments"] = json!([{"id": "0193c000-0000-7000-8000-000000000601",
+        "learnerId": initech::PETER, "contentItemId": "0193c000-0000-7000-8000-000000000501"}]);
+
+    let before = snapshot(db).await;
+    let err = import_document(db, parse(doc), &hasher())
+        .await
+        .expect_err("the trigger refuses");
+    assert!(matches!(err, ImportError::Database(_)), "{err}");
+    assert_eq!(
+        snapshot(db).await,
+        before,
+        "a failed import must not leave rows behind"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Files (no database work happens before these fail)
+
+#[tokio::test]
+async fn a_file_of_another_format_is_refused_by_its_extension() {
+    let db = TestDb::sqlite().await;
+    let err = import_file(&db.conn, Path::new("accounts.csv"), &hasher())
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(err, ImportError::UnsupportedFormat { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("accounts.csv"), "{err}");
+}
+
+#[tokio::test]
+async fn a_malformed_file_is_refused_with_its_line_and_column() {
+    let db = TestDb::sqlite().await;
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = folder.path().join("broken.json");
+    std::fs::write(
+        &file,
+        "{\n  \"accounts\": [\n    {\"url\": \"https://x.example\",}\n  ]\n}\n",
+    )
+    .expect("write");
+    let err = import_file(&db.conn, &file, &hasher())
+        .await
+        .expect_err("refused");
+    let ImportError::Parse { line, column, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(*line, Some(3));
+    assert!(column.is_some());
+    assert!(err.to_string().contains("broken.json"), "{err}");
+
+    let missing = folder.path().join("missing.yaml");
+    let err = import_file(&db.conn, &missing, &hasher())
+        .await
+        .expect_err("refused");
+    assert!(matches!(err, ImportError::Read { .. }), "{err}");
+    assert_eq!(count::<account::Entity>(&db.conn).await, 0);
+}
