@@ -56,7 +56,7 @@ pub fn build_subscriber(
         .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer(service_name)));
     let subscriber = Registry::default()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_target(false))
+        .with(tracing_subscriber::fmt::layer().with_target(false).with_writer(std::io::stderr))
         .with(otel_layer);
     Ok((subscriber, TelemetryGuard { provider }))
 }
