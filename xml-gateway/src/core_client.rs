@@ -116,8 +116,14 @@ mod tests {
 
     fn caller() -> Caller {
         let mut headers = HeaderMap::new();
-        headers.insert("x-auth-account-url", HeaderValue::from_static("https://acme.example.com"));
-        headers.insert("x-auth-email", HeaderValue::from_static("owner@acme.example.com"));
+        headers.insert(
+            "x-auth-account-url",
+            HeaderValue::from_static("https://acme.example.com"),
+        );
+        headers.insert(
+            "x-auth-email",
+            HeaderValue::from_static("owner@acme.example.com"),
+        );
         headers.insert("x-auth-password", HeaderValue::from_static("pw"));
         Caller {
             credentials: Credentials::from_headers(&headers).unwrap(),
@@ -129,12 +135,24 @@ mod tests {
     fn outgoing_requests_carry_credentials_request_id_and_deadline() {
         let request = caller().request((), Some(Duration::from_millis(1500)));
         let metadata = request.metadata();
-        assert_eq!(metadata.get("x-auth-account-url").unwrap(), "https://acme.example.com");
-        assert_eq!(metadata.get("x-auth-email").unwrap(), "owner@acme.example.com");
+        assert_eq!(
+            metadata.get("x-auth-account-url").unwrap(),
+            "https://acme.example.com"
+        );
+        assert_eq!(
+            metadata.get("x-auth-email").unwrap(),
+            "owner@acme.example.com"
+        );
         assert_eq!(metadata.get("x-auth-password").unwrap(), "pw");
         assert_eq!(metadata.get("x-request-id").unwrap(), "req-7");
         assert!(metadata.get("grpc-timeout").is_some());
-        assert!(caller().request((), None).metadata().get("grpc-timeout").is_none());
+        assert!(
+            caller()
+                .request((), None)
+                .metadata()
+                .get("grpc-timeout")
+                .is_none()
+        );
     }
 
     #[test]
@@ -150,7 +168,10 @@ mod tests {
             let _entered = span.enter();
             caller().request((), None)
         });
-        let traceparent = request.metadata().get("traceparent").expect("a traceparent");
+        let traceparent = request
+            .metadata()
+            .get("traceparent")
+            .expect("a traceparent");
         let traceparent = traceparent.to_str().unwrap();
         assert!(traceparent.starts_with("00-"), "{traceparent}");
         assert_eq!(traceparent.split('-').count(), 4, "{traceparent}");

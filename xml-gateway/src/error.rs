@@ -142,7 +142,9 @@ fn core_status_parts(status: tonic::Status) -> ErrorParts {
             tracing::warn!(grpc.message = status.message(), "the core is unavailable");
             ErrorParts::new(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE)
         }
-        Code::DeadlineExceeded => {
+        // tonic reports a passed `grpc-timeout` as CANCELLED ("Timeout expired"), on the
+        // client side and in the core alike; the gateway never cancels a call otherwise.
+        Code::DeadlineExceeded | Code::Cancelled => {
             tracing::warn!(
                 grpc.message = status.message(),
                 "the core call passed its deadline"
@@ -280,6 +282,7 @@ mod tests {
             (Code::NotFound, StatusCode::NOT_FOUND),
             (Code::Unavailable, StatusCode::SERVICE_UNAVAILABLE),
             (Code::DeadlineExceeded, StatusCode::GATEWAY_TIMEOUT),
+            (Code::Cancelled, StatusCode::GATEWAY_TIMEOUT),
             (Code::ResourceExhausted, StatusCode::TOO_MANY_REQUESTS),
             (Code::FailedPrecondition, StatusCode::CONFLICT),
             (Code::Aborted, StatusCode::CONFLICT),

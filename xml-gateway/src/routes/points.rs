@@ -263,8 +263,9 @@ mod body_tests {
 
     /// A response stream of `count` results ending with `end` as its status.
     fn grpc_stream(count: usize, end: tonic::Code) -> Streaming<UserPoints> {
-        let mut frames: Vec<Result<Frame<Bytes>, std::io::Error>> =
-            (0..count).map(|n| Ok(Frame::data(grpc_frame(&user(n))))).collect();
+        let mut frames: Vec<Result<Frame<Bytes>, std::io::Error>> = (0..count)
+            .map(|n| Ok(Frame::data(grpc_frame(&user(n)))))
+            .collect();
         frames.push(Ok(Frame::trailers(trailers(end))));
         Streaming::new_response(
             tonic_prost::ProstDecoder::<UserPoints>::default(),

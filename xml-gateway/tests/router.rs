@@ -1,0 +1,526 @@
+//! The gateway's own behaviour, through the real router, with the core URL pointing at a closed
+//! loopback port (or at a socket that never answers): everything here is decided before, or
+//! without, a useful answer from the core.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{HeaderMap, Method, Request, StatusCode, header};
+use http_body_util::BodyExt;
+use lms_gateway::{App, BODY_LIMIT_BYTES, CoreClient, GatewaySettings, router};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tower::ServiceExt;
+
+const PROLOGUE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
+const AUTH_FAILED: &str =
+    "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password.";
+
+/// A loopback port that nothing listens on.
+async fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    port
+}
+
+async fn gateway_without_core() -> Router {
+    let url = format!("http://127.0.0.1:{}", closed_port().await);
+    router(CoreClient::connect_lazy(&url, Duration::from_secs(5)).unwrap())
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .get(name)
+            .unwrap_or_else(|| panic!("no {name} header"))
+            .to_str()
+            .unwrap()
+    }
+
+    /// Asserts an XML error body with this status and returns its message.
+    fn error_message(&self, status: StatusCode) -> String {
+        assert_eq!(self.status, status, "body: {}", self.body);
+        assert_eq!(
+            self.header("content-type"),
+            "application/xml; charset=utf-8"
+        );
+        assert!(self.body.starts_with(PROLOGUE), "{}", self.body);
+        let code = format!("<error><code>{}</code><message>", status.as_u16());
+        assert!(self.body.contains(&code), "{}", self.body);
+        let request_id = self.header("x-request-id");
+        assert!(
+            self.body.ends_with(&format!(
+                "</message><requestId>{request_id}</requestId></error>"
+            )),
+            "{}",
+            self.body
+        );
+        let start = self.body.find("<message>").unwrap() + "<message>".len();
+        let end = self.body.find("</message>").unwrap();
+        self.body[start..end].to_owned()
+    }
+}
+
+async fn send(app: &Router, request: Request<Body>) -> Answer {
+    let response = app.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    Answer {
+        status,
+        headers,
+        body: String::from_utf8(bytes.to_vec()).unwrap(),
+    }
+}
+
+fn authenticated(method: Method, uri: &str) -> axum::http::request::Builder {
+    Request::builder()
+        .method(method)
+        .uri(uri)
+        .header("x-auth-account-url", "https://acme.example.com")
+        .header("x-auth-email", "owner@acme.example.com")
+        .header("x-auth-password", "correct horse")
+}
+
+fn xml_post(uri: &str, body: impl Into<Body>) -> Request<Body> {
+    authenticated(Method::POST, uri)
+        .header(header::CONTENT_TYPE, "application/xml")
+        .body(body.into())
+        .unwrap()
+}
+
+// ---- routing ----
+
+#[tokio::test]
+async fn an_unknown_route_is_404_with_an_xml_body() {
+    let app = gateway_without_core().await;
+    let answer = send(&app, Request::get("/nowhere").body(Body::empty()).unwrap()).await;
+    assert_eq!(
+        answer.error_message(StatusCode::NOT_FOUND),
+        "There is no resource at GET /nowhere."
+    );
+}
+
+#[tokio::test]
+async fn a_known_route_with_the_wrong_method_is_405_with_allow() {
+    let app = gateway_without_core().await;
+    let answer = send(
+        &app,
+        Request::delete("/group/g-1").body(Body::empty()).unwrap(),
+    )
+    .await;
+    answer.error_message(StatusCode::METHOD_NOT_ALLOWED);
+    let allow = answer.header("allow");
+    for method in ["GET", "POST"] {
+        assert!(allow.contains(method), "Allow: {allow}");
+    }
+
+    let answer = send(
+        &app,
+        Request::get("/department").body(Body::empty()).unwrap(),
+    )
+    .await;
+    assert!(
+        answer
+            .error_message(StatusCode::METHOD_NOT_ALLOWED)
+            .contains("GET")
+    );
+    assert_eq!(answer.header("allow"), "POST");
+
+    let answer = send(
+        &app,
+        Request::post("/gamification/points")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    answer.error_message(StatusCode::METHOD_NOT_ALLOWED);
+    assert!(answer.header("allow").contains("GET"));
+}
+
+// ---- request ids ----
+
+#[tokio::test]
+async fn the_callers_request_id_is_echoed() {
+    let app = gateway_without_core().await;
+    let answer = send(
+        &app,
+        Request::get("/nowhere")
+            .header("x-request-id", "caller-chosen-42")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(answer.header("x-request-id"), "caller-chosen-42");
+    assert!(
+        answer
+            .body
+            .contains("<requestId>caller-chosen-42</requestId>")
+    );
+}
+
+#[tokio::test]
+async fn a_request_id_is_generated_when_none_or_an_unusable_one_is_sent() {
+    let app = gateway_without_core().await;
+    let first = send(&app, Request::get("/nowhere").body(Body::empty()).unwrap()).await;
+    let second = send(&app, Request::get("/nowhere").body(Body::empty()).unwrap()).await;
+    let first_id = first.header("x-request-id");
+    assert!(uuid::Uuid::parse_str(first_id).is_ok(), "{first_id}");
+    assert_ne!(first_id, second.header("x-request-id"));
+
+    let too_long = "x".repeat(500);
+    let answer = send(
+        &app,
+        Request::get("/nowhere")
+            .header("x-request-id", too_long.as_str())
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert!(uuid::Uuid::parse_str(answer.header("x-request-id")).is_ok());
+}
+
+// ---- authentication ----
+
+#[tokio::test]
+async fn every_missing_or_blank_header_gives_the_same_401() {
+    let app = gateway_without_core().await;
+    let headers = ["x-auth-account-url", "x-auth-email", "x-auth-password"];
+    let mut bodies = Vec::new();
+    for skipped in headers {
+        for value in [None, Some(""), Some("   ")] {
+            let mut request = Request::get("/group/g-1").header("x-request-id", "same-id");
+            for name in headers {
+                if name != skipped {
+                    request = request.header(name, "something");
+                } else if let Some(value) = value {
+                    request = request.header(name, value);
+                }
+            }
+            let answer = send(&app, request.body(Body::empty()).unwrap()).await;
+            assert_eq!(answer.error_message(StatusCode::UNAUTHORIZED), AUTH_FAILED);
+            bodies.push(answer.body);
+        }
+    }
+    let none = send(
+        &app,
+        Request::get("/content/c-1")
+            .header("x-request-id", "same-id")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    bodies.push(none.body);
+    assert!(
+        bodies.windows(2).all(|pair| pair[0] == pair[1]),
+        "{bodies:#?}"
+    );
+}
+
+#[tokio::test]
+async fn authentication_is_checked_before_the_body() {
+    let app = gateway_without_core().await;
+    let answer = send(
+        &app,
+        Request::post("/department")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from("{}"))
+            .unwrap(),
+    )
+    .await;
+    answer.error_message(StatusCode::UNAUTHORIZED);
+}
+
+// ---- request bodies ----
+
+#[tokio::test]
+async fn a_non_xml_content_type_is_415() {
+    let app = gateway_without_core().await;
+    for content_type in [
+        "application/json",
+        "text/plain",
+        "application/xml; charset=latin1",
+    ] {
+        let answer = send(
+            &app,
+            authenticated(Method::POST, "/department")
+                .header(header::CONTENT_TYPE, content_type)
+                .body(Body::from("<request/>"))
+                .unwrap(),
+        )
+        .await;
+        let message = answer.error_message(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        assert!(message.contains(content_type), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn a_body_declared_larger_than_1_mib_is_413() {
+    let app = gateway_without_core().await;
+    let body = vec![b' '; BODY_LIMIT_BYTES + 1];
+    let answer = send(
+        &app,
+        authenticated(Method::POST, "/department")
+            .header(header::CONTENT_TYPE, "application/xml")
+            .header(header::CONTENT_LENGTH, body.len())
+            .body(Body::from(body))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        answer.error_message(StatusCode::PAYLOAD_TOO_LARGE),
+        "The request body is larger than 1 MiB (1048576 bytes)."
+    );
+}
+
+#[tokio::test]
+async fn a_chunked_body_growing_past_1_mib_is_413() {
+    let app = gateway_without_core().await;
+    let chunk = bytes::Bytes::from(vec![b' '; 64 * 1024]);
+    let chunks =
+        (0..=BODY_LIMIT_BYTES / chunk.len()).map(move |_| Ok::<_, std::io::Error>(chunk.clone()));
+    let answer = send(
+        &app,
+        xml_post(
+            "/department",
+            Body::from_stream(futures::stream::iter(chunks)),
+        ),
+    )
+    .await;
+    answer.error_message(StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test]
+async fn a_doctype_is_400() {
+    let app = gateway_without_core().await;
+    let body = r#"<?xml version="1.0"?><!DOCTYPE request [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><request><name>&xxe;</name></request>"#;
+    let answer = send(&app, xml_post("/department", body)).await;
+    assert_eq!(
+        answer.error_message(StatusCode::BAD_REQUEST),
+        "DOCTYPE declarations are not allowed."
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_entity_is_400_naming_it() {
+    let app = gateway_without_core().await;
+    let answer = send(
+        &app,
+        xml_post("/group/g-1", "<request><name>&xxe;</name></request>"),
+    )
+    .await;
+    assert_eq!(
+        answer.error_message(StatusCode::BAD_REQUEST),
+        "Entity reference &amp;xxe; is not allowed."
+    );
+}
+
+#[tokio::test]
+async fn another_encoding_or_invalid_utf8_is_400() {
+    let app = gateway_without_core().await;
+    let declared = send(
+        &app,
+        xml_post(
+            "/department",
+            r#"<?xml version="1.0" encoding="ISO-8859-1"?><request/>"#,
+        ),
+    )
+    .await;
+    assert!(
+        declared
+            .error_message(StatusCode::BAD_REQUEST)
+            .contains("ISO-8859-1")
+    );
+    let invalid = send(
+        &app,
+        xml_post(
+            "/department",
+            &b"<request><name>Caf\xE9</name></request>"[..],
+        ),
+    )
+    .await;
+    assert!(
+        invalid
+            .error_message(StatusCode::BAD_REQUEST)
+            .contains("UTF-8")
+    );
+}
+
+#[tokio::test]
+async fn malformed_bodies_are_400_with_a_message_naming_the_problem() {
+    let app = gateway_without_core().await;
+    let cases = [
+        (
+            "/department",
+            "",
+            "The request body is empty; an XML document is expected.",
+        ),
+        (
+            "/department",
+            "<foo/>",
+            "Root element must be &lt;request&gt;, found &lt;foo&gt;.",
+        ),
+        (
+            "/department",
+            "<request><name>a</name><name>b</name></request>",
+            "Element &lt;name&gt; is given twice.",
+        ),
+        (
+            "/department",
+            "<request/><request/>",
+            "Only one root element is allowed; found a second one, &lt;request&gt;.",
+        ),
+        (
+            "/enrollment/delete",
+            "<DeleteEnrollments/>",
+            "Element &lt;enrollmentIds&gt; is required.",
+        ),
+        (
+            "/enrollment/delete",
+            "<DeleteEnrollments><enrollmentIds/><enrollmentIds/></DeleteEnrollments>",
+            "Element &lt;enrollmentIds&gt; is given twice.",
+        ),
+    ];
+    for (uri, body, expected) in cases {
+        let answer = send(&app, xml_post(uri, body)).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{body}");
+        assert!(
+            answer
+                .body
+                .contains(&format!("<message>{expected}</message>")),
+            "{}",
+            answer.body
+        );
+    }
+    let answer = send(&app, xml_post("/department", "<request><name>x</request>")).await;
+    assert!(
+        answer
+            .error_message(StatusCode::BAD_REQUEST)
+            .starts_with("The request body is not well-formed XML")
+    );
+}
+
+// ---- the core ----
+
+#[tokio::test]
+async fn an_unreachable_core_is_503_for_every_operation() {
+    let app = gateway_without_core().await;
+    let requests = [
+        authenticated(Method::GET, "/group/g-1")
+            .body(Body::empty())
+            .unwrap(),
+        authenticated(Method::GET, "/content/c-1")
+            .body(Body::empty())
+            .unwrap(),
+        authenticated(Method::GET, "/gamification/points?userIds=a,b")
+            .body(Body::empty())
+            .unwrap(),
+        xml_post("/group/g-1", "<request><name>New</name></request>"),
+        xml_post("/department/d-1", "<request><code/></request>"),
+        xml_post(
+            "/department",
+            "<request><name>Sales</name><parentDepartmentId>p</parentDepartmentId></request>",
+        ),
+        xml_post(
+            "/enrollment/delete",
+            "<DeleteEnrollments><enrollmentIds><id>e</id></enrollmentIds></DeleteEnrollments>",
+        ),
+    ];
+    for request in requests {
+        let uri = request.uri().clone();
+        let answer = send(&app, request).await;
+        assert_eq!(
+            answer.error_message(StatusCode::SERVICE_UNAVAILABLE),
+            "The service is temporarily unavailable.",
+            "{uri}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_core_that_never_answers_is_504_after_the_deadline() {
+    // Accepts connections and then says nothing, like a hung core.
+    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let hold = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            open.push(socket);
+        }
+    });
+    let app = router(CoreClient::connect_lazy(&url, Duration::from_millis(300)).unwrap());
+    for request in [
+        authenticated(Method::GET, "/group/g-1")
+            .body(Body::empty())
+            .unwrap(),
+        authenticated(Method::GET, "/gamification/points")
+            .body(Body::empty())
+            .unwrap(),
+    ] {
+        let answer = send(&app, request).await;
+        assert_eq!(
+            answer.error_message(StatusCode::GATEWAY_TIMEOUT),
+            "The service did not answer in time."
+        );
+    }
+    hold.abort();
+}
+
+// ---- start-up ----
+
+#[tokio::test]
+async fn the_app_binds_port_zero_serves_and_shuts_down_gracefully() {
+    let settings = GatewaySettings {
+        http_addr: "127.0.0.1:0".parse().unwrap(),
+        core_url: format!("http://127.0.0.1:{}", closed_port().await),
+        core_timeout_ms: 2_000,
+    };
+    let app = App::build(settings).await.unwrap();
+    let addr = app.local_addr();
+    assert_ne!(addr.port(), 0);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(app.run_until(async {
+        let _ = stopped.await;
+    }));
+
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream
+        .write_all(
+            b"GET /group/g-1 HTTP/1.1\r\nHost: localhost\r\nX-Auth-Account-Url: https://a\r\n\
+              X-Auth-Email: e\r\nX-Auth-Password: p\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 503"), "{response}");
+    assert!(
+        response.to_ascii_lowercase().contains("x-request-id: "),
+        "{response}"
+    );
+
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(5), server)
+        .await
+        .expect("the server stops after the shutdown signal")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_invalid_core_url_is_refused_at_start_up() {
+    let settings = GatewaySettings {
+        http_addr: "127.0.0.1:0".parse().unwrap(),
+        core_url: "not a url".to_owned(),
+        core_timeout_ms: 1_000,
+    };
+    assert!(App::build(settings).await.is_err());
+}
