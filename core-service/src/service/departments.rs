@@ -96,8 +96,6 @@ pub async fn update_department(
     changes: DepartmentChanges,
 ) -> ServiceResult<()> {
     let grant = caller.grant(Operation::UpdateDepartment)?;
-    let raw_id = department_id.to_owned();
-    let department_id = parse_resource_id("Department", department_id)?;
     let name = changes.name.as_deref().map(DepartmentName::parse).transpose()?;
     let code = changes.code.as_deref().map(DepartmentCode::parse).transpose()?;
     let new_parent_id = changes
@@ -105,6 +103,9 @@ pub async fn update_department(
         .as_deref()
         .map(|raw| parse_field_id("parentDepartmentId", raw))
         .transpose()?;
+    // After the fields: a malformed id names nothing, so it must answer like an unknown one.
+    let raw_id = department_id.to_owned();
+    let department_id = parse_resource_id("Department", department_id)?;
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
@@ -174,6 +175,11 @@ async fn check_new_parent(
         return Err(ServiceError::invalid(
             "parentDepartmentId cannot be given for the root department.",
         ));
+    }
+    // Keeping the current parent is not a move: a scoped caller may send back the parent it
+    // read even when that parent lies outside its scope.
+    if department.parent_id == Some(parent_id) {
+        return Ok(());
     }
     find_in_account(txn, caller.account_id, parent_id)
         .await?

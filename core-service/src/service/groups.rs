@@ -62,9 +62,10 @@ pub async fn update_group(
     name: Option<String>,
 ) -> ServiceResult<()> {
     caller.grant(Operation::UpdateGroup)?;
+    let name = name.as_deref().map(GroupName::parse).transpose()?;
+    // After the name: a malformed id names nothing, so it must answer like an unknown one.
     let raw_id = group_id.to_owned();
     let id = parse_resource_id("Group", group_id)?;
-    let name = name.as_deref().map(GroupName::parse).transpose()?;
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
