@@ -48,8 +48,9 @@ impl std::fmt::Debug for TelemetryGuard {
     }
 }
 
-/// Builds the subscriber: human-readable logs filtered by `RUST_LOG` (default `info`), plus an
-/// OpenTelemetry layer exporting over OTLP/gRPC when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+/// Builds the subscriber: human-readable logs on stderr filtered by `RUST_LOG` (default `info`),
+/// plus an OpenTelemetry layer exporting over OTLP/gRPC when `OTEL_EXPORTER_OTLP_ENDPOINT` (or
+/// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) is set.
 ///
 /// Call it inside a Tokio runtime: the OTLP exporter's tonic client needs one.
 pub fn build_telemetry(service_name: &str) -> anyhow::Result<Telemetry> {
@@ -75,7 +76,8 @@ pub fn build_telemetry(service_name: &str) -> anyhow::Result<Telemetry> {
     });
     let subscriber = tracing_subscriber::registry()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer())
+        // stderr, so what a launcher prints on stdout (addresses, instructions) stays clean.
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
         .with(otel_layer);
     Ok(Telemetry {
         subscriber: Box::new(subscriber),

@@ -63,8 +63,8 @@ mod tests {
         assert_eq!(
             render_content_item(&item),
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><contentItem>\
-             <contentItemId>c-1</contentItemId><title>Safety &quot;101&quot;</title>\
-             <description>Read &lt;this&gt; &amp; that&apos;s it\u{FFFD}</description>\
+             <contentItemId>c-1</contentItemId><title>Safety \"101\"</title>\
+             <description>Read &lt;this&gt; &amp; that's it\u{FFFD}</description>\
              <userId>u-1</userId><addedDate>2019-03-26T06:34:57+00:00</addedDate>\
              <viewUrl>https://acme.example.com/view/c-1?a=1&amp;b=2</viewUrl>\
              <type>Course</type></contentItem></response>"

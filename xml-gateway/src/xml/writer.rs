@@ -69,7 +69,8 @@ impl XmlWriter {
     }
 }
 
-/// Escapes the five markup characters. Characters XML 1.0 cannot carry at all (most C0 controls,
+/// Escapes `<`, `>` and `&` (quotes need no escaping in text, and stay readable in messages
+/// that quote a value). Characters XML 1.0 cannot carry at all (most C0 controls,
 /// U+FFFE, U+FFFF) become U+FFFD, so a stray control character stored in the core never makes
 /// the whole response ill-formed.
 fn push_escaped(out: &mut String, text: &str) {
@@ -78,12 +79,53 @@ fn push_escaped(out: &mut String, text: &str) {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
             // A literal CR would be read back as LF; a reference keeps it.
             '\r' => out.push_str("&#13;"),
             ch if is_xml_char(ch) => out.push(ch),
             _ => out.push(char::REPLACEMENT_CHARACTER),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(value: &str) -> String {
+        let mut xml = XmlWriter::fragment();
+        xml.text(value);
+        xml.finish()
+    }
+
+    #[test]
+    fn markup_characters_in_text_are_escaped() {
+        assert_eq!(text("a < b && c > d"), "a &lt; b &amp;&amp; c &gt; d");
+        assert_eq!(text("]]>"), "]]&gt;");
+        assert_eq!(text("&amp;"), "&amp;amp;");
+        assert_eq!(text("\"quoted\" and 'single'"), "\"quoted\" and 'single'");
+    }
+
+    #[test]
+    fn characters_xml_cannot_carry_are_replaced_and_cr_is_kept() {
+        assert_eq!(
+            text("a\u{0}b\u{1F}c\u{FFFE}"),
+            "a\u{FFFD}b\u{FFFD}c\u{FFFD}"
+        );
+        assert_eq!(text("line\r\nnext\ttab"), "line&#13;\nnext\ttab");
+        assert_eq!(text("日本 \u{1F600}"), "日本 \u{1F600}");
+    }
+
+    #[test]
+    fn documents_start_with_the_prologue_and_keep_the_written_order() {
+        let mut xml = XmlWriter::document();
+        xml.open("response")
+            .text_element("b", "2")
+            .text_element("a", "1")
+            .empty("c")
+            .close("response");
+        assert_eq!(
+            xml.finish(),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><b>2</b><a>1</a><c/></response>"
+        );
     }
 }
