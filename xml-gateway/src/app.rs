@@ -2,11 +2,13 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::core_client::CoreClient;
@@ -15,6 +17,10 @@ use crate::request_id::assign_request_id;
 use crate::routes::{content, department, enrollment, fallback, group, points};
 use crate::settings::GatewaySettings;
 use crate::telemetry::{http_request_span, record_response};
+
+/// A client that trickles its body slower than this is cut off (slow-body attacks hold a
+/// connection and a task for as long as they are allowed to).
+const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The whole HTTP interface over a core client.
 ///
@@ -36,6 +42,7 @@ pub fn router(core: CoreClient) -> Router {
         .route("/gamification/points", get(points::get_points))
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
+        .layer(RequestBodyTimeoutLayer::new(BODY_READ_TIMEOUT))
         .layer(axum::middleware::from_fn(render_error_bodies))
         .layer(
             TraceLayer::new_for_http()
