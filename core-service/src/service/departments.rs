@@ -106,21 +106,16 @@ pub async fn update_department(
     // After the fields: a malformed id names nothing, so it must answer like an unknown one.
     let raw_id = department_id.to_owned();
     let department_id = parse_resource_id("Department", department_id)?;
+    let scoped = grant == Grant::InScope;
+    if name.is_none() && code.is_none() && new_parent_id.is_none() {
+        // A no-op writes nothing, not even the account lock; it still answers 404 and 403.
+        find_updatable(db, caller, department_id, &raw_id, scoped).await?;
+        return Ok(());
+    }
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
-            let current = find_in_account(txn, caller.account_id, department_id)
-                .await?
-                .ok_or_else(|| not_found("Department", &raw_id))?;
-            let scoped = grant == Grant::InScope;
-            if scoped
-                && !scope::department_in_scope(txn, &caller.managed_department_ids, department_id)
-                    .await?
-            {
-                return Err(ServiceError::denied(
-                    "You may update only departments you manage and their sub-departments.",
-                ));
-            }
+            let current = find_updatable(txn, &caller, department_id, &raw_id, scoped).await?;
             if let Some(parent_id) = new_parent_id {
                 let raw_parent = changes.parent_department_id.as_deref().unwrap_or_default();
                 check_new_parent(txn, &caller, &current, parent_id, raw_parent, scoped).await?;
@@ -159,6 +154,25 @@ pub async fn update_department(
         })
     })
     .await
+}
+
+/// The department `department_id` of the caller's account, if the caller may update it.
+async fn find_updatable(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    department_id: Uuid,
+    raw_id: &str,
+    scoped: bool,
+) -> ServiceResult<department::Model> {
+    let current = find_in_account(conn, caller.account_id, department_id)
+        .await?
+        .ok_or_else(|| not_found("Department", raw_id))?;
+    if scoped && !scope::department_in_scope(conn, &caller.managed_department_ids, department_id).await? {
+        return Err(ServiceError::denied(
+            "You may update only departments you manage and their sub-departments.",
+        ));
+    }
+    Ok(current)
 }
 
 /// The new parent exists in the account, is allowed for a scoped caller, and is not the

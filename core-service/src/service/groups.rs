@@ -66,13 +66,17 @@ pub async fn update_group(
     // After the name: a malformed id names nothing, so it must answer like an unknown one.
     let raw_id = group_id.to_owned();
     let id = parse_resource_id("Group", group_id)?;
+    let Some(name) = name else {
+        // A no-op writes nothing, not even the account lock; it still answers 404.
+        find_in_account(db, caller.account_id, id).await?.ok_or_else(|| not_found("Group", &raw_id))?;
+        return Ok(());
+    };
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
             let current = find_in_account(txn, caller.account_id, id)
                 .await?
                 .ok_or_else(|| not_found("Group", &raw_id))?;
-            let Some(name) = name else { return Ok(()) };
             let mut updated: group::ActiveModel = current.clone().into();
             updated.name = Set(name.into_inner());
             let updated = updated.update(txn).await?;
