@@ -30,11 +30,24 @@ pub struct StackOptions {
     pub auth_cache_capacity: u64,
     /// Import the world before starting.
     pub with_world: bool,
+    /// Argon2id cost of the core's new hashes (the world is always imported at [`TEST_POLICY`]).
+    pub password_policy: PasswordPolicy,
+    /// Password verifications running at once; `None` keeps the core's default.
+    pub max_concurrent_verifications: Option<usize>,
+    /// How long a verification may wait for a slot before 503; `None` keeps the default.
+    pub verification_queue_timeout_ms: Option<u64>,
 }
 
 impl StackOptions {
     pub fn new(backend: Backend) -> Self {
-        Self { backend, auth_cache_capacity: 10_000, with_world: true }
+        Self {
+            backend,
+            auth_cache_capacity: 10_000,
+            with_world: true,
+            password_policy: TEST_POLICY,
+            max_concurrent_verifications: None,
+            verification_queue_timeout_ms: None,
+        }
     }
 }
 
@@ -59,10 +72,16 @@ impl TestStack {
         let database = TestDatabase::create(options.backend).await?;
         let mut settings = CoreSettings::for_database(database.url.clone());
         settings.grpc_addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        settings.argon2_memory_kib = TEST_POLICY.memory_kib;
-        settings.argon2_iterations = TEST_POLICY.iterations;
-        settings.argon2_parallelism = TEST_POLICY.parallelism;
+        settings.argon2_memory_kib = options.password_policy.memory_kib;
+        settings.argon2_iterations = options.password_policy.iterations;
+        settings.argon2_parallelism = options.password_policy.parallelism;
         settings.auth_cache_capacity = options.auth_cache_capacity;
+        if let Some(slots) = options.max_concurrent_verifications {
+            settings.max_concurrent_verifications = slots;
+        }
+        if let Some(timeout_ms) = options.verification_queue_timeout_ms {
+            settings.verification_queue_timeout_ms = timeout_ms;
+        }
         let clock = ManualClock::default();
         let core = Core::build_with_clock(&settings, Arc::new(clock.clone())).await.expect("core starts");
         let state = core.state();

@@ -29,8 +29,12 @@ pub struct VerifiedCache {
 impl VerifiedCache {
     /// `capacity` 0 disables the cache.
     pub fn new(capacity: u64, ttl: Duration) -> Self {
-        let entries = (capacity > 0)
-            .then(|| Cache::builder().max_capacity(capacity).time_to_live(ttl).build());
+        let entries = (capacity > 0).then(|| {
+            Cache::builder()
+                .max_capacity(capacity)
+                .time_to_live(ttl)
+                .build()
+        });
         Self { entries, ttl }
     }
 
@@ -46,8 +50,12 @@ impl VerifiedCache {
         password_hash: &str,
         clock: &dyn Clock,
     ) -> bool {
-        let Some(entries) = &self.entries else { return false };
-        let Some(entry) = entries.get(key) else { return false };
+        let Some(entries) = &self.entries else {
+            return false;
+        };
+        let Some(entry) = entries.get(key) else {
+            return false;
+        };
         let fresh = clock.now().saturating_duration_since(entry.at) < self.ttl;
         if fresh && entry.user_id == user_id && entry.hash_fingerprint == fingerprint(password_hash)
         {
@@ -58,12 +66,31 @@ impl VerifiedCache {
         }
     }
 
-    pub fn remember(&self, key: CredentialKey, user_id: Uuid, password_hash: &str, clock: &dyn Clock) {
+    /// Remembers that `key` matched this user's `password_hash`, verified at `verified_at`
+    /// (the entry expires `ttl` after that instant, however often it is remembered again).
+    pub fn remember(
+        &self,
+        key: CredentialKey,
+        user_id: Uuid,
+        password_hash: &str,
+        verified_at: Instant,
+    ) {
         if let Some(entries) = &self.entries {
             entries.insert(
                 key,
-                Verified { user_id, hash_fingerprint: fingerprint(password_hash), at: clock.now() },
+                Verified {
+                    user_id,
+                    hash_fingerprint: fingerprint(password_hash),
+                    at: verified_at,
+                },
             );
+        }
+    }
+
+    /// Drops what is remembered under `key`.
+    pub fn forget(&self, key: &CredentialKey) {
+        if let Some(entries) = &self.entries {
+            entries.invalidate(key);
         }
     }
 
@@ -100,12 +127,12 @@ mod tests {
         let clock = ManualClock::default();
         let cache = VerifiedCache::new(10, Duration::from_secs(60));
         let user = Uuid::now_v7();
-        cache.remember(key(1), user, "$argon2id$old", &clock);
+        cache.remember(key(1), user, "$argon2id$old", clock.now());
         assert!(cache.is_verified(&key(1), user, "$argon2id$old", &clock));
         assert!(!cache.is_verified(&key(1), user, "$argon2id$new", &clock));
         // The mismatch dropped the entry.
         assert!(!cache.is_verified(&key(1), user, "$argon2id$old", &clock));
-        cache.remember(key(2), user, "$argon2id$old", &clock);
+        cache.remember(key(2), user, "$argon2id$old", clock.now());
         assert!(!cache.is_verified(&key(2), Uuid::now_v7(), "$argon2id$old", &clock));
     }
 
@@ -114,7 +141,7 @@ mod tests {
         let clock = ManualClock::default();
         let cache = VerifiedCache::new(10, Duration::from_secs(60));
         let user = Uuid::now_v7();
-        cache.remember(key(1), user, "h", &clock);
+        cache.remember(key(1), user, "h", clock.now());
         clock.advance(Duration::from_secs(59));
         assert!(cache.is_verified(&key(1), user, "h", &clock));
         clock.advance(Duration::from_secs(1));
@@ -126,7 +153,7 @@ mod tests {
         let clock = ManualClock::default();
         let cache = VerifiedCache::new(100, Duration::from_secs(60));
         for n in 0..5_000 {
-            cache.remember(key(n), Uuid::nil(), "h", &clock);
+            cache.remember(key(n), Uuid::nil(), "h", clock.now());
         }
         assert!(cache.len() <= 100, "held {}", cache.len());
     }
@@ -135,7 +162,7 @@ mod tests {
     fn a_zero_capacity_disables_the_cache() {
         let clock = ManualClock::default();
         let cache = VerifiedCache::new(0, Duration::from_secs(60));
-        cache.remember(key(1), Uuid::nil(), "h", &clock);
+        cache.remember(key(1), Uuid::nil(), "h", clock.now());
         assert!(!cache.is_enabled());
         assert!(!cache.is_verified(&key(1), Uuid::nil(), "h", &clock));
     }

@@ -27,20 +27,29 @@ pub struct ManualClock {
 
 impl Default for ManualClock {
     fn default() -> Self {
-        Self { base: Instant::now(), offset: Arc::default() }
+        Self {
+            base: Instant::now(),
+            offset: Arc::default(),
+        }
     }
 }
 
 impl ManualClock {
     pub fn advance(&self, by: Duration) {
-        let mut offset = self.offset.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut offset = self
+            .offset
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         *offset += by;
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> Instant {
-        let offset = *self.offset.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let offset = *self
+            .offset
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         self.base + offset
     }
 }

@@ -45,12 +45,19 @@ pub type CredentialKey = [u8; 32];
 
 impl CredentialKeyer {
     pub fn random() -> Self {
-        Self { secret: rand::random() }
+        Self {
+            secret: rand::random(),
+        }
     }
 
     /// Key of (account, login, password): what the verified-credentials cache is keyed by.
     pub fn login_key(&self, account_url: &str, email_key: &str, password: &str) -> CredentialKey {
-        self.mac(&[b"login", account_url.as_bytes(), email_key.as_bytes(), password.as_bytes()])
+        self.mac(&[
+            b"login",
+            account_url.as_bytes(),
+            email_key.as_bytes(),
+            password.as_bytes(),
+        ])
     }
 
     /// Key of (account, login): what the failure throttle is keyed by.
@@ -80,10 +87,39 @@ mod tests {
         let key = keyer.login_key("https://a.example.com", "bob@a.example.com", "hunter22");
         let haystack = key.windows(8).any(|w| w == b"hunter22");
         assert!(!haystack, "the password must not appear in the key");
-        assert_ne!(key, keyer.login_key("https://a.example.com", "bob@a.example.com", "hunter23"));
-        assert_ne!(key, keyer.login_key("https://b.example.com", "bob@a.example.com", "hunter22"));
-        assert_ne!(key, keyer.login_key("https://a.example.com", "bob@a.example.co", "mhunter22"));
-        assert_eq!(key, keyer.login_key("https://a.example.com", "bob@a.example.com", "hunter22"));
+        assert_ne!(
+            key,
+            keyer.login_key("https://a.example.com", "bob@a.example.com", "hunter23")
+        );
+        assert_ne!(
+            key,
+            keyer.login_key("https://b.example.com", "bob@a.example.com", "hunter22")
+        );
+        assert_ne!(
+            key,
+            keyer.login_key("https://a.example.com", "bob@a.example.co", "mhunter22")
+        );
+        assert_eq!(
+            key,
+            keyer.login_key("https://a.example.com", "bob@a.example.com", "hunter22")
+        );
+    }
+
+    #[test]
+    fn the_cache_key_is_not_an_unkeyed_digest_of_the_password() {
+        use sha2::Digest as _;
+        let keyer = CredentialKeyer::random();
+        let key = keyer.login_key("https://a.example.com", "bob@a.example.com", "hunter22");
+        let plain: [u8; 32] = Sha256::digest(b"hunter22").into();
+        assert_ne!(
+            key, plain,
+            "a plain digest could be brute-forced from a dump"
+        );
+        assert_ne!(
+            key,
+            keyer.throttle_key("https://a.example.com", "bob@a.example.com")
+        );
+        assert!(!format!("{keyer:?}").contains(&format!("{:?}", keyer.secret)));
     }
 
     #[test]

@@ -4,8 +4,10 @@
 use std::collections::HashSet;
 
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, QuerySelect as _,
+    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
+    QuerySelect as _,
     prelude::Uuid,
+    sea_query::{Expr, Query, UnionType},
 };
 
 use crate::{
@@ -25,32 +27,45 @@ pub(super) struct Login {
     pub(super) active: bool,
 }
 
+/// The user behind (account URL, login), in one indexed query: this runs on every
+/// request, cached or not, so it must stay one round trip.
 pub(super) async fn find_login(
     db: &DatabaseConnection,
     account_url: &str,
     email_key: &str,
 ) -> ServiceResult<Option<Login>> {
-    let Some(account) =
-        account::Entity::find().filter(account::Column::Url.eq(account_url)).one(db).await?
-    else {
-        return Ok(None);
-    };
-    let user = user::Entity::find()
-        .filter(user::Column::AccountId.eq(account.id))
+    let row = user::Entity::find()
+        .select_only()
+        .columns([
+            user::Column::Id,
+            user::Column::AccountId,
+            user::Column::PasswordHash,
+            user::Column::Role,
+            user::Column::CustomRoleId,
+            user::Column::Active,
+        ])
+        .inner_join(account::Entity)
+        .filter(account::Column::Url.eq(account_url))
         .filter(user::Column::EmailKey.eq(email_key))
+        .into_tuple::<(Uuid, Uuid, String, String, Option<Uuid>, bool)>()
         .one(db)
         .await?;
-    Ok(user.map(|user| Login {
-        account_id: account.id,
-        account_url: account.url,
-        user_id: user.id,
-        password_hash: user.password_hash,
-        role: user.role,
-        custom_role_id: user.custom_role_id,
-        active: user.active,
-    }))
+    Ok(row.map(
+        |(user_id, account_id, password_hash, role, custom_role_id, active)| Login {
+            account_id,
+            account_url: account_url.to_owned(),
+            user_id,
+            password_hash,
+            role,
+            custom_role_id,
+            active,
+        },
+    ))
 }
 
+/// The caller, with what its role needs beyond the user row: nothing for unscoped
+/// built-in roles, the managed departments for scoped ones, and for a custom role those
+/// and its permissions together in one round trip.
 pub(super) async fn load_caller(
     db: &DatabaseConnection,
     login: Login,
@@ -63,30 +78,15 @@ pub(super) async fn load_caller(
             login.role
         ))
     })?;
-    let permissions: HashSet<Permission> = match (role, login.custom_role_id) {
-        (Role::Custom, Some(custom_role_id)) => custom_role_permission::Entity::find()
-            .select_only()
-            .column(custom_role_permission::Column::Permission)
-            .filter(custom_role_permission::Column::CustomRoleId.eq(custom_role_id))
-            .into_tuple::<String>()
-            .all(db)
-            .await?
-            .iter()
-            .filter_map(|p| Permission::parse(p))
-            .collect(),
-        _ => HashSet::new(),
-    };
-    let scoped = matches!(role, Role::DepartmentAdministrator | Role::Publisher | Role::Custom);
-    let managed_department_ids = if scoped {
-        user_managed_department::Entity::find()
-            .select_only()
-            .column(user_managed_department::Column::DepartmentId)
-            .filter(user_managed_department::Column::UserId.eq(login.user_id))
-            .into_tuple::<Uuid>()
-            .all(db)
-            .await?
+    let scoped = matches!(
+        role,
+        Role::DepartmentAdministrator | Role::Publisher | Role::Custom
+    );
+    let custom_role_id = login.custom_role_id.filter(|_| role == Role::Custom);
+    let (managed_department_ids, permissions) = if scoped {
+        role_details(db, login.user_id, custom_role_id).await?
     } else {
-        Vec::new()
+        (Vec::new(), HashSet::new())
     };
     Ok(Caller {
         account_id: login.account_id,
@@ -99,6 +99,52 @@ pub(super) async fn load_caller(
     })
 }
 
+/// Managed departments of `user_id` and permissions of `custom_role_id`, as one
+/// `UNION ALL` whose rows carry one or the other.
+async fn role_details(
+    db: &DatabaseConnection,
+    user_id: Uuid,
+    custom_role_id: Option<Uuid>,
+) -> ServiceResult<(Vec<Uuid>, HashSet<Permission>)> {
+    const DEPARTMENT: &str = "department_id";
+    const PERMISSION: &str = "permission";
+    let mut query = Query::select()
+        .expr_as(
+            Expr::col(user_managed_department::Column::DepartmentId),
+            DEPARTMENT,
+        )
+        .expr_as(Expr::null(), PERMISSION)
+        .from(user_managed_department::Entity)
+        .and_where(user_managed_department::Column::UserId.eq(user_id))
+        .to_owned();
+    if let Some(custom_role_id) = custom_role_id {
+        query.union(
+            UnionType::All,
+            Query::select()
+                .expr_as(Expr::null(), DEPARTMENT)
+                .expr_as(
+                    Expr::col(custom_role_permission::Column::Permission),
+                    PERMISSION,
+                )
+                .from(custom_role_permission::Entity)
+                .and_where(custom_role_permission::Column::CustomRoleId.eq(custom_role_id))
+                .to_owned(),
+        );
+    }
+    let rows = db.query_all(&query).await?;
+    let mut managed = Vec::new();
+    let mut permissions = HashSet::new();
+    for row in rows {
+        if let Some(department_id) = row.try_get::<Option<Uuid>>("", DEPARTMENT)? {
+            managed.push(department_id);
+        }
+        if let Some(permission) = row.try_get::<Option<String>>("", PERMISSION)? {
+            permissions.extend(Permission::parse(&permission));
+        }
+    }
+    Ok((managed, permissions))
+}
+
 /// Stores a re-hashed password, unless the password changed meanwhile.
 pub(super) async fn replace_password_hash(
     db: &DatabaseConnection,
@@ -107,7 +153,10 @@ pub(super) async fn replace_password_hash(
     new_hash: &str,
 ) -> ServiceResult<()> {
     user::Entity::update_many()
-        .col_expr(user::Column::PasswordHash, sea_orm::prelude::Expr::value(new_hash))
+        .col_expr(
+            user::Column::PasswordHash,
+            sea_orm::prelude::Expr::value(new_hash),
+        )
         .filter(user::Column::Id.eq(user_id))
         .filter(user::Column::PasswordHash.eq(old_hash))
         .exec(db)

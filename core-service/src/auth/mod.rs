@@ -1,7 +1,11 @@
 //! Who is calling (contract section 2).
 //!
 //! - [`Authenticator`]: credentials in, [`Caller`](crate::access::Caller) out, or one
-//!   uniform UNAUTHENTICATED.
+//!   uniform UNAUTHENTICATED. A cached login costs one indexed query (plus one for the
+//!   role details of scoped roles) and no verification; everything else costs one full
+//!   verification, against a dummy hash when the account or login is unknown.
+//!   Verifications of one account+login take turns, so concurrent guesses cannot outrun
+//!   the throttle; attempts on a throttled login are held a moment before their 429.
 //! - [`password`]: argon2id hashing and verification; [`verifier`]: runs it off the
 //!   async runtime with bounded concurrency and load shedding.
 //! - [`cache`]: remembers successful verifications under a keyed hash ([`credentials`]).
@@ -16,9 +20,13 @@ pub mod password;
 pub mod throttle;
 pub mod verifier;
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use sea_orm::DatabaseConnection;
+use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
 pub use self::{
@@ -47,6 +55,13 @@ pub struct AuthSettings {
     pub throttle_max_failures: usize,
     pub throttle_window: Duration,
     pub throttle_capacity: u64,
+    /// How long an attempt on a throttled login is held before its 429, so a client
+    /// hammering a locked login is slowed to a trickle instead of being answered as fast
+    /// as it can send (each answer costs the gateway and the core a request's work).
+    pub throttled_reply_delay: Duration,
+    /// Throttled attempts held at once; beyond that they are answered at once, so the
+    /// memory held stays bounded.
+    pub max_held_throttled_replies: usize,
 }
 
 impl Default for AuthSettings {
@@ -60,6 +75,8 @@ impl Default for AuthSettings {
             throttle_max_failures: 10,
             throttle_window: Duration::from_secs(300),
             throttle_capacity: 100_000,
+            throttled_reply_delay: Duration::from_secs(1),
+            max_held_throttled_replies: 1_024,
         }
     }
 }
@@ -72,13 +89,16 @@ pub fn default_verification_slots() -> usize {
 pub struct Authenticator {
     db: DatabaseConnection,
     verifier: Verifier,
-    cache: VerifiedCache,
+    cache: Arc<VerifiedCache>,
     throttle: Throttle,
     keyer: CredentialKeyer,
     clock: Arc<dyn Clock>,
     /// Verified against when the account or login is unknown, so that costs the same
     /// as a wrong password.
     dummy_hash: String,
+    throttled_reply_delay: Duration,
+    held_throttled_replies: Semaphore,
+    turns: LoginTurns,
 }
 
 impl Authenticator {
@@ -100,7 +120,10 @@ impl Authenticator {
         Ok(Self {
             db,
             verifier,
-            cache: VerifiedCache::new(settings.cache_capacity, settings.cache_ttl),
+            cache: Arc::new(VerifiedCache::new(
+                settings.cache_capacity,
+                settings.cache_ttl,
+            )),
             throttle: Throttle::new(
                 settings.throttle_max_failures,
                 settings.throttle_window,
@@ -109,6 +132,9 @@ impl Authenticator {
             keyer: CredentialKeyer::random(),
             clock,
             dummy_hash,
+            throttled_reply_delay: settings.throttled_reply_delay,
+            held_throttled_replies: Semaphore::new(settings.max_held_throttled_replies),
+            turns: LoginTurns::new(LOGIN_TURN_STRIPES),
         })
     }
 
@@ -128,7 +154,9 @@ impl Authenticator {
         request_id: Option<String>,
     ) -> ServiceResult<Caller> {
         let span = tracing::info_span!("authenticate", otel.name = "authenticate");
-        self.authenticate_inner(credentials, request_id).instrument(span).await
+        self.authenticate_inner(credentials, request_id)
+            .instrument(span)
+            .await
     }
 
     async fn authenticate_inner(
@@ -144,69 +172,148 @@ impl Authenticator {
             return Err(ServiceError::Unauthenticated);
         }
         let account_url = normalize_account_url(&credentials.account_url).ok();
-        let url_key = account_url.as_deref().unwrap_or(credentials.account_url.as_str());
+        let url_key = account_url
+            .as_deref()
+            .unwrap_or(credentials.account_url.as_str());
         let throttle_key = self.keyer.throttle_key(url_key, &email_key);
-        self.throttle
-            .check(&throttle_key, self.clock.now())
-            .map_err(|retry_after| ServiceError::Throttled { retry_after })?;
+        self.refuse_if_throttled(&throttle_key).await?;
 
         let login = match &account_url {
             Some(url) => lookup::find_login(&self.db, url, &email_key).await?,
             None => None,
         };
-        let login_key = self.keyer.login_key(url_key, &email_key, &credentials.password);
-        let verified = match &login {
-            Some(login)
-                if self.cache.is_verified(
-                    &login_key,
-                    login.user_id,
-                    &login.password_hash,
-                    self.clock.as_ref(),
-                ) =>
-            {
-                true
-            }
-            Some(login) => {
-                let ok = self.verifier.verify(&credentials.password, &login.password_hash).await?;
-                if ok {
-                    self.after_fresh_verification(login, login_key, &credentials.password);
-                }
-                ok
-            }
-            None => {
-                self.verifier.verify(&credentials.password, &self.dummy_hash).await?;
-                false
-            }
-        };
+        let login_key = self
+            .keyer
+            .login_key(url_key, &email_key, &credentials.password);
         let login = match login {
-            Some(login) if verified && login.active => login,
-            _ => {
-                self.throttle.record_failure(throttle_key, self.clock.now());
-                return Err(ServiceError::Unauthenticated);
+            // The hot path: one query and no verification. Only an active user is
+            // answered from the cache; anyone else pays a full verification, so a refusal
+            // costs the same whatever its reason.
+            Some(login) if self.is_cached(&login, &login_key) => login,
+            login => {
+                self.verify(credentials, login, login_key, throttle_key)
+                    .await?
             }
         };
         self.throttle.record_success(&throttle_key);
         lookup::load_caller(&self.db, login, request_id).await
     }
 
+    fn is_cached(&self, login: &lookup::Login, login_key: &credentials::CredentialKey) -> bool {
+        login.active
+            && self.cache.is_verified(
+                login_key,
+                login.user_id,
+                &login.password_hash,
+                self.clock.as_ref(),
+            )
+    }
+
+    /// A full argon2id verification, against the dummy hash when there is no such login.
+    ///
+    /// Verifications of one account and login take turns: each failure is counted before
+    /// the next attempt is let through, so concurrent guesses cannot slip past the
+    /// throttle (without turns, N parallel guesses would all pass its check before any
+    /// failure was recorded), and a burst of logins with the same credentials verifies
+    /// once (the others find the cache warm when their turn comes). Waiting for the turn
+    /// and for a verification slot together is bounded by the queue timeout.
+    async fn verify(
+        &self,
+        credentials: &Credentials,
+        login: Option<lookup::Login>,
+        login_key: credentials::CredentialKey,
+        throttle_key: credentials::CredentialKey,
+    ) -> ServiceResult<lookup::Login> {
+        let deadline = tokio::time::Instant::now() + self.verifier.queue_timeout();
+        let _turn = loop {
+            let turn = tokio::time::timeout_at(deadline, self.turns.of(&throttle_key).lock())
+                .await
+                .map_err(|_| ServiceError::Overloaded)?;
+            // Failures counted while this attempt waited may have locked the login.
+            if self.throttle.check(&throttle_key, self.clock.now()).is_ok() {
+                break turn;
+            }
+            drop(turn);
+            self.refuse_if_throttled(&throttle_key).await?;
+        };
+        let login = match login {
+            // The same credentials were verified while this attempt waited its turn.
+            Some(login) if self.is_cached(&login, &login_key) => return Ok(login),
+            login => login,
+        };
+        let phc = login
+            .as_ref()
+            .map_or(self.dummy_hash.as_str(), |login| &login.password_hash);
+        let verified_at = self.clock.now();
+        let matches = self
+            .verifier
+            .verify_until(&credentials.password, phc, deadline)
+            .await?;
+        match login {
+            Some(login) if matches && login.active => {
+                self.after_fresh_verification(
+                    &login,
+                    login_key,
+                    verified_at,
+                    &credentials.password,
+                );
+                Ok(login)
+            }
+            _ => {
+                self.cache.forget(&login_key);
+                Err(self.refuse(throttle_key))
+            }
+        }
+    }
+
+    /// RESOURCE_EXHAUSTED while the login is throttled, after holding the attempt for a
+    /// while (a tarpit) unless too many are held already. Checked again after the hold:
+    /// the window may have passed meanwhile, and Retry-After counts from the answer.
+    async fn refuse_if_throttled(
+        &self,
+        throttle_key: &credentials::CredentialKey,
+    ) -> ServiceResult<()> {
+        if self.throttle.check(throttle_key, self.clock.now()).is_ok() {
+            return Ok(());
+        }
+        if let Ok(_held) = self.held_throttled_replies.try_acquire() {
+            tokio::time::sleep(self.throttled_reply_delay).await;
+        }
+        self.throttle
+            .check(throttle_key, self.clock.now())
+            .map_err(|retry_after| ServiceError::Throttled { retry_after })
+    }
+
+    /// Counts a failed attempt against the login and returns the one uniform refusal.
+    fn refuse(&self, throttle_key: credentials::CredentialKey) -> ServiceError {
+        self.throttle.record_failure(throttle_key, self.clock.now());
+        ServiceError::Unauthenticated
+    }
+
     /// Remembers the verification, and re-hashes a password stored at a lower cost than
-    /// the current policy (in the background: the caller does not wait for it).
+    /// the current policy (in the background: the caller does not wait for it). The new
+    /// hash is remembered before it is stored, so the login stays cached across the switch.
     fn after_fresh_verification(
         &self,
         login: &lookup::Login,
         login_key: credentials::CredentialKey,
+        verified_at: Instant,
         password: &str,
     ) {
-        self.cache.remember(login_key, login.user_id, &login.password_hash, self.clock.as_ref());
+        self.cache
+            .remember(login_key, login.user_id, &login.password_hash, verified_at);
         if !self.verifier.hasher().needs_rehash(&login.password_hash) {
             return;
         }
-        let (db, verifier) = (self.db.clone(), self.verifier.clone());
-        let (user_id, old_hash, password) =
-            (login.user_id, login.password_hash.clone(), password.to_owned());
+        // Verifications of a login take turns and the first one warms the cache, so a burst
+        // of logins re-hashes once; should two race anyway, only the first store wins.
+        let user_id = login.user_id;
+        let (db, verifier, cache) = (self.db.clone(), self.verifier.clone(), self.cache.clone());
+        let (old_hash, password) = (login.password_hash.clone(), password.to_owned());
         tokio::spawn(async move {
             let result = async {
                 let new_hash = verifier.hash(&password).await?;
+                cache.remember(login_key, user_id, &new_hash, verified_at);
                 lookup::replace_password_hash(&db, user_id, &old_hash, &new_hash).await
             }
             .await;
@@ -214,5 +321,29 @@ impl Authenticator {
                 tracing::warn!(%user_id, error = %err, "re-hashing a password failed");
             }
         });
+    }
+}
+
+/// Stripes of [`LoginTurns`]: logins that share one merely wait for each other's
+/// verification, which the verification slots serialize anyway.
+const LOGIN_TURN_STRIPES: usize = 4_096;
+
+/// One lock per stripe of account+login keys (fixed memory, whatever the number of logins).
+struct LoginTurns(Box<[tokio::sync::Mutex<()>]>);
+
+impl LoginTurns {
+    fn new(stripes: usize) -> Self {
+        Self(
+            (0..stripes.max(1))
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
+        )
+    }
+
+    fn of(&self, throttle_key: &credentials::CredentialKey) -> &tokio::sync::Mutex<()> {
+        // The key is an HMAC output: any eight of its bytes are uniformly spread.
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&throttle_key[..8]);
+        &self.0[(u64::from_le_bytes(head) % self.0.len() as u64) as usize]
     }
 }

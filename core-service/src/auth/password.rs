@@ -19,7 +19,11 @@ pub struct PasswordPolicy {
 
 impl Default for PasswordPolicy {
     fn default() -> Self {
-        Self { memory_kib: 19 * 1024, iterations: 2, parallelism: 1 }
+        Self {
+            memory_kib: 19 * 1024,
+            iterations: 2,
+            parallelism: 1,
+        }
     }
 }
 
@@ -42,15 +46,25 @@ pub struct PasswordHasher {
 
 impl std::fmt::Debug for PasswordHasher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PasswordHasher").field("policy", &self.policy).finish()
+        f.debug_struct("PasswordHasher")
+            .field("policy", &self.policy)
+            .finish()
     }
 }
 
 impl PasswordHasher {
     pub fn new(policy: PasswordPolicy) -> Result<Self, PasswordError> {
-        let params = Params::new(policy.memory_kib, policy.iterations, policy.parallelism, None)
-            .map_err(|e| PasswordError::Params(e.to_string()))?;
-        Ok(Self { policy, argon2: Argon2::new(Algorithm::Argon2id, Version::V0x13, params) })
+        let params = Params::new(
+            policy.memory_kib,
+            policy.iterations,
+            policy.parallelism,
+            None,
+        )
+        .map_err(|e| PasswordError::Params(e.to_string()))?;
+        Ok(Self {
+            policy,
+            argon2: Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
+        })
     }
 
     pub fn policy(&self) -> PasswordPolicy {
@@ -69,15 +83,23 @@ impl PasswordHasher {
     /// Whether `password` matches `phc`, using the parameters stored in `phc`.
     /// A malformed stored hash never matches. CPU-heavy: call off the async runtime.
     pub fn verify(&self, password: &str, phc: &str) -> bool {
-        let Ok(parsed) = PasswordHash::new(phc) else { return false };
+        let Ok(parsed) = PasswordHash::new(phc) else {
+            return false;
+        };
         // The stored parameters win over the policy, so old hashes stay valid.
-        Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok()
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
     }
 
     /// Whether `phc` was made with a lower cost than the current policy.
     pub fn needs_rehash(&self, phc: &str) -> bool {
-        let Ok(parsed) = PasswordHash::new(phc) else { return true };
-        let Ok(params) = Params::try_from(&parsed) else { return true };
+        let Ok(parsed) = PasswordHash::new(phc) else {
+            return true;
+        };
+        let Ok(params) = Params::try_from(&parsed) else {
+            return true;
+        };
         parsed.algorithm != Algorithm::Argon2id.ident()
             || params.m_cost() < self.policy.memory_kib
             || params.t_cost() < self.policy.iterations
@@ -100,7 +122,22 @@ mod tests {
     use super::*;
 
     fn cheap() -> PasswordHasher {
-        PasswordHasher::new(PasswordPolicy { memory_kib: 64, iterations: 1, parallelism: 1 }).unwrap()
+        PasswordHasher::new(PasswordPolicy {
+            memory_kib: 64,
+            iterations: 1,
+            parallelism: 1,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_default_cost_is_at_least_the_owasp_recommendation() {
+        let policy = PasswordPolicy::default();
+        assert!(
+            policy.memory_kib >= 19 * 1024 && policy.iterations >= 2 && policy.parallelism >= 1
+        );
+        let phc = PasswordHasher::new(policy).unwrap().hash("pw").unwrap();
+        assert!(phc.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{phc}");
     }
 
     #[test]
@@ -117,9 +154,12 @@ mod tests {
     fn hashes_made_at_a_lower_cost_stay_valid_and_ask_for_a_rehash() {
         let old = cheap();
         let phc = old.hash("pw").unwrap();
-        let stronger =
-            PasswordHasher::new(PasswordPolicy { memory_kib: 128, iterations: 2, parallelism: 1 })
-                .unwrap();
+        let stronger = PasswordHasher::new(PasswordPolicy {
+            memory_kib: 128,
+            iterations: 2,
+            parallelism: 1,
+        })
+        .unwrap();
         assert!(stronger.verify("pw", &phc));
         assert!(stronger.needs_rehash(&phc));
         assert!(!stronger.needs_rehash(&stronger.hash("pw").unwrap()));

@@ -22,7 +22,10 @@ pub struct Throttle {
 impl Throttle {
     pub fn new(max_failures: usize, window: Duration, capacity: u64) -> Self {
         Self {
-            failures: Cache::builder().max_capacity(capacity).time_to_idle(window).build(),
+            failures: Cache::builder()
+                .max_capacity(capacity)
+                .time_to_idle(window)
+                .build(),
             max_failures: max_failures.max(1),
             window,
         }
@@ -30,8 +33,12 @@ impl Throttle {
 
     /// `Err(retry_after)` while `key` is locked out.
     pub fn check(&self, key: &CredentialKey, now: Instant) -> Result<(), Duration> {
-        let Some(entry) = self.failures.get(key) else { return Ok(()) };
-        let mut times = entry.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let Some(entry) = self.failures.get(key) else {
+            return Ok(());
+        };
+        let mut times = entry
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         self.forget_old(&mut times, now);
         if times.len() >= self.max_failures {
             let oldest = times[times.len() - self.max_failures];
@@ -43,7 +50,9 @@ impl Throttle {
 
     pub fn record_failure(&self, key: CredentialKey, now: Instant) {
         let entry = self.failures.get_with(key, Arc::default);
-        let mut times = entry.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut times = entry
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         self.forget_old(&mut times, now);
         times.push_back(now);
         while times.len() > self.max_failures {
@@ -62,7 +71,10 @@ impl Throttle {
     }
 
     fn forget_old(&self, times: &mut VecDeque<Instant>, now: Instant) {
-        while times.front().is_some_and(|t| now.saturating_duration_since(*t) >= self.window) {
+        while times
+            .front()
+            .is_some_and(|t| now.saturating_duration_since(*t) >= self.window)
+        {
             times.pop_front();
         }
     }
@@ -86,8 +98,16 @@ mod tests {
         let now = start + Duration::from_secs(10);
         let retry_after = throttle.check(&KEY, now).unwrap_err();
         assert_eq!(retry_after, Duration::from_secs(290));
-        assert!(throttle.check(&KEY, start + Duration::from_secs(299)).is_err());
-        assert!(throttle.check(&KEY, start + Duration::from_secs(300)).is_ok());
+        assert!(
+            throttle
+                .check(&KEY, start + Duration::from_secs(299))
+                .is_err()
+        );
+        assert!(
+            throttle
+                .check(&KEY, start + Duration::from_secs(300))
+                .is_ok()
+        );
     }
 
     #[test]

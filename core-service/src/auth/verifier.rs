@@ -5,9 +5,18 @@
 //! grow an unbounded queue, and the CPU it burns is capped by the slot count, which
 //! leaves room for requests served from the verified-credentials cache.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
-use tokio::sync::Semaphore;
+use tokio::{
+    sync::{OwnedSemaphorePermit, Semaphore},
+    time::Instant,
+};
 
 use super::password::PasswordHasher;
 use crate::error::{ServiceError, ServiceResult};
@@ -16,34 +25,89 @@ use crate::error::{ServiceError, ServiceResult};
 pub struct Verifier {
     hasher: PasswordHasher,
     slots: Arc<Semaphore>,
+    max_concurrent: usize,
     queue_timeout: Duration,
+    /// Verifications run so far (not hashes): tests and benchmarks read it to tell a
+    /// cached answer from a verified one.
+    verifications: Arc<AtomicU64>,
 }
 
 impl Verifier {
     pub fn new(hasher: PasswordHasher, max_concurrent: usize, queue_timeout: Duration) -> Self {
-        Self { hasher, slots: Arc::new(Semaphore::new(max_concurrent.max(1))), queue_timeout }
+        let max_concurrent = max_concurrent.max(1);
+        Self {
+            hasher,
+            slots: Arc::new(Semaphore::new(max_concurrent)),
+            max_concurrent,
+            queue_timeout,
+            verifications: Arc::default(),
+        }
     }
 
     pub fn hasher(&self) -> &PasswordHasher {
         &self.hasher
     }
 
+    /// How long a verification may wait for a slot.
+    pub fn queue_timeout(&self) -> Duration {
+        self.queue_timeout
+    }
+
     /// Whether `password` matches the PHC string `phc`.
     pub async fn verify(&self, password: &str, phc: &str) -> ServiceResult<bool> {
+        self.verify_until(password, phc, Instant::now() + self.queue_timeout)
+            .await
+    }
+
+    /// As [`Verifier::verify`], shed unless a slot is free by `deadline`.
+    pub async fn verify_until(
+        &self,
+        password: &str,
+        phc: &str,
+        deadline: Instant,
+    ) -> ServiceResult<bool> {
         let (password, phc) = (password.to_owned(), phc.to_owned());
         let hasher = self.hasher.clone();
-        self.run(move || hasher.verify(&password, &phc)).await
+        let verifications = self.verifications.clone();
+        self.run(deadline, move || {
+            verifications.fetch_add(1, Ordering::Relaxed);
+            hasher.verify(&password, &phc)
+        })
+        .await
+    }
+
+    /// Password verifications run so far.
+    pub fn verifications(&self) -> u64 {
+        self.verifications.load(Ordering::Relaxed)
+    }
+
+    /// Takes every slot until the returned permit is dropped, as a flood would: for tests
+    /// of load shedding, and of requests that must be served without a verification.
+    pub async fn occupy_all_slots(&self) -> OwnedSemaphorePermit {
+        self.slots
+            .clone()
+            .acquire_many_owned(self.max_concurrent as u32)
+            .await
+            .unwrap_or_else(|_| unreachable!("the semaphore is never closed"))
     }
 
     /// A new hash of `password` at the current policy.
     pub async fn hash(&self, password: &str) -> ServiceResult<String> {
         let password = password.to_owned();
         let hasher = self.hasher.clone();
-        self.run(move || hasher.hash(&password)).await?.map_err(|e| ServiceError::Unexpected(e.into()))
+        self.run(Instant::now() + self.queue_timeout, move || {
+            hasher.hash(&password)
+        })
+        .await?
+        .map_err(|e| ServiceError::Unexpected(e.into()))
     }
 
-    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> ServiceResult<T> {
-        let permit = tokio::time::timeout(self.queue_timeout, self.slots.clone().acquire_owned())
+    async fn run<T: Send + 'static>(
+        &self,
+        deadline: Instant,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> ServiceResult<T> {
+        let permit = tokio::time::timeout_at(deadline, self.slots.clone().acquire_owned())
             .await
             .map_err(|_| ServiceError::Overloaded)?
             .map_err(|_| ServiceError::Overloaded)?;
@@ -53,5 +117,94 @@ impl Verifier {
         })
         .await
         .map_err(|e| ServiceError::Unexpected(anyhow::anyhow!("password task failed: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+
+    use super::*;
+    use crate::auth::password::PasswordPolicy;
+
+    fn verifier(slots: usize, queue_timeout: Duration) -> Verifier {
+        let cheap = PasswordPolicy {
+            memory_kib: 64,
+            iterations: 1,
+            parallelism: 1,
+        };
+        Verifier::new(PasswordHasher::new(cheap).unwrap(), slots, queue_timeout)
+    }
+
+    /// On a single-threaded runtime, other tasks keep running while a verification is
+    /// busy: the work happens on a blocking thread, never on the runtime's own.
+    #[tokio::test(flavor = "current_thread")]
+    async fn work_runs_off_the_async_runtime() {
+        let verifier = verifier(1, Duration::from_secs(5));
+        let (release, blocked) = mpsc::channel::<()>();
+        let (started_tx, started) = tokio::sync::oneshot::channel();
+        let busy = {
+            let verifier = verifier.clone();
+            tokio::spawn(async move {
+                verifier
+                    .run(Instant::now() + Duration::from_secs(5), move || {
+                        let _ = started_tx.send(());
+                        blocked.recv().ok() // holds its thread until released
+                    })
+                    .await
+            })
+        };
+        started.await.unwrap();
+        // The runtime's only thread is free: this task runs to completion meanwhile.
+        let other = tokio::spawn(async { 40 + 2 }).await.unwrap();
+        assert_eq!(other, 42);
+        release.send(()).unwrap();
+        assert_eq!(busy.await.unwrap().unwrap(), Some(()));
+    }
+
+    #[tokio::test]
+    async fn a_verification_that_waits_too_long_for_a_slot_is_shed() {
+        let verifier = verifier(2, Duration::from_millis(20));
+        let phc = verifier.hash("pw").await.unwrap();
+        let held = verifier.occupy_all_slots().await;
+        assert!(matches!(
+            verifier.verify("pw", &phc).await,
+            Err(ServiceError::Overloaded)
+        ));
+        assert_eq!(
+            verifier.verifications(),
+            0,
+            "a shed attempt verified nothing"
+        );
+        drop(held);
+        assert!(verifier.verify("pw", &phc).await.unwrap());
+        assert!(!verifier.verify("wrong", &phc).await.unwrap());
+        assert_eq!(verifier.verifications(), 2);
+    }
+
+    #[tokio::test]
+    async fn no_more_verifications_run_at_once_than_there_are_slots() {
+        let verifier = verifier(2, Duration::from_secs(10));
+        let running = Arc::new(AtomicU64::new(0));
+        let most = Arc::new(AtomicU64::new(0));
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (verifier, running, most) = (verifier.clone(), running.clone(), most.clone());
+                tokio::spawn(async move {
+                    verifier
+                        .run(Instant::now() + Duration::from_secs(10), move || {
+                            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                            most.fetch_max(now, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(5));
+                            running.fetch_sub(1, Ordering::SeqCst);
+                        })
+                        .await
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap().unwrap();
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 2);
     }
 }
