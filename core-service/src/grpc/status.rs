@@ -22,7 +22,11 @@ impl From<ServiceError> for Status {
                 status
             }
             ServiceError::Overloaded => {
-                Status::unavailable("The service is busy; retry in a moment.")
+                let mut status = Status::unavailable("The service is busy; retry in a moment.");
+                status
+                    .metadata_mut()
+                    .insert(lms_proto::metadata::RETRY_AFTER, MetadataValue::from(1u64));
+                status
             }
             ServiceError::PermissionDenied(message) => Status::permission_denied(message),
             ServiceError::NotFound(message) => Status::not_found(message),
