@@ -108,9 +108,10 @@ impl Caller {
                 Role::DepartmentAdministrator,
                 Op::UpdateGroup | Op::GetGroup | Op::GetContentItem,
             ) => Some(Grant::Everything),
-            (Role::DepartmentAdministrator | Role::Publisher, Op::DeleteEnrollments | Op::GetPoints) => {
-                Some(Grant::InScope)
-            }
+            (
+                Role::DepartmentAdministrator | Role::Publisher,
+                Op::DeleteEnrollments | Op::GetPoints,
+            ) => Some(Grant::InScope),
             (Role::Author, Op::GetGroup) => Some(Grant::CountOnly),
             (Role::Author, Op::GetContentItem) => Some(Grant::AuthoredProjects),
             (Role::Custom, op) => op
@@ -163,7 +164,15 @@ mod tests {
         assert_eq!(row(Role::AccountAdministrator, &[]), all);
         assert_eq!(
             row(Role::DepartmentAdministrator, &[]),
-            vec![Some(InScope), None, Some(Everything), Some(Everything), Some(InScope), Some(Everything), Some(InScope)]
+            vec![
+                Some(InScope),
+                None,
+                Some(Everything),
+                Some(Everything),
+                Some(InScope),
+                Some(Everything),
+                Some(InScope)
+            ]
         );
         assert_eq!(
             row(Role::Publisher, &[]),
@@ -171,7 +180,15 @@ mod tests {
         );
         assert_eq!(
             row(Role::Author, &[]),
-            vec![None, None, None, Some(CountOnly), None, Some(AuthoredProjects), None]
+            vec![
+                None,
+                None,
+                None,
+                Some(CountOnly),
+                None,
+                Some(AuthoredProjects),
+                None
+            ]
         );
         assert_eq!(row(Role::Learner, &[]), vec![None; 7]);
     }
@@ -181,7 +198,15 @@ mod tests {
         assert_eq!(row(Role::Custom, &[]), vec![None; 7]);
         assert_eq!(
             row(Role::Custom, &Permission::ALL),
-            vec![Some(InScope), Some(InScope), Some(Everything), Some(Everything), Some(InScope), Some(Everything), Some(InScope)]
+            vec![
+                Some(InScope),
+                Some(InScope),
+                Some(Everything),
+                Some(Everything),
+                Some(InScope),
+                Some(Everything),
+                Some(InScope)
+            ]
         );
         assert_eq!(
             row(Role::Custom, &[Permission::GroupRead]),
@@ -191,11 +216,28 @@ mod tests {
 
     #[test]
     fn only_account_owners_and_administrators_manage_the_directory() {
-        assert!(caller(Role::AccountOwner, &[]).grant(Operation::ManageDirectory).is_ok());
-        assert!(caller(Role::AccountAdministrator, &[]).grant(Operation::ManageDirectory).is_ok());
-        for role in [Role::DepartmentAdministrator, Role::Publisher, Role::Author, Role::Learner] {
+        assert!(
+            caller(Role::AccountOwner, &[])
+                .grant(Operation::ManageDirectory)
+                .is_ok()
+        );
+        assert!(
+            caller(Role::AccountAdministrator, &[])
+                .grant(Operation::ManageDirectory)
+                .is_ok()
+        );
+        for role in [
+            Role::DepartmentAdministrator,
+            Role::Publisher,
+            Role::Author,
+            Role::Learner,
+        ] {
             assert!(caller(role, &[]).grant(Operation::ManageDirectory).is_err());
         }
-        assert!(caller(Role::Custom, &Permission::ALL).grant(Operation::ManageDirectory).is_err());
+        assert!(
+            caller(Role::Custom, &Permission::ALL)
+                .grant(Operation::ManageDirectory)
+                .is_err()
+        );
     }
 }

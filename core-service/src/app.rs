@@ -42,7 +42,11 @@ impl App {
             .await
             .with_context(|| format!("cannot listen on {}", settings.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
-        Ok(Self { listener, grpc_addr, state: Arc::new(CoreState { db, auth }) })
+        Ok(Self {
+            listener,
+            grpc_addr,
+            state: Arc::new(CoreState { db, auth }),
+        })
     }
 
     pub fn grpc_addr(&self) -> SocketAddr {
@@ -53,10 +57,15 @@ impl App {
         self.state.clone()
     }
 
-    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
         let (health, health_service) = tonic_health::server::health_reporter();
         health.set_serving::<AdminServiceServer<AdminApi>>().await;
-        health.set_serving::<DirectoryServiceServer<DirectoryApi>>().await;
+        health
+            .set_serving::<DirectoryServiceServer<DirectoryApi>>()
+            .await;
         let reflection = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(lms_proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -64,8 +73,12 @@ impl App {
         let shutdown = async move {
             shutdown.await;
             // Health turns NOT_SERVING first, so balancers stop sending before we stop.
-            health.set_not_serving::<AdminServiceServer<AdminApi>>().await;
-            health.set_not_serving::<DirectoryServiceServer<DirectoryApi>>().await;
+            health
+                .set_not_serving::<AdminServiceServer<AdminApi>>()
+                .await;
+            health
+                .set_not_serving::<DirectoryServiceServer<DirectoryApi>>()
+                .await;
         };
         tracing::info!(addr = %self.grpc_addr, "lms-core listening (gRPC)");
         Server::builder()
@@ -73,7 +86,9 @@ impl App {
             .add_service(health_service)
             .add_service(reflection)
             .add_service(AdminServiceServer::new(AdminApi::new(self.state.clone())))
-            .add_service(DirectoryServiceServer::new(DirectoryApi::new(self.state.clone())))
+            .add_service(DirectoryServiceServer::new(DirectoryApi::new(
+                self.state.clone(),
+            )))
             .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), shutdown)
             .await
             .context("gRPC server failed")?;

@@ -6,8 +6,8 @@ use std::{path::Path, time::Duration};
 use anyhow::Context as _;
 use lms_migrations::{Migrator, MigratorTrait as _};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DatabaseTransaction,
-    ColumnTrait as _, EntityTrait as _, QueryFilter as _, TransactionTrait as _,
+    ColumnTrait as _, ConnectOptions, ConnectionTrait, Database, DatabaseConnection,
+    DatabaseTransaction, EntityTrait as _, QueryFilter as _, TransactionTrait as _,
     prelude::{Expr, Uuid},
     sea_query::ExprTrait as _,
     sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous},
@@ -49,7 +49,9 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
 
 /// Applies every pending migration.
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
-    Migrator::up(db, None).await.context("database migration failed")
+    Migrator::up(db, None)
+        .await
+        .context("database migration failed")
 }
 
 /// Connects and migrates: what every process does first.
@@ -69,7 +71,10 @@ fn ensure_sqlite_folder(url: &str) -> anyhow::Result<()> {
     if path.is_empty() || path.starts_with(":memory:") {
         return Ok(());
     }
-    if let Some(parent) = Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
+    if let Some(parent) = Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create the database folder {}", parent.display()))?;
     }
@@ -124,12 +129,17 @@ where
 
 async fn lock_account(txn: &impl ConnectionTrait, account_id: Uuid) -> ServiceResult<()> {
     let updated = account::Entity::update_many()
-        .col_expr(account::Column::Revision, Expr::col(account::Column::Revision).add(1))
+        .col_expr(
+            account::Column::Revision,
+            Expr::col(account::Column::Revision).add(1),
+        )
         .filter(account::Column::Id.eq(account_id))
         .exec(txn)
         .await?;
     if updated.rows_affected != 1 {
-        return Err(ServiceError::Unexpected(anyhow::anyhow!("account {account_id} vanished")));
+        return Err(ServiceError::Unexpected(anyhow::anyhow!(
+            "account {account_id} vanished"
+        )));
     }
     Ok(())
 }
@@ -144,6 +154,9 @@ mod tests {
             redact_url("postgres://lms:secret@db:5432/lms"),
             "postgres://lms:***@db:5432/lms"
         );
-        assert_eq!(redact_url("sqlite://lms-data/lms.sqlite3"), "sqlite://lms-data/lms.sqlite3");
+        assert_eq!(
+            redact_url("sqlite://lms-data/lms.sqlite3"),
+            "sqlite://lms-data/lms.sqlite3"
+        );
     }
 }

@@ -38,7 +38,11 @@ pub struct CoreSettings {
     pub max_concurrent_verifications: usize,
 
     /// How long a request may wait for a verification slot before it is shed with 503.
-    #[arg(long, env = "LMS_VERIFICATION_QUEUE_TIMEOUT_MS", default_value_t = 2_000)]
+    #[arg(
+        long,
+        env = "LMS_VERIFICATION_QUEUE_TIMEOUT_MS",
+        default_value_t = 2_000
+    )]
     pub verification_queue_timeout_ms: u64,
 }
 

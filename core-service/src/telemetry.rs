@@ -5,11 +5,7 @@
 //! [`grpc_span`] continues the caller's trace from the W3C `traceparent` metadata, so a
 //! request is one trace from the gateway through the core down to the database spans.
 
-use opentelemetry::{
-    global,
-    propagation::Extractor,
-    trace::TracerProvider as _,
-};
+use opentelemetry::{global, propagation::Extractor, trace::TracerProvider as _};
 use opentelemetry_sdk::{propagation::TraceContextPropagator, trace::SdkTracerProvider};
 use tracing::Span;
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -56,7 +52,11 @@ pub fn build_subscriber(
         .map(|p| tracing_opentelemetry::layer().with_tracer(p.tracer(service_name)));
     let subscriber = Registry::default()
         .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_target(false).with_writer(std::io::stderr))
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_target(false)
+                .with_writer(std::io::stderr),
+        )
         .with(otel_layer);
     Ok((subscriber, TelemetryGuard { provider }))
 }
@@ -76,7 +76,11 @@ pub fn grpc_span(request: &http::Request<()>) -> Span {
         rpc.system = "grpc",
         request_id = tracing::field::Empty,
     );
-    if let Some(id) = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()) {
+    if let Some(id) = request
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+    {
         span.record("request_id", id);
     }
     let parent = global::get_text_map_propagator(|propagator| {

@@ -22,7 +22,10 @@ pub(crate) async fn ensure_demo(
         println!("Imported the demo account.");
         return Ok(Some(demo));
     }
-    let has_demo = account::Entity::find_by_id(demo.account_id).one(db).await?.is_some();
+    let has_demo = account::Entity::find_by_id(demo.account_id)
+        .one(db)
+        .await?
+        .is_some();
     if !has_demo {
         println!("The database already has accounts; the demo account was not imported.");
     }

@@ -59,19 +59,29 @@ async fn main() -> anyhow::Result<()> {
     let (subscriber, _guard) = telemetry::build_subscriber("lms")?;
     telemetry::install(subscriber)?;
     match cli.command {
-        Command::Up { core, http_addr, demo } => up(core, http_addr, demo).await,
+        Command::Up {
+            core,
+            http_addr,
+            demo,
+        } => up(core, http_addr, demo).await,
         Command::Import { database_url, file } => {
             let db = db::open(&database_url).await?;
-            let hasher = PasswordHasher::new(CoreSettings::for_database(&database_url).password_policy())?;
+            let hasher =
+                PasswordHasher::new(CoreSettings::for_database(&database_url).password_policy())?;
             let summary = lms_core::import::import_file(&db, &file, &hasher)
                 .await
-                .with_context(|| format!("import of {} refused; nothing was changed", file.display()))?;
+                .with_context(|| {
+                    format!("import of {} refused; nothing was changed", file.display())
+                })?;
             println!("Imported {}: {summary}", file.display());
             Ok(())
         }
         Command::Migrate { database_url } => {
             db::open(&database_url).await?;
-            println!("Database at {} is up to date.", db::redact_url(&database_url));
+            println!(
+                "Database at {} is up to date.",
+                db::redact_url(&database_url)
+            );
             Ok(())
         }
     }
@@ -96,7 +106,10 @@ async fn up(settings: CoreSettings, http_addr: SocketAddr, demo: bool) -> anyhow
     println!("lms is up.");
     println!("  XML interface: http://{http_addr}");
     println!("  gRPC (lms.v1): {grpc_addr}");
-    println!("  database:      {}", db::redact_url(&settings.database_url));
+    println!(
+        "  database:      {}",
+        db::redact_url(&settings.database_url)
+    );
     if let Some(account) = demo_account {
         demo::print_instructions(&account, http_addr);
     }

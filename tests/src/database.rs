@@ -26,24 +26,34 @@ impl TestDatabase {
             Backend::Sqlite => {
                 let folder = tempfile::tempdir().expect("temporary folder");
                 let url = format!("sqlite://{}", folder.path().join("lms.sqlite3").display());
-                Some(Self { url, _folder: Some(folder), drop_from: None })
+                Some(Self {
+                    url,
+                    _folder: Some(folder),
+                    drop_from: None,
+                })
             }
             Backend::Postgres => {
                 let Ok(admin_url) = std::env::var(POSTGRES_URL_VAR) else {
-                    eprintln!("{POSTGRES_URL_VAR} not set: skipping the PostgreSQL run of this test");
+                    eprintln!(
+                        "{POSTGRES_URL_VAR} not set: skipping the PostgreSQL run of this test"
+                    );
                     return None;
                 };
                 let name = format!("lms_test_{}", uuid::Uuid::new_v4().simple());
-                let admin = Database::connect(&admin_url)
-                    .await
-                    .unwrap_or_else(|e| panic!("PostgreSQL at {POSTGRES_URL_VAR} is not reachable: {e}"));
+                let admin = Database::connect(&admin_url).await.unwrap_or_else(|e| {
+                    panic!("PostgreSQL at {POSTGRES_URL_VAR} is not reachable: {e}")
+                });
                 admin
                     .execute_unprepared(&format!("CREATE DATABASE {name}"))
                     .await
                     .expect("create the test database");
                 admin.close().await.ok();
                 let url = replace_database(&admin_url, &name);
-                Some(Self { url, _folder: None, drop_from: Some((admin_url, name)) })
+                Some(Self {
+                    url,
+                    _folder: None,
+                    drop_from: Some((admin_url, name)),
+                })
             }
         }
     }
@@ -51,10 +61,14 @@ impl TestDatabase {
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        let Some((admin_url, name)) = self.drop_from.take() else { return };
+        let Some((admin_url, name)) = self.drop_from.take() else {
+            return;
+        };
         // Drop runs outside any runtime guarantee: use a small one of our own.
         let _ = std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build()
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
             else {
                 return;
             };
@@ -98,7 +112,10 @@ mod tests {
             replace_database("postgres://postgres@127.0.0.1:5432/postgres", "x"),
             "postgres://postgres@127.0.0.1:5432/x"
         );
-        assert_eq!(replace_database("postgres://h:5432", "x"), "postgres://h:5432/x");
+        assert_eq!(
+            replace_database("postgres://h:5432", "x"),
+            "postgres://h:5432/x"
+        );
         assert_eq!(
             replace_database("postgres://h/db?sslmode=disable", "x"),
             "postgres://h/x?sslmode=disable"

@@ -9,7 +9,12 @@ use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder as _};
 
 /// Every row of every table, in primary-key order, as text.
 pub async fn snapshot(db: &DatabaseConnection) -> String {
-    async fn dump<E>(db: &DatabaseConnection, name: &str, order: E::Column, then: Option<E::Column>) -> String
+    async fn dump<E>(
+        db: &DatabaseConnection,
+        name: &str,
+        order: E::Column,
+        then: Option<E::Column>,
+    ) -> String
     where
         E: EntityTrait,
         E::Model: std::fmt::Debug,
@@ -18,7 +23,10 @@ pub async fn snapshot(db: &DatabaseConnection) -> String {
         if let Some(then) = then {
             query = query.order_by_asc(then);
         }
-        let rows = query.all(db).await.unwrap_or_else(|e| panic!("dump {name}: {e}"));
+        let rows = query
+            .all(db)
+            .await
+            .unwrap_or_else(|e| panic!("dump {name}: {e}"));
         format!("{name}: {rows:#?}\n")
     }
     let mut out = String::new();

@@ -20,7 +20,11 @@ use crate::{
 };
 
 /// Cheap argon2 parameters: tests exercise the logic, not the cost.
-pub const TEST_POLICY: PasswordPolicy = PasswordPolicy { memory_kib: 64, iterations: 1, parallelism: 1 };
+pub const TEST_POLICY: PasswordPolicy = PasswordPolicy {
+    memory_kib: 64,
+    iterations: 1,
+    parallelism: 1,
+};
 
 /// How to start a stack.
 #[derive(Debug, Clone)]
@@ -83,7 +87,9 @@ impl TestStack {
             settings.verification_queue_timeout_ms = timeout_ms;
         }
         let clock = ManualClock::default();
-        let core = Core::build_with_clock(&settings, Arc::new(clock.clone())).await.expect("core starts");
+        let core = Core::build_with_clock(&settings, Arc::new(clock.clone()))
+            .await
+            .expect("core starts");
         let state = core.state();
         if options.with_world {
             import_world(&state.db).await;
@@ -124,7 +130,12 @@ impl TestStack {
     }
 
     /// A request to `path` as `login` with the world's password.
-    pub fn request(&self, method: reqwest::Method, path: &str, login: Login) -> reqwest::RequestBuilder {
+    pub fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        login: Login,
+    ) -> reqwest::RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.base_url))
             .header("X-Auth-Account-Url", login.account_url)
@@ -133,8 +144,13 @@ impl TestStack {
     }
 
     pub async fn get(&self, path: &str, login: Login) -> Reply {
-        Reply::from(self.request(reqwest::Method::GET, path, login).send().await.expect("request"))
-            .await
+        Reply::from(
+            self.request(reqwest::Method::GET, path, login)
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
     }
 
     /// POST with an XML body and `Content-Type: application/xml`.
@@ -163,7 +179,9 @@ impl TestStack {
     pub async fn stop(mut self) {
         let _ = self.shutdown.send(true);
         for task in self.tasks.drain(..) {
-            task.await.expect("service task").expect("service stops cleanly");
+            task.await
+                .expect("service task")
+                .expect("service stops cleanly");
         }
     }
 }
@@ -174,9 +192,12 @@ async fn wait_for(mut signal: watch::Receiver<bool>) {
 
 /// Imports the world through the real import path.
 pub async fn import_world(db: &DatabaseConnection) {
-    let document = serde_json::from_value(world::document()).expect("the world is a valid document");
+    let document =
+        serde_json::from_value(world::document()).expect("the world is a valid document");
     let hasher = PasswordHasher::new(TEST_POLICY).expect("policy");
-    lms_core::import::import_document(db, document, &hasher).await.expect("the world imports");
+    lms_core::import::import_document(db, document, &hasher)
+        .await
+        .expect("the world imports");
 }
 
 /// A response, read whole.
@@ -192,7 +213,11 @@ impl Reply {
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response.text().await.expect("body");
-        Self { status, headers, body }
+        Self {
+            status,
+            headers,
+            body,
+        }
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -207,13 +232,21 @@ impl Reply {
     /// Asserts an XML error response with `status`, whose message contains `needle`.
     #[track_caller]
     pub fn assert_error(&self, status: u16, needle: &str) {
-        assert_eq!(self.status, status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status, status,
+            "unexpected status; body: {}",
+            self.body
+        );
         assert!(
-            self.body.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
+            self.body
+                .starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>"),
             "error bodies are XML: {}",
             self.body
         );
-        assert_eq!(crate::xml::text_of(&self.body, "code").as_deref(), Some(status.to_string().as_str()));
+        assert_eq!(
+            crate::xml::text_of(&self.body, "code").as_deref(),
+            Some(status.to_string().as_str())
+        );
         let message = self.error_message();
         assert!(
             message.to_lowercase().contains(&needle.to_lowercase()),

@@ -77,21 +77,55 @@ pub struct Login {
 
 macro_rules! login {
     ($name:ident, $url:expr, $email:expr, $id:expr) => {
-        pub const $name: Login = Login { account_url: $url, email: $email, id: $id };
+        pub const $name: Login = Login {
+            account_url: $url,
+            email: $email,
+            id: $id,
+        };
     };
 }
 
 login!(OWNER, ACME_URL, "owner@acme.example.com", acme::OWNER);
 login!(ADMIN, ACME_URL, "admin@acme.example.com", acme::ADMIN);
-login!(DEPT_ADMIN, ACME_URL, "sales.admin@acme.example.com", acme::DEPT_ADMIN);
-login!(PUBLISHER, ACME_URL, "publisher@acme.example.com", acme::PUBLISHER);
+login!(
+    DEPT_ADMIN,
+    ACME_URL,
+    "sales.admin@acme.example.com",
+    acme::DEPT_ADMIN
+);
+login!(
+    PUBLISHER,
+    ACME_URL,
+    "publisher@acme.example.com",
+    acme::PUBLISHER
+);
 login!(AUTHOR, ACME_URL, "author@acme.example.com", acme::AUTHOR);
 login!(LEARNER, ACME_URL, "learner@acme.example.com", acme::LEARNER);
-login!(COORDINATOR, ACME_URL, "coordinator@acme.example.com", acme::COORDINATOR);
+login!(
+    COORDINATOR,
+    ACME_URL,
+    "coordinator@acme.example.com",
+    acme::COORDINATOR
+);
 login!(VIEWER, ACME_URL, "viewer@acme.example.com", acme::VIEWER);
-login!(REPORTER, ACME_URL, "reporter@acme.example.com", acme::REPORTER);
-login!(FORMER_ADMIN, ACME_URL, "former.admin@acme.example.com", acme::FORMER_ADMIN);
-login!(GLOBEX_OWNER, GLOBEX_URL, "owner@globex.example.com", globex::OWNER);
+login!(
+    REPORTER,
+    ACME_URL,
+    "reporter@acme.example.com",
+    acme::REPORTER
+);
+login!(
+    FORMER_ADMIN,
+    ACME_URL,
+    "former.admin@acme.example.com",
+    acme::FORMER_ADMIN
+);
+login!(
+    GLOBEX_OWNER,
+    GLOBEX_URL,
+    "owner@globex.example.com",
+    globex::OWNER
+);
 
 /// The import document of the world.
 pub fn document() -> Value {
@@ -110,7 +144,13 @@ pub fn document() -> Value {
             "managedDepartmentIds": managed, "active": true,
         })
     };
-    let mut former_admin = user(a::FORMER_ADMIN, FORMER_ADMIN.email, "account_administrator", a::ROOT, &[]);
+    let mut former_admin = user(
+        a::FORMER_ADMIN,
+        FORMER_ADMIN.email,
+        "account_administrator",
+        a::ROOT,
+        &[],
+    );
     former_admin["active"] = json!(false);
     json!({
         "accounts": [

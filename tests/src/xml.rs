@@ -42,7 +42,9 @@ pub fn element_names(body: &str) -> Vec<String> {
         if rest.starts_with('/') || rest.starts_with('?') || rest.starts_with('!') {
             continue;
         }
-        let end = rest.find(|c: char| c == '>' || c == '/' || c.is_whitespace()).unwrap_or(rest.len());
+        let end = rest
+            .find(|c: char| c == '>' || c == '/' || c.is_whitespace())
+            .unwrap_or(rest.len());
         names.push(rest[..end].to_owned());
     }
     names

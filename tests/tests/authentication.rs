@@ -662,7 +662,11 @@ async fn with_every_verification_slot_taken_cached_logins_are_served_and_the_res
     );
     let uncached = read_group(&stack, world::ADMIN, world::PASSWORD).await;
     uncached.assert_error(503, "unavailable");
-    assert_eq!(uncached.header("retry-after"), Some("1"), "a shed request says when to retry");
+    assert_eq!(
+        uncached.header("retry-after"),
+        Some("1"),
+        "a shed request says when to retry"
+    );
     let wrong = read_group(&stack, world::DEPT_ADMIN, "wrong").await;
     wrong.assert_error(503, "unavailable");
     let unknown = get_with(

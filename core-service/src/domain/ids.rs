@@ -25,7 +25,10 @@ pub fn parse_field_id(field: &str, raw: &str) -> ServiceResult<Uuid> {
         if raw.trim().is_empty() {
             ServiceError::invalid(format!("{field} is required."))
         } else {
-            ServiceError::invalid(format!("{field} '{}' is not a valid identifier.", clip(raw)))
+            ServiceError::invalid(format!(
+                "{field} '{}' is not a valid identifier.",
+                clip(raw)
+            ))
         }
     })
 }

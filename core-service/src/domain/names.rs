@@ -16,7 +16,9 @@ fn parse_name(field: &str, raw: &str) -> ServiceResult<String> {
         )));
     }
     if name.chars().any(char::is_control) {
-        return Err(ServiceError::invalid(format!("{field} must not contain control characters.")));
+        return Err(ServiceError::invalid(format!(
+            "{field} must not contain control characters."
+        )));
     }
     Ok(name.to_owned())
 }
@@ -62,7 +64,9 @@ impl DepartmentCode {
             )));
         }
         if code.chars().any(char::is_control) {
-            return Err(ServiceError::invalid("code must not contain control characters."));
+            return Err(ServiceError::invalid(
+                "code must not contain control characters.",
+            ));
         }
         Ok(Self((!code.is_empty()).then(|| code.to_owned())))
     }
@@ -78,7 +82,10 @@ mod tests {
 
     #[test]
     fn names_are_trimmed_and_bounded() {
-        assert_eq!(DepartmentName::parse("  Sales ").unwrap().into_inner(), "Sales");
+        assert_eq!(
+            DepartmentName::parse("  Sales ").unwrap().into_inner(),
+            "Sales"
+        );
         assert!(DepartmentName::parse("   ").is_err());
         assert!(GroupName::parse(&"é".repeat(255)).is_ok());
         let err = GroupName::parse(&"é".repeat(256)).unwrap_err();
@@ -88,7 +95,10 @@ mod tests {
     #[test]
     fn an_empty_code_means_no_code() {
         assert_eq!(DepartmentCode::parse(" ").unwrap().into_inner(), None);
-        assert_eq!(DepartmentCode::parse("S-1").unwrap().into_inner(), Some("S-1".into()));
+        assert_eq!(
+            DepartmentCode::parse("S-1").unwrap().into_inner(),
+            Some("S-1".into())
+        );
         assert!(DepartmentCode::parse(&"c".repeat(65)).is_err());
     }
 }

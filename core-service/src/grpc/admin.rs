@@ -35,7 +35,8 @@ impl AdminService for AdminApi {
             parent_department_id: req.parent_department_id,
             code: req.code,
         };
-        departments::update_department(&self.state.db, &caller, &req.department_id, changes).await?;
+        departments::update_department(&self.state.db, &caller, &req.department_id, changes)
+            .await?;
         Ok(Response::new(pb::UpdateDepartmentResponse {}))
     }
 
@@ -52,7 +53,9 @@ impl AdminService for AdminApi {
             code: req.code,
         };
         let id = departments::create_department(&self.state.db, &caller, new).await?;
-        Ok(Response::new(pb::CreateDepartmentResponse { department_id: id.to_string() }))
+        Ok(Response::new(pb::CreateDepartmentResponse {
+            department_id: id.to_string(),
+        }))
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateGroup")]
@@ -92,7 +95,9 @@ impl AdminService for AdminApi {
         let caller = caller(&self.state, &request).await?;
         let ids = &request.get_ref().enrollment_ids;
         let deleted_count = enrollments::delete_enrollments(&self.state.db, &caller, ids).await?;
-        Ok(Response::new(pb::DeleteEnrollmentsResponse { deleted_count }))
+        Ok(Response::new(pb::DeleteEnrollmentsResponse {
+            deleted_count,
+        }))
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetContentItem")]
@@ -129,8 +134,11 @@ impl AdminService for AdminApi {
         let span = tracing::Span::current();
         let stream = rows.map(move |row| {
             let _entered = span.enter();
-            row.map(|row| pb::UserPoints { user_id: row.user_id.to_string(), points: row.points })
-                .map_err(Status::from)
+            row.map(|row| pb::UserPoints {
+                user_id: row.user_id.to_string(),
+                points: row.points,
+            })
+            .map_err(Status::from)
         });
         Ok(Response::new(Box::pin(stream)))
     }

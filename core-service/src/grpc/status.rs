@@ -16,9 +16,10 @@ impl From<ServiceError> for Status {
                 let mut status = Status::resource_exhausted(format!(
                     "Too many failed logins for this account and login; retry after {seconds} seconds."
                 ));
-                status
-                    .metadata_mut()
-                    .insert(lms_proto::metadata::RETRY_AFTER, MetadataValue::from(seconds));
+                status.metadata_mut().insert(
+                    lms_proto::metadata::RETRY_AFTER,
+                    MetadataValue::from(seconds),
+                );
                 status
             }
             ServiceError::Overloaded => {

@@ -17,7 +17,11 @@ pub struct Change {
     pub after: Option<Value>,
 }
 
-pub async fn record(conn: &impl ConnectionTrait, caller: &Caller, change: Change) -> ServiceResult<()> {
+pub async fn record(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    change: Change,
+) -> ServiceResult<()> {
     record_all(conn, caller, vec![change]).await
 }
 
@@ -44,7 +48,9 @@ pub async fn record_all(
         .collect();
     // Ten columns a row: stay below the bound-parameter limits.
     for chunk in rows.chunks(ID_CHUNK / 10) {
-        audit_log::Entity::insert_many(chunk.to_vec()).exec_without_returning(conn).await?;
+        audit_log::Entity::insert_many(chunk.to_vec())
+            .exec_without_returning(conn)
+            .await?;
     }
     Ok(())
 }

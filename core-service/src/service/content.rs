@@ -51,7 +51,9 @@ pub async fn get_content_item(
         description: item.description,
         user_id: item.user_id,
         added_date: format_added_date(item.added_at),
-        view_url: item.view_url.unwrap_or_else(|| default_view_url(&caller.account_url, item.id)),
+        view_url: item
+            .view_url
+            .unwrap_or_else(|| default_view_url(&caller.account_url, item.id)),
         content_type: item.content_type,
     })
 }
@@ -73,7 +75,9 @@ mod tests {
 
     #[test]
     fn added_dates_have_seconds_and_a_numeric_offset() {
-        let at = chrono::Utc.with_ymd_and_hms(2019, 3, 26, 6, 34, 57).unwrap()
+        let at = chrono::Utc
+            .with_ymd_and_hms(2019, 3, 26, 6, 34, 57)
+            .unwrap()
             + chrono::Duration::milliseconds(789);
         assert_eq!(format_added_date(at), "2019-03-26T06:34:57+00:00");
     }

@@ -1,8 +1,8 @@
 //! Create and update departments (interface 4.1, 4.2; contract section 6).
 
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection,
-    EntityTrait as _, QueryFilter as _, Set, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, Set, prelude::Uuid,
 };
 use serde_json::json;
 
@@ -48,11 +48,12 @@ pub async fn create_department(
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
-            let parent = find_in_account(txn, caller.account_id, parent_id).await?.ok_or_else(
-                || unknown_parent(&new.parent_department_id),
-            )?;
+            let parent = find_in_account(txn, caller.account_id, parent_id)
+                .await?
+                .ok_or_else(|| unknown_parent(&new.parent_department_id))?;
             if grant == Grant::InScope
-                && !scope::department_in_scope(txn, &caller.managed_department_ids, parent.id).await?
+                && !scope::department_in_scope(txn, &caller.managed_department_ids, parent.id)
+                    .await?
             {
                 return Err(ServiceError::denied(
                     "You may add departments only under departments you manage.",
@@ -96,8 +97,16 @@ pub async fn update_department(
     changes: DepartmentChanges,
 ) -> ServiceResult<()> {
     let grant = caller.grant(Operation::UpdateDepartment)?;
-    let name = changes.name.as_deref().map(DepartmentName::parse).transpose()?;
-    let code = changes.code.as_deref().map(DepartmentCode::parse).transpose()?;
+    let name = changes
+        .name
+        .as_deref()
+        .map(DepartmentName::parse)
+        .transpose()?;
+    let code = changes
+        .code
+        .as_deref()
+        .map(DepartmentCode::parse)
+        .transpose()?;
     let new_parent_id = changes
         .parent_department_id
         .as_deref()
@@ -167,7 +176,9 @@ async fn find_updatable(
     let current = find_in_account(conn, caller.account_id, department_id)
         .await?
         .ok_or_else(|| not_found("Department", raw_id))?;
-    if scoped && !scope::department_in_scope(conn, &caller.managed_department_ids, department_id).await? {
+    if scoped
+        && !scope::department_in_scope(conn, &caller.managed_department_ids, department_id).await?
+    {
         return Err(ServiceError::denied(
             "You may update only departments you manage and their sub-departments.",
         ));
@@ -198,7 +209,8 @@ async fn check_new_parent(
     find_in_account(txn, caller.account_id, parent_id)
         .await?
         .ok_or_else(|| unknown_parent(raw_parent))?;
-    if scoped && !scope::department_in_scope(txn, &caller.managed_department_ids, parent_id).await? {
+    if scoped && !scope::department_in_scope(txn, &caller.managed_department_ids, parent_id).await?
+    {
         return Err(ServiceError::denied(
             "You may move departments only under departments you manage.",
         ));

@@ -28,7 +28,9 @@ pub async fn delete_enrollments(
 ) -> ServiceResult<u64> {
     let grant = caller.grant(Operation::DeleteEnrollments)?;
     if raw_ids.is_empty() {
-        return Err(ServiceError::invalid("enrollmentIds must contain at least one id."));
+        return Err(ServiceError::invalid(
+            "enrollmentIds must contain at least one id.",
+        ));
     }
     if raw_ids.len() > MAX_IDS {
         return Err(ServiceError::invalid(format!(

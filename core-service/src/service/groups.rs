@@ -1,9 +1,9 @@
 //! Read and rename groups (interface 4.3, 4.4; contract section 7).
 
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection,
-    EntityTrait as _, PaginatorTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _,
-    Select, Set, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
+    PaginatorTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, Select, Set,
+    prelude::Uuid,
 };
 use serde_json::json;
 
@@ -68,7 +68,9 @@ pub async fn update_group(
     let id = parse_resource_id("Group", group_id)?;
     let Some(name) = name else {
         // A no-op writes nothing, not even the account lock; it still answers 404.
-        find_in_account(db, caller.account_id, id).await?.ok_or_else(|| not_found("Group", &raw_id))?;
+        find_in_account(db, caller.account_id, id)
+            .await?
+            .ok_or_else(|| not_found("Group", &raw_id))?;
         return Ok(());
     };
     let caller = caller.clone();
@@ -106,7 +108,8 @@ fn members_query(group: &group::Model) -> Select<user::Entity> {
         .filter(user::Column::AccountId.eq(group.account_id))
         .order_by_asc(user::Column::Id);
     match group.smart_department_id {
-        Some(root) => query.filter(user::Column::DepartmentId.in_subquery(scope::subtree_departments(&[root]))),
+        Some(root) => query
+            .filter(user::Column::DepartmentId.in_subquery(scope::subtree_departments(&[root]))),
         None => query.filter(
             user::Column::Id.in_subquery(
                 sea_orm::sea_query::Query::select()

@@ -42,7 +42,10 @@ pub async fn points(
             .iter()
             .map(|raw| {
                 parse_uuid(raw).ok_or_else(|| {
-                    ServiceError::invalid(format!("userIds: '{}' is not a valid identifier.", clip(raw)))
+                    ServiceError::invalid(format!(
+                        "userIds: '{}' is not a valid identifier.",
+                        clip(raw)
+                    ))
                 })
             })
             .collect::<ServiceResult<_>>()?;
@@ -50,7 +53,8 @@ pub async fn points(
         let known = scope::existing_users(db, caller.account_id, &ids).await?;
         let ids: Vec<Uuid> = ids.into_iter().filter(|id| known.contains(id)).collect();
         if grant == Grant::InScope {
-            let outside = scope::users_outside_scope(db, &caller.managed_department_ids, &ids).await?;
+            let outside =
+                scope::users_outside_scope(db, &caller.managed_department_ids, &ids).await?;
             if let Some(first) = outside.iter().min() {
                 return Err(ServiceError::denied(format!(
                     "userIds: user '{first}' is outside the departments you manage."
@@ -60,20 +64,27 @@ pub async fn points(
         Some(ids)
     };
     let managed = (grant == Grant::InScope).then(|| caller.managed_department_ids.clone());
-    let pager = Pager { db: db.clone(), account_id: caller.account_id, managed, filter };
-    Ok(stream::try_unfold((pager, None), |(pager, after)| async move {
-        let page = pager.page(after).await?;
-        Ok::<_, ServiceError>(match page.last() {
-            Some(last) => {
-                let next = Some(last.user_id);
-                Some((page, (pager, next)))
-            }
-            None => None,
+    let pager = Pager {
+        db: db.clone(),
+        account_id: caller.account_id,
+        managed,
+        filter,
+    };
+    Ok(
+        stream::try_unfold((pager, None), |(pager, after)| async move {
+            let page = pager.page(after).await?;
+            Ok::<_, ServiceError>(match page.last() {
+                Some(last) => {
+                    let next = Some(last.user_id);
+                    Some((page, (pager, next)))
+                }
+                None => None,
+            })
         })
-    })
-    .map_ok(|page| stream::iter(page.into_iter().map(Ok)))
-    .try_flatten()
-    .boxed())
+        .map_ok(|page| stream::iter(page.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed(),
+    )
 }
 
 struct Pager {
@@ -91,7 +102,12 @@ impl Pager {
         let ids: Vec<Uuid> = match &self.filter {
             Some(filter) => {
                 let start = after.map_or(0, |a| filter.partition_point(|id| *id <= a));
-                filter.iter().skip(start).take(PAGE as usize).copied().collect()
+                filter
+                    .iter()
+                    .skip(start)
+                    .take(PAGE as usize)
+                    .copied()
+                    .collect()
             }
             None => {
                 let mut query = user::Entity::find()
@@ -126,7 +142,10 @@ impl Pager {
             .collect();
         Ok(ids
             .into_iter()
-            .map(|user_id| UserPointsRow { user_id, points: points.get(&user_id).copied().unwrap_or(0) })
+            .map(|user_id| UserPointsRow {
+                user_id,
+                points: points.get(&user_id).copied().unwrap_or(0),
+            })
             .collect())
     }
 }

@@ -32,7 +32,10 @@ pub async fn is_within(
     ancestor_id: Uuid,
     department_id: Uuid,
 ) -> ServiceResult<bool> {
-    Ok(closure::Entity::find_by_id((ancestor_id, department_id)).one(conn).await?.is_some())
+    Ok(closure::Entity::find_by_id((ancestor_id, department_id))
+        .one(conn)
+        .await?
+        .is_some())
 }
 
 /// Whether `department_id` lies in the subtree of one of `managed`.
@@ -66,7 +69,8 @@ pub async fn users_outside_scope(
             .column(user::Column::Id)
             .filter(user::Column::Id.is_in(chunk.iter().copied()));
         if !managed.is_empty() {
-            query = query.filter(user::Column::DepartmentId.not_in_subquery(subtree_departments(managed)));
+            query = query
+                .filter(user::Column::DepartmentId.not_in_subquery(subtree_departments(managed)));
         }
         outside.extend(query.into_tuple::<Uuid>().all(conn).await?);
     }

@@ -3,8 +3,8 @@
 //! serializes tree changes per account.
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QuerySelect as _,
-    Set, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QuerySelect as _, Set,
+    prelude::Uuid,
 };
 
 use super::ID_CHUNK;
@@ -23,7 +23,9 @@ pub async fn attach_leaf(
         .map(|(ancestor_id, depth)| (ancestor_id, depth + 1))
         .chain([(department_id, 0)])
         .map(|(ancestor_id, depth)| row(account_id, ancestor_id, department_id, depth));
-    closure::Entity::insert_many(rows).exec_without_returning(conn).await?;
+    closure::Entity::insert_many(rows)
+        .exec_without_returning(conn)
+        .await?;
     Ok(())
 }
 
@@ -69,7 +71,9 @@ pub async fn move_subtree(
         .collect();
     // Four columns a row: stay below the bound-parameter limits.
     for chunk in rows.chunks(ID_CHUNK / 4) {
-        closure::Entity::insert_many(chunk.to_vec()).exec_without_returning(conn).await?;
+        closure::Entity::insert_many(chunk.to_vec())
+            .exec_without_returning(conn)
+            .await?;
     }
     Ok(())
 }
@@ -89,7 +93,12 @@ async fn ancestors_of(
         .await?)
 }
 
-fn row(account_id: Uuid, ancestor_id: Uuid, descendant_id: Uuid, depth: i32) -> closure::ActiveModel {
+fn row(
+    account_id: Uuid,
+    ancestor_id: Uuid,
+    descendant_id: Uuid,
+    depth: i32,
+) -> closure::ActiveModel {
     closure::ActiveModel {
         account_id: Set(account_id),
         ancestor_id: Set(ancestor_id),
