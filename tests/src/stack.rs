@@ -166,6 +166,42 @@ impl TestStack {
         .await
     }
 
+    /// POST `body` as `login` with `X-Request-Id` and the given `Content-Type` (none when `None`).
+    pub async fn post_typed(
+        &self,
+        path: &str,
+        login: Login,
+        request_id: &str,
+        content_type: Option<&str>,
+        body: String,
+    ) -> Reply {
+        let mut builder = self
+            .request(reqwest::Method::POST, path, login)
+            .header("X-Request-Id", request_id);
+        if let Some(content_type) = content_type {
+            builder = builder.header("Content-Type", content_type);
+        }
+        Reply::from(builder.body(body).send().await.expect("request")).await
+    }
+
+    /// POST an XML body (`Content-Type: application/xml`) with `X-Request-Id`.
+    pub async fn post_with_id(
+        &self,
+        path: &str,
+        login: Login,
+        request_id: &str,
+        body: &str,
+    ) -> Reply {
+        self.post_typed(
+            path,
+            login,
+            request_id,
+            Some("application/xml"),
+            body.to_owned(),
+        )
+        .await
+    }
+
     /// A gRPC channel to the core, for tests that bypass the gateway.
     pub async fn grpc_channel(&self) -> tonic::transport::Channel {
         tonic::transport::Endpoint::from_shared(format!("http://{}", self.grpc_addr))

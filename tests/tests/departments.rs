@@ -64,37 +64,6 @@ fn create_body(name: &str, parent: &str, code: Option<&str>) -> String {
     ))
 }
 
-/// POST `body` as `login` with the given `Content-Type` (none when `None`) and `X-Request-Id`.
-async fn post_typed(
-    stack: &TestStack,
-    path: &str,
-    login: Login,
-    request_id: &str,
-    content_type: Option<&str>,
-    body: String,
-) -> Reply {
-    let mut builder = stack
-        .request(reqwest::Method::POST, path, login)
-        .header("X-Request-Id", request_id);
-    if let Some(content_type) = content_type {
-        builder = builder.header("Content-Type", content_type);
-    }
-    Reply::from(builder.body(body).send().await.expect("request")).await
-}
-
-/// POST with `Content-Type: application/xml`.
-async fn post(stack: &TestStack, path: &str, login: Login, request_id: &str, body: &str) -> Reply {
-    post_typed(
-        stack,
-        path,
-        login,
-        request_id,
-        Some("application/xml"),
-        body.to_owned(),
-    )
-    .await
-}
-
 fn update_path(id: &str) -> String {
     format!("/department/{id}")
 }
@@ -128,14 +97,14 @@ fn assert_no_content(reply: &Reply) {
 
 /// Creates a department as the owner and returns its id.
 async fn create_as_owner(stack: &TestStack, name: &str, parent: &str) -> String {
-    let reply = post(
-        stack,
-        "/department",
-        world::OWNER,
-        "setup",
-        &create_body(name, parent, None),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            "/department",
+            world::OWNER,
+            "setup",
+            &create_body(name, parent, None),
+        )
+        .await;
     created_id(&reply)
 }
 
@@ -242,7 +211,9 @@ async fn assert_closure_matches_parents(stack: &TestStack) {
 
 async fn owner_creates_a_department_and_gets_its_new_lower_case_v7_id(stack: &TestStack) {
     let body = create_body("Sales West", acme::SALES, Some("SW"));
-    let reply = post(stack, "/department", world::OWNER, "create-1", &body).await;
+    let reply = stack
+        .post_with_id("/department", world::OWNER, "create-1", &body)
+        .await;
     let id = created_id(&reply);
     assert_eq!(reply.header("x-request-id"), Some("create-1"));
 
@@ -266,7 +237,11 @@ async fn owner_creates_a_department_and_gets_its_new_lower_case_v7_id(stack: &Te
 
     // Without a code, the code is empty; ids of the parent are accepted in any case.
     let body = create_body("Sales North", &acme::SALES.to_uppercase(), None);
-    let id = created_id(&post(stack, "/department", world::OWNER, "create-2", &body).await);
+    let id = created_id(
+        &stack
+            .post_with_id("/department", world::OWNER, "create-2", &body)
+            .await,
+    );
     let row = stored(stack, &id).await;
     assert_eq!((row.name.as_str(), row.code), ("Sales North", None));
     assert_eq!(row.parent_id, Some(uuid(acme::SALES)));
@@ -285,25 +260,25 @@ async fn a_new_department_takes_children_and_lies_inside_its_ancestors_scope(sta
     assert_closure_matches_parents(stack).await;
 
     // The department administrator of Sales manages the new grandchild.
-    let reply = post(
-        stack,
-        &update_path(&retail),
-        world::DEPT_ADMIN,
-        "scope-1",
-        &request("<name>Retail</name>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &update_path(&retail),
+            world::DEPT_ADMIN,
+            "scope-1",
+            &request("<name>Retail</name>"),
+        )
+        .await;
     assert_no_content(&reply);
     assert_eq!(stored(stack, &retail).await.name, "Retail");
     // The coordinator of Sales creates under it.
-    let reply = post(
-        stack,
-        "/department",
-        world::COORDINATOR,
-        "scope-2",
-        &create_body("Retail Online", &retail, None),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            "/department",
+            world::COORDINATOR,
+            "scope-2",
+            &create_body("Retail Online", &retail, None),
+        )
+        .await;
     let online = created_id(&reply);
     assert_eq!(stored(stack, &online).await.parent_id, Some(uuid(&retail)));
     let audit = the_audit_row(stack, "scope-2").await;
@@ -313,15 +288,15 @@ async fn a_new_department_takes_children_and_lies_inside_its_ancestors_scope(sta
     // A new department under Engineering is out of their scope.
     let lab = create_as_owner(stack, "Lab", acme::ENGINEERING).await;
     let before = stack.snapshot().await;
-    post(
-        stack,
-        &update_path(&lab),
-        world::DEPT_ADMIN,
-        "scope-3",
-        &request("<name>Mine</name>"),
-    )
-    .await
-    .assert_error(403, "department");
+    stack
+        .post_with_id(
+            &update_path(&lab),
+            world::DEPT_ADMIN,
+            "scope-3",
+            &request("<name>Mine</name>"),
+        )
+        .await
+        .assert_error(403, "department");
     assert_eq!(stack.snapshot().await, before);
 }
 
@@ -338,15 +313,9 @@ async fn create_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
         let name = format!("Team {n}");
         let request_id = format!("type-{n}");
         let body = create_body(&name, acme::SUPPORT, None);
-        let reply = post_typed(
-            stack,
-            "/department",
-            world::OWNER,
-            &request_id,
-            content_type,
-            body,
-        )
-        .await;
+        let reply = stack
+            .post_typed("/department", world::OWNER, &request_id, content_type, body)
+            .await;
         let id = created_id(&reply);
         assert_eq!(stored(stack, &id).await.name, name, "{content_type:?}");
         assert_eq!(
@@ -356,15 +325,15 @@ async fn create_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
     }
     let before = stack.snapshot().await;
     let body = create_body("Json", acme::SUPPORT, None);
-    let reply = post_typed(
-        stack,
-        "/department",
-        world::OWNER,
-        "json",
-        Some("application/json"),
-        body,
-    )
-    .await;
+    let reply = stack
+        .post_typed(
+            "/department",
+            world::OWNER,
+            "json",
+            Some("application/json"),
+            body,
+        )
+        .await;
     reply.assert_error(415, "content-type");
     assert_eq!(stack.snapshot().await, before);
 }
@@ -420,7 +389,9 @@ async fn create_refuses_invalid_fields_naming_them_and_stores_nothing(stack: &Te
     ];
     let before = stack.snapshot().await;
     for (what, body, needle) in cases {
-        let reply = post(stack, "/department", world::OWNER, "invalid", &body).await;
+        let reply = stack
+            .post_with_id("/department", world::OWNER, "invalid", &body)
+            .await;
         assert_eq!(reply.status, 400, "{what}: {}", reply.body);
         reply.assert_error(400, needle);
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
@@ -432,14 +403,14 @@ async fn create_accepts_names_and_codes_at_their_length_limits(stack: &TestStack
     // Characters, not bytes: 255 two-byte characters and a 64-character code.
     let name = "é".repeat(255);
     let code = "ü".repeat(64);
-    let reply = post(
-        stack,
-        "/department",
-        world::OWNER,
-        "limits",
-        &create_body(&name, acme::ROOT, Some(&code)),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            "/department",
+            world::OWNER,
+            "limits",
+            &create_body(&name, acme::ROOT, Some(&code)),
+        )
+        .await;
     let id = created_id(&reply);
     let row = stored(stack, &id).await;
     assert_eq!(row.name, name);
@@ -449,48 +420,48 @@ async fn create_accepts_names_and_codes_at_their_length_limits(stack: &TestStack
 
 async fn a_foreign_parent_is_refused_exactly_like_an_unknown_one(stack: &TestStack) {
     let before = stack.snapshot().await;
-    let foreign = post(
-        stack,
-        "/department",
-        world::OWNER,
-        "foreign",
-        &create_body("X", globex::ROOT, None),
-    )
-    .await;
+    let foreign = stack
+        .post_with_id(
+            "/department",
+            world::OWNER,
+            "foreign",
+            &create_body("X", globex::ROOT, None),
+        )
+        .await;
     foreign.assert_error(400, "parentDepartmentId");
-    let unknown = post(
-        stack,
-        "/department",
-        world::OWNER,
-        "unknown",
-        &create_body("X", UNKNOWN_DEPARTMENT, None),
-    )
-    .await;
+    let unknown = stack
+        .post_with_id(
+            "/department",
+            world::OWNER,
+            "unknown",
+            &create_body("X", UNKNOWN_DEPARTMENT, None),
+        )
+        .await;
     unknown.assert_error(400, "parentDepartmentId");
     assert_eq!(
         foreign.error_message().replace(globex::ROOT, "ID"),
         unknown.error_message().replace(UNKNOWN_DEPARTMENT, "ID")
     );
     // Also for a caller whose role is scoped.
-    let scoped = post(
-        stack,
-        "/department",
-        world::COORDINATOR,
-        "foreign",
-        &create_body("X", globex::PLANT, None),
-    )
-    .await;
+    let scoped = stack
+        .post_with_id(
+            "/department",
+            world::COORDINATOR,
+            "foreign",
+            &create_body("X", globex::PLANT, None),
+        )
+        .await;
     scoped.assert_error(400, "parentDepartmentId");
     assert_eq!(stack.snapshot().await, before);
     // And the other account creates under its own root.
-    let own = post(
-        stack,
-        "/department",
-        world::GLOBEX_OWNER,
-        "own",
-        &create_body("Office", globex::ROOT, None),
-    )
-    .await;
+    let own = stack
+        .post_with_id(
+            "/department",
+            world::GLOBEX_OWNER,
+            "own",
+            &create_body("Office", globex::ROOT, None),
+        )
+        .await;
     assert_eq!(
         stored(stack, &created_id(&own)).await.parent_id,
         Some(uuid(globex::ROOT))
@@ -507,14 +478,14 @@ async fn create_is_allowed_by_the_permission_table_and_refused_otherwise(stack: 
     for (n, (login, parent)) in allowed.into_iter().enumerate() {
         let request_id = format!("allowed-{n}");
         let name = format!("By {}", login.email);
-        let reply = post(
-            stack,
-            "/department",
-            login,
-            &request_id,
-            &create_body(&name, parent, None),
-        )
-        .await;
+        let reply = stack
+            .post_with_id(
+                "/department",
+                login,
+                &request_id,
+                &create_body(&name, parent, None),
+            )
+            .await;
         let id = created_id(&reply);
         assert_eq!(
             stored(stack, &id).await.parent_id,
@@ -543,14 +514,14 @@ async fn create_is_allowed_by_the_permission_table_and_refused_otherwise(stack: 
     ];
     let before = stack.snapshot().await;
     for (login, parent) in denied {
-        let reply = post(
-            stack,
-            "/department",
-            login,
-            "denied",
-            &create_body("Nope", parent, None),
-        )
-        .await;
+        let reply = stack
+            .post_with_id(
+                "/department",
+                login,
+                "denied",
+                &create_body("Nope", parent, None),
+            )
+            .await;
         assert_eq!(
             reply.status, 403,
             "{} under {parent}: {}",
@@ -645,36 +616,36 @@ async fn create_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
     );
     let before = stack.snapshot().await;
     for (what, body, status) in forbidden_bodies(&fields) {
-        let reply = post_typed(
-            stack,
-            "/department",
-            world::OWNER,
-            "bad-xml",
-            Some("application/xml"),
-            body,
-        )
-        .await;
+        let reply = stack
+            .post_typed(
+                "/department",
+                world::OWNER,
+                "bad-xml",
+                Some("application/xml"),
+                body,
+            )
+            .await;
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
         reply.assert_error(status, "");
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
     }
-    let twice = post(
-        stack,
-        "/department",
-        world::OWNER,
-        "twice",
-        &request(&format!("{fields}<name>Y</name>")),
-    )
-    .await;
+    let twice = stack
+        .post_with_id(
+            "/department",
+            world::OWNER,
+            "twice",
+            &request(&format!("{fields}<name>Y</name>")),
+        )
+        .await;
     twice.assert_error(400, "name");
-    let doctype = post(
-        stack,
-        "/department",
-        world::OWNER,
-        "doctype",
-        &format!("<!DOCTYPE request><request>{fields}</request>"),
-    )
-    .await;
+    let doctype = stack
+        .post_with_id(
+            "/department",
+            world::OWNER,
+            "doctype",
+            &format!("<!DOCTYPE request><request>{fields}</request>"),
+        )
+        .await;
     doctype.assert_error(400, "DOCTYPE");
     // A chunked body declares no length: it is cut off at the limit all the same.
     let chunk = vec![b' '; 64 * 1024];
@@ -698,7 +669,11 @@ async fn text_values_are_trimmed_and_entities_and_cdata_decoded(stack: &TestStac
          <parentDepartmentId> {} </parentDepartmentId><code> R&amp;D </code><colour>ignored</colour>",
         acme::ENGINEERING
     ));
-    let id = created_id(&post(stack, "/department", world::OWNER, "decoded", &body).await);
+    let id = created_id(
+        &stack
+            .post_with_id("/department", world::OWNER, "decoded", &body)
+            .await,
+    );
     let row = stored(stack, &id).await;
     assert_eq!(row.name, "R&D <lab> & Café");
     assert_eq!(row.code.as_deref(), Some("R&D"));
@@ -706,7 +681,11 @@ async fn text_values_are_trimmed_and_entities_and_cdata_decoded(stack: &TestStac
 
     // A UTF-8 byte order mark is allowed.
     let body = format!("\u{FEFF}{}", create_body("Bom", acme::ENGINEERING, None));
-    let id = created_id(&post(stack, "/department", world::OWNER, "bom", &body).await);
+    let id = created_id(
+        &stack
+            .post_with_id("/department", world::OWNER, "bom", &body)
+            .await,
+    );
     assert_eq!(stored(stack, &id).await.name, "Bom");
 }
 
@@ -721,14 +700,14 @@ async fn update_changes_each_field_alone_and_audits_it(stack: &TestStack) {
         ("Support", None)
     );
 
-    let reply = post(
-        stack,
-        &path,
-        world::OWNER,
-        "name-only",
-        &request("<name>Customer Care</name>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &path,
+            world::OWNER,
+            "name-only",
+            &request("<name>Customer Care</name>"),
+        )
+        .await;
     assert_no_content(&reply);
     assert_eq!(reply.header("x-request-id"), Some("name-only"));
     let row = stored(stack, acme::SUPPORT).await;
@@ -746,14 +725,14 @@ async fn update_changes_each_field_alone_and_audits_it(stack: &TestStack) {
     )
     .await;
 
-    let reply = post(
-        stack,
-        &path,
-        world::ADMIN,
-        "code-only",
-        &request("<code>CC</code>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &path,
+            world::ADMIN,
+            "code-only",
+            &request("<code>CC</code>"),
+        )
+        .await;
     assert_no_content(&reply);
     let row = stored(stack, acme::SUPPORT).await;
     assert_eq!(
@@ -774,7 +753,9 @@ async fn update_changes_each_field_alone_and_audits_it(stack: &TestStack) {
         "<parentDepartmentId>{}</parentDepartmentId>",
         acme::ENGINEERING
     ));
-    let reply = post(stack, &path, world::OWNER, "parent-only", &body).await;
+    let reply = stack
+        .post_with_id(&path, world::OWNER, "parent-only", &body)
+        .await;
     assert_no_content(&reply);
     let row = stored(stack, acme::SUPPORT).await;
     assert_eq!(
@@ -797,7 +778,11 @@ async fn update_changes_each_field_alone_and_audits_it(stack: &TestStack) {
         "<code>C2</code><parentDepartmentId>{}</parentDepartmentId><name>Care</name>",
         acme::ROOT.to_uppercase()
     ));
-    assert_no_content(&post(stack, &path, world::OWNER, "all-three", &body).await);
+    assert_no_content(
+        &stack
+            .post_with_id(&path, world::OWNER, "all-three", &body)
+            .await,
+    );
     let row = stored(stack, acme::SUPPORT).await;
     assert_eq!(
         (row.name.as_str(), row.code.as_deref(), row.parent_id),
@@ -817,14 +802,9 @@ async fn an_empty_update_is_a_no_op_without_an_audit_row(stack: &TestStack) {
         request("<colour>blue</colour>"),
     ];
     for body in bodies {
-        let reply = post(
-            stack,
-            &update_path(acme::SALES),
-            world::OWNER,
-            "no-op",
-            &body,
-        )
-        .await;
+        let reply = stack
+            .post_with_id(&update_path(acme::SALES), world::OWNER, "no-op", &body)
+            .await;
         assert_no_content(&reply);
         assert_eq!(
             snapshot_without_revision(stack).await,
@@ -837,46 +817,46 @@ async fn an_empty_update_is_a_no_op_without_an_audit_row(stack: &TestStack) {
         "a no-op is not audited"
     );
     // A no-op still needs an existing department and the permission.
-    post(
-        stack,
-        &update_path(UNKNOWN_DEPARTMENT),
-        world::OWNER,
-        "no-op",
-        &request(""),
-    )
-    .await
-    .assert_error(404, "not found");
-    post(
-        stack,
-        &update_path(acme::SALES),
-        world::LEARNER,
-        "no-op",
-        &request(""),
-    )
-    .await
-    .assert_error(403, "permission");
-    post(
-        stack,
-        &update_path(acme::ENGINEERING),
-        world::DEPT_ADMIN,
-        "no-op",
-        &request(""),
-    )
-    .await
-    .assert_error(403, "department");
+    stack
+        .post_with_id(
+            &update_path(UNKNOWN_DEPARTMENT),
+            world::OWNER,
+            "no-op",
+            &request(""),
+        )
+        .await
+        .assert_error(404, "not found");
+    stack
+        .post_with_id(
+            &update_path(acme::SALES),
+            world::LEARNER,
+            "no-op",
+            &request(""),
+        )
+        .await
+        .assert_error(403, "permission");
+    stack
+        .post_with_id(
+            &update_path(acme::ENGINEERING),
+            world::DEPT_ADMIN,
+            "no-op",
+            &request(""),
+        )
+        .await
+        .assert_error(403, "department");
 }
 
 async fn a_present_empty_code_clears_the_code(stack: &TestStack) {
     assert_eq!(stored(stack, acme::SALES).await.code.as_deref(), Some("S"));
     assert_no_content(
-        &post(
-            stack,
-            &update_path(acme::SALES),
-            world::OWNER,
-            "clear",
-            &request("<code/>"),
-        )
-        .await,
+        &stack
+            .post_with_id(
+                &update_path(acme::SALES),
+                world::OWNER,
+                "clear",
+                &request("<code/>"),
+            )
+            .await,
     );
     let row = stored(stack, acme::SALES).await;
     assert_eq!((row.name.as_str(), row.code), ("Sales", None));
@@ -895,14 +875,14 @@ async fn a_present_empty_code_clears_the_code(stack: &TestStack) {
         stored(stack, acme::SALES_EAST).await.code.as_deref(),
         Some("SE")
     );
-    let reply = post(
-        stack,
-        &update_path(acme::SALES_EAST),
-        world::OWNER,
-        "clear-2",
-        &request("<code>  </code>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &update_path(acme::SALES_EAST),
+            world::OWNER,
+            "clear-2",
+            &request("<code>  </code>"),
+        )
+        .await;
     assert_no_content(&reply);
     assert_eq!(stored(stack, acme::SALES_EAST).await.code, None);
 }
@@ -932,14 +912,9 @@ async fn update_refuses_blank_and_overlong_values(stack: &TestStack) {
     ];
     let before = stack.snapshot().await;
     for (what, body, needle) in cases {
-        let reply = post(
-            stack,
-            &update_path(acme::SALES),
-            world::OWNER,
-            "invalid",
-            &body,
-        )
-        .await;
+        let reply = stack
+            .post_with_id(&update_path(acme::SALES), world::OWNER, "invalid", &body)
+            .await;
         assert_eq!(reply.status, 400, "{what}: {}", reply.body);
         reply.assert_error(400, needle);
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
@@ -957,15 +932,15 @@ async fn moving_engineering_under_sales_puts_its_users_into_the_sales_scope(stac
     );
     // Before the move Engineering is outside the Sales administrator's scope.
     let before = stack.snapshot().await;
-    post(
-        stack,
-        &update_path(acme::ENGINEERING),
-        world::DEPT_ADMIN,
-        "outside",
-        &request("<code>E</code>"),
-    )
-    .await
-    .assert_error(403, "department");
+    stack
+        .post_with_id(
+            &update_path(acme::ENGINEERING),
+            world::DEPT_ADMIN,
+            "outside",
+            &request("<code>E</code>"),
+        )
+        .await
+        .assert_error(403, "department");
     assert_eq!(stack.snapshot().await, before);
 
     let body = request(&format!(
@@ -973,14 +948,9 @@ async fn moving_engineering_under_sales_puts_its_users_into_the_sales_scope(stac
         acme::SALES
     ));
     assert_no_content(
-        &post(
-            stack,
-            &update_path(acme::ENGINEERING),
-            world::ADMIN,
-            "move",
-            &body,
-        )
-        .await,
+        &stack
+            .post_with_id(&update_path(acme::ENGINEERING), world::ADMIN, "move", &body)
+            .await,
     );
     assert_eq!(
         stored(stack, acme::ENGINEERING).await.parent_id,
@@ -1014,14 +984,14 @@ async fn moving_engineering_under_sales_puts_its_users_into_the_sales_scope(stac
     assert_eq!(text_of(&reply.body, "usersCount").as_deref(), Some("7"));
 
     // And the Sales administrator now manages Engineering.
-    let reply = post(
-        stack,
-        &update_path(acme::ENGINEERING),
-        world::DEPT_ADMIN,
-        "inside",
-        &request("<code>E</code>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &update_path(acme::ENGINEERING),
+            world::DEPT_ADMIN,
+            "inside",
+            &request("<code>E</code>"),
+        )
+        .await;
     assert_no_content(&reply);
     assert_eq!(
         stored(stack, acme::ENGINEERING).await.code.as_deref(),
@@ -1038,14 +1008,9 @@ async fn moving_engineering_under_sales_puts_its_users_into_the_sales_scope(stac
         acme::ROOT
     ));
     assert_no_content(
-        &post(
-            stack,
-            &update_path(acme::ENGINEERING),
-            world::OWNER,
-            "back",
-            &body,
-        )
-        .await,
+        &stack
+            .post_with_id(&update_path(acme::ENGINEERING), world::OWNER, "back", &body)
+            .await,
     );
     assert_closure_matches_parents(stack).await;
     let reply = stack.get(&smart_group, world::OWNER).await;
@@ -1074,7 +1039,9 @@ async fn a_department_cannot_move_under_itself_or_a_descendant(stack: &TestStack
         let body = request(&format!(
             "<name>Renamed</name><parentDepartmentId>{new_parent}</parentDepartmentId>"
         ));
-        let reply = post(stack, &update_path(moved), world::OWNER, "cycle", &body).await;
+        let reply = stack
+            .post_with_id(&update_path(moved), world::OWNER, "cycle", &body)
+            .await;
         assert_eq!(
             reply.status, 400,
             "{moved} under {new_parent}: {}",
@@ -1091,15 +1058,15 @@ async fn a_department_cannot_move_under_itself_or_a_descendant(stack: &TestStack
     let body = request(&format!(
         "<parentDepartmentId>{online}</parentDepartmentId>"
     ));
-    post(
-        stack,
-        &update_path(acme::SALES_EAST),
-        world::DEPT_ADMIN,
-        "cycle",
-        &body,
-    )
-    .await
-    .assert_error(400, "parentDepartmentId");
+    stack
+        .post_with_id(
+            &update_path(acme::SALES_EAST),
+            world::DEPT_ADMIN,
+            "cycle",
+            &body,
+        )
+        .await
+        .assert_error(400, "parentDepartmentId");
     assert_eq!(stack.snapshot().await, before);
     assert!(audit_rows(stack, "cycle").await.is_empty());
 }
@@ -1110,20 +1077,22 @@ async fn the_root_department_cannot_be_given_a_parent(stack: &TestStack) {
         let body = request(&format!(
             "<parentDepartmentId>{parent}</parentDepartmentId>"
         ));
-        let reply = post(stack, &update_path(acme::ROOT), world::OWNER, "root", &body).await;
+        let reply = stack
+            .post_with_id(&update_path(acme::ROOT), world::OWNER, "root", &body)
+            .await;
         assert_eq!(reply.status, 400, "root under {parent}: {}", reply.body);
         reply.assert_error(400, "parentDepartmentId");
         assert_eq!(stack.snapshot().await, before);
     }
     // Its name and code may change.
-    let reply = post(
-        stack,
-        &update_path(acme::ROOT),
-        world::OWNER,
-        "root-name",
-        &request("<name>Acme Corp</name>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &update_path(acme::ROOT),
+            world::OWNER,
+            "root-name",
+            &request("<name>Acme Corp</name>"),
+        )
+        .await;
     assert_no_content(&reply);
     let row = stored(stack, acme::ROOT).await;
     assert_eq!((row.name.as_str(), row.parent_id), ("Acme Corp", None));
@@ -1140,14 +1109,14 @@ async fn update_refuses_unknown_malformed_and_foreign_parents(stack: &TestStack)
     ];
     let mut messages = HashMap::new();
     for (what, body) in cases {
-        let reply = post(
-            stack,
-            &update_path(acme::SALES_EAST),
-            world::OWNER,
-            "parent",
-            &body,
-        )
-        .await;
+        let reply = stack
+            .post_with_id(
+                &update_path(acme::SALES_EAST),
+                world::OWNER,
+                "parent",
+                &body,
+            )
+            .await;
         assert_eq!(reply.status, 400, "{what}: {}", reply.body);
         reply.assert_error(400, "parentDepartmentId");
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
@@ -1163,57 +1132,52 @@ async fn update_refuses_unknown_malformed_and_foreign_parents(stack: &TestStack)
 async fn unknown_malformed_and_foreign_department_ids_in_the_path_are_404(stack: &TestStack) {
     let before = stack.snapshot().await;
     let body = request("<name>Renamed</name>");
-    let unknown = post(
-        stack,
-        &update_path(UNKNOWN_DEPARTMENT),
-        world::OWNER,
-        "path",
-        &body,
-    )
-    .await;
+    let unknown = stack
+        .post_with_id(
+            &update_path(UNKNOWN_DEPARTMENT),
+            world::OWNER,
+            "path",
+            &body,
+        )
+        .await;
     unknown.assert_error(404, "not found");
-    let malformed = post(
-        stack,
-        &update_path("not-a-department"),
-        world::OWNER,
-        "path",
-        &body,
-    )
-    .await;
+    let malformed = stack
+        .post_with_id(
+            &update_path("not-a-department"),
+            world::OWNER,
+            "path",
+            &body,
+        )
+        .await;
     malformed.assert_error(404, "not found");
-    let foreign = post(
-        stack,
-        &update_path(globex::PLANT),
-        world::OWNER,
-        "path",
-        &body,
-    )
-    .await;
+    let foreign = stack
+        .post_with_id(&update_path(globex::PLANT), world::OWNER, "path", &body)
+        .await;
     foreign.assert_error(404, "not found");
     assert_eq!(
         foreign.error_message().replace(globex::PLANT, "ID"),
         unknown.error_message().replace(UNKNOWN_DEPARTMENT, "ID")
     );
     // Also for a scoped caller: not found comes before out of scope.
-    let scoped = post(
-        stack,
-        &update_path(globex::PLANT),
-        world::DEPT_ADMIN,
-        "path",
-        &body,
-    )
-    .await;
+    let scoped = stack
+        .post_with_id(
+            &update_path(globex::PLANT),
+            world::DEPT_ADMIN,
+            "path",
+            &body,
+        )
+        .await;
     scoped.assert_error(404, "not found");
     assert_eq!(stack.snapshot().await, before);
     // The other account updates its own department; ids are accepted in any case.
-    let own = post(
-        stack,
-        &update_path(&globex::PLANT.to_uppercase()),
-        world::GLOBEX_OWNER,
-        "own",
-        &body,
-    )
-    .await;
+    let own = stack
+        .post_with_id(
+            &update_path(&globex::PLANT.to_uppercase()),
+            world::GLOBEX_OWNER,
+            "own",
+            &body,
+        )
+        .await;
     assert_no_content(&own);
     assert_eq!(stored(stack, globex::PLANT).await.name, "Renamed");
 }
@@ -1221,14 +1185,14 @@ async fn unknown_malformed_and_foreign_department_ids_in_the_path_are_404(stack:
 /// The scope rules of update for a caller managing Sales (department administrator or custom).
 async fn assert_updates_only_inside_the_sales_scope(stack: &TestStack, login: Login) {
     // Sales itself and a sub-department.
-    let reply = post(
-        stack,
-        &update_path(acme::SALES),
-        login,
-        "own",
-        &request("<name>Sales &amp; Marketing</name>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &update_path(acme::SALES),
+            login,
+            "own",
+            &request("<name>Sales &amp; Marketing</name>"),
+        )
+        .await;
     assert_no_content(&reply);
     assert_eq!(stored(stack, acme::SALES).await.name, "Sales & Marketing");
     assert_update_audited(
@@ -1240,14 +1204,14 @@ async fn assert_updates_only_inside_the_sales_scope(stack: &TestStack, login: Lo
         json!({"name": "Sales & Marketing", "parentDepartmentId": acme::ROOT, "code": "S"}),
     )
     .await;
-    let reply = post(
-        stack,
-        &update_path(acme::SALES_EAST),
-        login,
-        "sub",
-        &request("<code>EAST</code>"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &update_path(acme::SALES_EAST),
+            login,
+            "sub",
+            &request("<code>EAST</code>"),
+        )
+        .await;
     assert_no_content(&reply);
     assert_eq!(
         stored(stack, acme::SALES_EAST).await.code.as_deref(),
@@ -1260,7 +1224,11 @@ async fn assert_updates_only_inside_the_sales_scope(stack: &TestStack, login: Lo
         "<parentDepartmentId>{}</parentDepartmentId>",
         acme::SALES
     ));
-    assert_no_content(&post(stack, &update_path(&retail), login, "inner-move", &body).await);
+    assert_no_content(
+        &stack
+            .post_with_id(&update_path(&retail), login, "inner-move", &body)
+            .await,
+    );
     assert_eq!(
         stored(stack, &retail).await.parent_id,
         Some(uuid(acme::SALES))
@@ -1309,7 +1277,9 @@ async fn assert_updates_only_inside_the_sales_scope(stack: &TestStack, login: Lo
         ),
     ];
     for (what, id, body) in refusals {
-        let reply = post(stack, &update_path(&id), login, "refused", &body).await;
+        let reply = stack
+            .post_with_id(&update_path(&id), login, "refused", &body)
+            .await;
         assert_eq!(reply.status, 403, "{what}: {}", reply.body);
         reply.assert_error(403, "department");
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
@@ -1335,14 +1305,14 @@ async fn roles_without_department_update_are_refused(stack: &TestStack) {
         (world::VIEWER, acme::SALES),
     ];
     for (login, id) in denied {
-        let reply = post(
-            stack,
-            &update_path(id),
-            login,
-            "denied",
-            &request("<name>Nope</name>"),
-        )
-        .await;
+        let reply = stack
+            .post_with_id(
+                &update_path(id),
+                login,
+                "denied",
+                &request("<name>Nope</name>"),
+            )
+            .await;
         assert_eq!(reply.status, 403, "{}: {}", login.email, reply.body);
         reply.assert_error(403, "permission");
         assert_eq!(
@@ -1367,15 +1337,15 @@ async fn update_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
         let name = format!("Support {n}");
         let request_id = format!("type-{n}");
         let body = request(&format!("<name>{name}</name>"));
-        let reply = post_typed(
-            stack,
-            &update_path(acme::SUPPORT),
-            world::OWNER,
-            &request_id,
-            content_type,
-            body,
-        )
-        .await;
+        let reply = stack
+            .post_typed(
+                &update_path(acme::SUPPORT),
+                world::OWNER,
+                &request_id,
+                content_type,
+                body,
+            )
+            .await;
         assert_no_content(&reply);
         assert_eq!(
             stored(stack, acme::SUPPORT).await.name,
@@ -1389,15 +1359,15 @@ async fn update_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
     }
     let before = stack.snapshot().await;
     let body = request("<name>Json</name>");
-    let reply = post_typed(
-        stack,
-        &update_path(acme::SUPPORT),
-        world::OWNER,
-        "json",
-        Some("application/json"),
-        body,
-    )
-    .await;
+    let reply = stack
+        .post_typed(
+            &update_path(acme::SUPPORT),
+            world::OWNER,
+            "json",
+            Some("application/json"),
+            body,
+        )
+        .await;
     reply.assert_error(415, "content-type");
     assert_eq!(stack.snapshot().await, before);
 }
@@ -1414,14 +1384,14 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
         .await
         .expect("request");
     Reply::from(reply).await.assert_error(401, "");
-    let former = post(
-        stack,
-        &update_path(acme::SALES),
-        world::FORMER_ADMIN,
-        "former",
-        &request("<name>X</name>"),
-    )
-    .await;
+    let former = stack
+        .post_with_id(
+            &update_path(acme::SALES),
+            world::FORMER_ADMIN,
+            "former",
+            &request("<name>X</name>"),
+        )
+        .await;
     former.assert_error(401, "");
     assert_eq!(stack.snapshot().await, before);
 }
@@ -1429,15 +1399,15 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
 async fn update_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
     let before = stack.snapshot().await;
     for (what, body, status) in forbidden_bodies("<name>Changed</name>") {
-        let reply = post_typed(
-            stack,
-            &update_path(acme::SALES),
-            world::OWNER,
-            "bad-xml",
-            Some("application/xml"),
-            body,
-        )
-        .await;
+        let reply = stack
+            .post_typed(
+                &update_path(acme::SALES),
+                world::OWNER,
+                "bad-xml",
+                Some("application/xml"),
+                body,
+            )
+            .await;
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
         reply.assert_error(status, "");
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
@@ -1447,15 +1417,10 @@ async fn update_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
         acme::SUPPORT,
         acme::ENGINEERING
     ));
-    post(
-        stack,
-        &update_path(acme::SALES),
-        world::OWNER,
-        "twice",
-        &twice,
-    )
-    .await
-    .assert_error(400, "parentDepartmentId");
+    stack
+        .post_with_id(&update_path(acme::SALES), world::OWNER, "twice", &twice)
+        .await
+        .assert_error(400, "parentDepartmentId");
     assert_eq!(stack.snapshot().await, before);
 }
 
@@ -1472,7 +1437,9 @@ async fn a_scoped_caller_may_resend_the_current_parent_of_a_managed_department(s
             "<name>{name}</name><parentDepartmentId>{}</parentDepartmentId><code>S</code>",
             acme::ROOT.to_uppercase()
         ));
-        let reply = post(stack, &update_path(acme::SALES), login, &request_id, &body).await;
+        let reply = stack
+            .post_with_id(&update_path(acme::SALES), login, &request_id, &body)
+            .await;
         assert_no_content(&reply);
         let row = stored(stack, acme::SALES).await;
         assert_eq!(
@@ -1501,15 +1468,10 @@ async fn a_scoped_caller_may_resend_the_current_parent_of_a_managed_department(s
         "<parentDepartmentId>{}</parentDepartmentId>",
         acme::SUPPORT
     ));
-    post(
-        stack,
-        &update_path(acme::SALES),
-        world::DEPT_ADMIN,
-        "away",
-        &body,
-    )
-    .await
-    .assert_error(403, "department");
+    stack
+        .post_with_id(&update_path(acme::SALES), world::DEPT_ADMIN, "away", &body)
+        .await
+        .assert_error(403, "department");
     assert_eq!(stack.snapshot().await, before);
 }
 
@@ -1558,7 +1520,9 @@ async fn create_checks_run_in_the_documented_order(stack: &TestStack) {
         ),
     ];
     for (login, body, status, needle) in cases {
-        let reply = post(stack, "/department", login, "order", &body).await;
+        let reply = stack
+            .post_with_id("/department", login, "order", &body)
+            .await;
         assert_eq!(
             reply.status, status,
             "{} {body}: {}",
@@ -1658,7 +1622,9 @@ async fn update_checks_run_in_the_documented_order(stack: &TestStack) {
         ),
     ];
     for (what, login, id, body, status, needle) in cases {
-        let reply = post(stack, &update_path(&id), login, "order", &body).await;
+        let reply = stack
+            .post_with_id(&update_path(&id), login, "order", &body)
+            .await;
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
         reply.assert_error(status, needle);
     }

@@ -41,36 +41,6 @@ fn group_path(id: &str) -> String {
     format!("/group/{id}")
 }
 
-/// POST `body` as `login` with the given `Content-Type` (none when `None`) and `X-Request-Id`.
-async fn post_typed(
-    stack: &TestStack,
-    path: &str,
-    login: Login,
-    request_id: &str,
-    content_type: Option<&str>,
-    body: String,
-) -> Reply {
-    let mut builder = stack
-        .request(reqwest::Method::POST, path, login)
-        .header("X-Request-Id", request_id);
-    if let Some(content_type) = content_type {
-        builder = builder.header("Content-Type", content_type);
-    }
-    Reply::from(builder.body(body).send().await.expect("request")).await
-}
-
-async fn post(stack: &TestStack, path: &str, login: Login, request_id: &str, body: &str) -> Reply {
-    post_typed(
-        stack,
-        path,
-        login,
-        request_id,
-        Some("application/xml"),
-        body.to_owned(),
-    )
-    .await
-}
-
 /// Asserts the documented success: 200 and no body at all.
 #[track_caller]
 fn assert_empty_ok(reply: &Reply) {
@@ -152,14 +122,14 @@ async fn snapshot_without_revision(stack: &TestStack) -> String {
 }
 
 async fn owner_renames_a_group_and_reads_the_new_name_back(stack: &TestStack) {
-    let reply = post(
-        stack,
-        &group_path(acme::INTERNS),
-        world::OWNER,
-        "rename-1",
-        &name_body("Interns 2025"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &group_path(acme::INTERNS),
+            world::OWNER,
+            "rename-1",
+            &name_body("Interns 2025"),
+        )
+        .await;
     assert_empty_ok(&reply);
     assert_eq!(reply.header("x-request-id"), Some("rename-1"));
     assert_eq!(name_read_back(stack, acme::INTERNS).await, "Interns 2025");
@@ -177,14 +147,14 @@ async fn owner_renames_a_group_and_reads_the_new_name_back(stack: &TestStack) {
     // Members are untouched; the id is accepted in any case.
     let reply = stack.get(&group_path(acme::INTERNS), world::OWNER).await;
     assert_eq!(texts_of(&reply.body, "id"), [acme::LEARNER, acme::ENGINEER]);
-    let reply = post(
-        stack,
-        &group_path(&acme::INTERNS.to_uppercase()),
-        world::OWNER,
-        "rename-2",
-        &name_body("  Interns  "),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &group_path(&acme::INTERNS.to_uppercase()),
+            world::OWNER,
+            "rename-2",
+            &name_body("  Interns  "),
+        )
+        .await;
     assert_empty_ok(&reply);
     // Surrounding whitespace is trimmed.
     assert_eq!(name_read_back(stack, acme::INTERNS).await, "Interns");
@@ -207,14 +177,9 @@ async fn an_update_without_a_name_is_a_no_op_200_without_an_audit_row(stack: &Te
         "<request/>".to_owned(),
         request("<title>ignored</title>"),
     ] {
-        let reply = post(
-            stack,
-            &group_path(acme::INTERNS),
-            world::OWNER,
-            "no-op",
-            &body,
-        )
-        .await;
+        let reply = stack
+            .post_with_id(&group_path(acme::INTERNS), world::OWNER, "no-op", &body)
+            .await;
         assert_empty_ok(&reply);
         assert_eq!(
             snapshot_without_revision(stack).await,
@@ -231,24 +196,24 @@ async fn an_update_without_a_name_is_a_no_op_200_without_an_audit_row(stack: &Te
         "Interns & <Juniors>"
     );
     // A no-op still needs an existing group and the permission.
-    post(
-        stack,
-        &group_path(UNKNOWN_GROUP),
-        world::OWNER,
-        "no-op",
-        &request(""),
-    )
-    .await
-    .assert_error(404, "not found");
-    post(
-        stack,
-        &group_path(acme::INTERNS),
-        world::VIEWER,
-        "no-op",
-        &request(""),
-    )
-    .await
-    .assert_error(403, "permission");
+    stack
+        .post_with_id(
+            &group_path(UNKNOWN_GROUP),
+            world::OWNER,
+            "no-op",
+            &request(""),
+        )
+        .await
+        .assert_error(404, "not found");
+    stack
+        .post_with_id(
+            &group_path(acme::INTERNS),
+            world::VIEWER,
+            "no-op",
+            &request(""),
+        )
+        .await
+        .assert_error(403, "permission");
 }
 
 async fn blank_and_overlong_names_are_refused_naming_name(stack: &TestStack) {
@@ -265,14 +230,9 @@ async fn blank_and_overlong_names_are_refused_naming_name(stack: &TestStack) {
         ),
     ];
     for (what, body, needle) in cases {
-        let reply = post(
-            stack,
-            &group_path(acme::INTERNS),
-            world::OWNER,
-            "invalid",
-            &body,
-        )
-        .await;
+        let reply = stack
+            .post_with_id(&group_path(acme::INTERNS), world::OWNER, "invalid", &body)
+            .await;
         assert_eq!(reply.status, 400, "{what}: {}", reply.body);
         reply.assert_error(400, needle);
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
@@ -281,14 +241,14 @@ async fn blank_and_overlong_names_are_refused_naming_name(stack: &TestStack) {
 
 async fn a_name_of_255_characters_is_accepted(stack: &TestStack) {
     let name = "é".repeat(255);
-    let reply = post(
-        stack,
-        &group_path(acme::EMPTY_GROUP),
-        world::ADMIN,
-        "long",
-        &name_body(&name),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &group_path(acme::EMPTY_GROUP),
+            world::ADMIN,
+            "long",
+            &name_body(&name),
+        )
+        .await;
     assert_empty_ok(&reply);
     assert_eq!(name_read_back(stack, acme::EMPTY_GROUP).await, name);
     assert_rename_audited(
@@ -305,40 +265,39 @@ async fn a_name_of_255_characters_is_accepted(stack: &TestStack) {
 async fn unknown_malformed_and_foreign_groups_are_404(stack: &TestStack) {
     let before = stack.snapshot().await;
     let body = name_body("Taken over");
-    let unknown = post(
-        stack,
-        &group_path(UNKNOWN_GROUP),
-        world::OWNER,
-        "404",
-        &body,
-    )
-    .await;
+    let unknown = stack
+        .post_with_id(&group_path(UNKNOWN_GROUP), world::OWNER, "404", &body)
+        .await;
     unknown.assert_error(404, "not found");
-    let malformed = post(stack, &group_path("interns"), world::OWNER, "404", &body).await;
+    let malformed = stack
+        .post_with_id(&group_path("interns"), world::OWNER, "404", &body)
+        .await;
     malformed.assert_error(404, "not found");
-    let foreign = post(stack, &group_path(globex::CREW), world::OWNER, "404", &body).await;
+    let foreign = stack
+        .post_with_id(&group_path(globex::CREW), world::OWNER, "404", &body)
+        .await;
     foreign.assert_error(404, "not found");
     assert_eq!(
         foreign.error_message().replace(globex::CREW, "ID"),
         unknown.error_message().replace(UNKNOWN_GROUP, "ID")
     );
     // With a bad body too, a foreign group is answered like an unknown one.
-    let blank_foreign = post(
-        stack,
-        &group_path(globex::CREW),
-        world::OWNER,
-        "404",
-        &name_body(" "),
-    )
-    .await;
-    let blank_unknown = post(
-        stack,
-        &group_path(UNKNOWN_GROUP),
-        world::OWNER,
-        "404",
-        &name_body(" "),
-    )
-    .await;
+    let blank_foreign = stack
+        .post_with_id(
+            &group_path(globex::CREW),
+            world::OWNER,
+            "404",
+            &name_body(" "),
+        )
+        .await;
+    let blank_unknown = stack
+        .post_with_id(
+            &group_path(UNKNOWN_GROUP),
+            world::OWNER,
+            "404",
+            &name_body(" "),
+        )
+        .await;
     assert_eq!(
         blank_foreign.status, blank_unknown.status,
         "{}",
@@ -350,14 +309,9 @@ async fn unknown_malformed_and_foreign_groups_are_404(stack: &TestStack) {
     );
     assert_eq!(stack.snapshot().await, before);
     // The other account renames its own group.
-    let own = post(
-        stack,
-        &group_path(globex::CREW),
-        world::GLOBEX_OWNER,
-        "own",
-        &body,
-    )
-    .await;
+    let own = stack
+        .post_with_id(&group_path(globex::CREW), world::GLOBEX_OWNER, "own", &body)
+        .await;
     assert_empty_ok(&own);
     assert_eq!(stored_name(stack, globex::CREW).await, "Taken over");
 }
@@ -373,14 +327,14 @@ async fn every_role_of_the_permission_table_gets_its_answer(stack: &TestStack) {
     for (n, login) in allowed.into_iter().enumerate() {
         let name = format!("Renamed by {}", login.email);
         let request_id = format!("allowed-{n}");
-        let reply = post(
-            stack,
-            &group_path(acme::INTERNS),
-            login,
-            &request_id,
-            &name_body(&name),
-        )
-        .await;
+        let reply = stack
+            .post_with_id(
+                &group_path(acme::INTERNS),
+                login,
+                &request_id,
+                &name_body(&name),
+            )
+            .await;
         assert_empty_ok(&reply);
         assert_eq!(
             name_read_back(stack, acme::INTERNS).await,
@@ -392,14 +346,14 @@ async fn every_role_of_the_permission_table_gets_its_answer(stack: &TestStack) {
         previous = name;
     }
     // Group rights are not scoped: the Sales administrator renames a group of anyone.
-    let reply = post(
-        stack,
-        &group_path(acme::EMPTY_GROUP),
-        world::DEPT_ADMIN,
-        "any",
-        &name_body("Anyone"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &group_path(acme::EMPTY_GROUP),
+            world::DEPT_ADMIN,
+            "any",
+            &name_body("Anyone"),
+        )
+        .await;
     assert_empty_ok(&reply);
 
     let before = stack.snapshot().await;
@@ -411,14 +365,14 @@ async fn every_role_of_the_permission_table_gets_its_answer(stack: &TestStack) {
         world::REPORTER,
     ];
     for login in denied {
-        let reply = post(
-            stack,
-            &group_path(acme::INTERNS),
-            login,
-            "denied",
-            &name_body("Nope"),
-        )
-        .await;
+        let reply = stack
+            .post_with_id(
+                &group_path(acme::INTERNS),
+                login,
+                "denied",
+                &name_body("Nope"),
+            )
+            .await;
         assert_eq!(reply.status, 403, "{}: {}", login.email, reply.body);
         reply.assert_error(403, "permission");
         assert_eq!(
@@ -440,14 +394,14 @@ async fn entities_character_references_and_cdata_are_decoded(stack: &TestStack) 
     ];
     for (n, (written, stored)) in cases.into_iter().enumerate() {
         let request_id = format!("decoded-{n}");
-        let reply = post(
-            stack,
-            &group_path(acme::EMPTY_GROUP),
-            world::OWNER,
-            &request_id,
-            &name_body(written),
-        )
-        .await;
+        let reply = stack
+            .post_with_id(
+                &group_path(acme::EMPTY_GROUP),
+                world::OWNER,
+                &request_id,
+                &name_body(written),
+            )
+            .await;
         assert_empty_ok(&reply);
         assert_eq!(
             stored_name(stack, acme::EMPTY_GROUP).await,
@@ -472,14 +426,14 @@ async fn entities_character_references_and_cdata_are_decoded(stack: &TestStack) 
 }
 
 async fn a_smart_group_is_renamed_and_stays_smart(stack: &TestStack) {
-    let reply = post(
-        stack,
-        &group_path(acme::ALL_OF_SALES),
-        world::COORDINATOR,
-        "smart",
-        &name_body("Everyone in Sales"),
-    )
-    .await;
+    let reply = stack
+        .post_with_id(
+            &group_path(acme::ALL_OF_SALES),
+            world::COORDINATOR,
+            "smart",
+            &name_body("Everyone in Sales"),
+        )
+        .await;
     assert_empty_ok(&reply);
     let read = stack
         .get(&group_path(acme::ALL_OF_SALES), world::OWNER)
@@ -513,15 +467,15 @@ async fn update_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
     {
         let name = format!("Interns {n}");
         let request_id = format!("type-{n}");
-        let reply = post_typed(
-            stack,
-            &group_path(acme::INTERNS),
-            world::OWNER,
-            &request_id,
-            content_type,
-            name_body(&name),
-        )
-        .await;
+        let reply = stack
+            .post_typed(
+                &group_path(acme::INTERNS),
+                world::OWNER,
+                &request_id,
+                content_type,
+                name_body(&name),
+            )
+            .await;
         assert_empty_ok(&reply);
         assert_eq!(
             name_read_back(stack, acme::INTERNS).await,
@@ -531,15 +485,15 @@ async fn update_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
         assert_eq!(audit_rows(stack, &request_id).await.len(), 1);
     }
     let before = stack.snapshot().await;
-    let reply = post_typed(
-        stack,
-        &group_path(acme::INTERNS),
-        world::OWNER,
-        "json",
-        Some("application/json"),
-        r#"{"name": "Json"}"#.to_owned(),
-    )
-    .await;
+    let reply = stack
+        .post_typed(
+            &group_path(acme::INTERNS),
+            world::OWNER,
+            "json",
+            Some("application/json"),
+            r#"{"name": "Json"}"#.to_owned(),
+        )
+        .await;
     reply.assert_error(415, "content-type");
     assert_eq!(stack.snapshot().await, before);
 }
@@ -555,29 +509,29 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
         .await
         .expect("request");
     Reply::from(reply).await.assert_error(401, "");
-    let former = post(
-        stack,
-        &group_path(acme::INTERNS),
-        world::FORMER_ADMIN,
-        "former",
-        &name_body("X"),
-    )
-    .await;
+    let former = stack
+        .post_with_id(
+            &group_path(acme::INTERNS),
+            world::FORMER_ADMIN,
+            "former",
+            &name_body("X"),
+        )
+        .await;
     former.assert_error(401, "");
     // Another account's owner is unknown in Acme.
     let globex_in_acme = Login {
         account_url: world::ACME_URL,
         ..world::GLOBEX_OWNER
     };
-    post(
-        stack,
-        &group_path(acme::INTERNS),
-        globex_in_acme,
-        "cross",
-        &name_body("X"),
-    )
-    .await
-    .assert_error(401, "");
+    stack
+        .post_with_id(
+            &group_path(acme::INTERNS),
+            globex_in_acme,
+            "cross",
+            &name_body("X"),
+        )
+        .await
+        .assert_error(401, "");
     assert_eq!(stack.snapshot().await, before);
 }
 
@@ -625,15 +579,15 @@ async fn update_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
     ];
     let before = stack.snapshot().await;
     for (what, body, status, needle) in cases {
-        let reply = post_typed(
-            stack,
-            &group_path(acme::INTERNS),
-            world::OWNER,
-            "bad-xml",
-            Some("application/xml"),
-            body,
-        )
-        .await;
+        let reply = stack
+            .post_typed(
+                &group_path(acme::INTERNS),
+                world::OWNER,
+                "bad-xml",
+                Some("application/xml"),
+                body,
+            )
+            .await;
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
         reply.assert_error(status, needle);
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
@@ -695,7 +649,9 @@ async fn checks_run_in_the_documented_order(stack: &TestStack) {
         ),
     ];
     for (what, login, id, body, status, needle) in cases {
-        let reply = post(stack, &group_path(id), login, "order", &body).await;
+        let reply = stack
+            .post_with_id(&group_path(id), login, "order", &body)
+            .await;
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
         reply.assert_error(status, needle);
     }
