@@ -1,0 +1,558 @@
+//! Authorization lives in the core (contract section 3): a caller that bypasses the gateway
+//! and speaks `lms.v1` directly meets the same rules as an XML caller.
+
+use lms_proto::{
+    metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
+    v1::{
+        self as pb, admin_service_client::AdminServiceClient,
+        directory_service_client::DirectoryServiceClient,
+    },
+};
+use lms_tests::{
+    TestStack, on_both_backends,
+    world::{self, Login, acme},
+};
+use tonic::{Code, Request, Status, transport::Channel};
+
+on_both_backends!(
+    a_learner_is_denied_every_admin_method_and_nothing_changes,
+    a_learner_is_denied_every_directory_method_and_nothing_changes,
+    scoped_callers_meet_their_scope_over_grpc_too,
+    calls_without_valid_credentials_are_unauthenticated,
+);
+
+/// `message` with the credentials of `login`; `None` sends no credentials at all.
+fn request<T>(login: Option<Login>, message: T) -> Request<T> {
+    let mut request = Request::new(message);
+    if let Some(login) = login {
+        let metadata = request.metadata_mut();
+        metadata.insert(ACCOUNT_URL, login.account_url.parse().expect("ascii"));
+        metadata.insert(EMAIL, login.email.parse().expect("ascii"));
+        metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
+    }
+    request
+}
+
+/// Calls every AdminService method as `login` with a request an account owner could
+/// make (existing ids, valid values), and returns each outcome by method name. GetPoints
+/// counts as refused only when the call itself fails, before any message.
+async fn call_every_admin_method(
+    channel: Channel,
+    login: Option<Login>,
+) -> Vec<(&'static str, Result<(), Status>)> {
+    let mut admin = AdminServiceClient::new(channel);
+    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
+        result.map(|_| ())
+    }
+    let points = |user_ids: Vec<String>| pb::GetPointsRequest { user_ids };
+    let mut outcomes = vec![
+        (
+            "UpdateDepartment",
+            done(
+                admin
+                    .update_department(request(
+                        login,
+                        pb::UpdateDepartmentRequest {
+                            department_id: acme::SALES_EAST.into(),
+                            name: Some("Sales East renamed".into()),
+                            parent_department_id: Some(acme::ENGINEERING.into()),
+                            code: Some(String::new()),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "CreateDepartment",
+            done(
+                admin
+                    .create_department(request(
+                        login,
+                        pb::CreateDepartmentRequest {
+                            name: "Marketing".into(),
+                            parent_department_id: acme::ROOT.into(),
+                            code: Some("M".into()),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "UpdateGroup",
+            done(
+                admin
+                    .update_group(request(
+                        login,
+                        pb::UpdateGroupRequest {
+                            group_id: acme::INTERNS.into(),
+                            name: Some("Renamed".into()),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "GetGroup",
+            done(
+                admin
+                    .get_group(request(
+                        login,
+                        pb::GetGroupRequest {
+                            group_id: acme::INTERNS.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "DeleteEnrollments",
+            done(
+                admin
+                    .delete_enrollments(request(
+                        login,
+                        // Its own enrollments, for the learner.
+                        pb::DeleteEnrollmentsRequest {
+                            enrollment_ids: vec![
+                                acme::LEARNER_WELCOME.into(),
+                                acme::LEARNER_SECRET.into(),
+                            ],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "GetContentItem",
+            done(
+                admin
+                    .get_content_item(request(
+                        login,
+                        pb::GetContentItemRequest {
+                            content_item_id: acme::WELCOME_COURSE.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+    ];
+    // Every user, and (for the learner) only its own points.
+    for (name, user_ids) in [
+        ("GetPoints", vec![]),
+        ("GetPoints of the caller", vec![acme::LEARNER.to_owned()]),
+    ] {
+        let outcome = match admin.get_points(request(login, points(user_ids))).await {
+            Ok(response) => {
+                let mut stream = response.into_inner();
+                // An allowed call must stream without error to the end.
+                loop {
+                    match stream.message().await {
+                        Ok(Some(_)) => continue,
+                        Ok(None) => break Ok(()),
+                        Err(status) => {
+                            panic!("{name} failed midway instead of up front: {status:?}")
+                        }
+                    }
+                }
+            }
+            Err(status) => Err(status),
+        };
+        outcomes.push((name, outcome));
+    }
+    outcomes
+}
+
+/// Calls every DirectoryService method as `login` with a request an account owner could
+/// make, and returns each outcome by method name.
+async fn call_every_directory_method(
+    channel: Channel,
+    login: Option<Login>,
+) -> Vec<(&'static str, Result<(), Status>)> {
+    let mut directory = DirectoryServiceClient::new(channel);
+    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
+        result.map(|_| ())
+    }
+    let role = |name: &str| {
+        Some(pb::RoleAssignment {
+            role: name.into(),
+            custom_role_id: None,
+        })
+    };
+    vec![
+        (
+            "CreateUser",
+            done(
+                directory
+                    .create_user(request(
+                        login,
+                        pb::CreateUserRequest {
+                            email: "new.admin@acme.example.com".into(),
+                            password: "a long enough password".into(),
+                            role: role("account_administrator"),
+                            department_id: acme::SALES_EAST.into(),
+                            managed_department_ids: vec![],
+                            active: true,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "SetUserPassword",
+            done(
+                directory
+                    .set_user_password(request(
+                        login,
+                        pb::SetUserPasswordRequest {
+                            user_id: acme::ENGINEER.into(),
+                            password: "another password".into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "SetUserPassword of the caller",
+            done(
+                directory
+                    .set_user_password(request(
+                        login,
+                        pb::SetUserPasswordRequest {
+                            user_id: acme::LEARNER.into(),
+                            password: "my own new password".into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "SetUserRole",
+            done(
+                directory
+                    .set_user_role(request(
+                        login,
+                        pb::SetUserRoleRequest {
+                            user_id: acme::LEARNER.into(),
+                            role: role("account_owner"),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "SetUserManagedDepartments",
+            done(
+                directory
+                    .set_user_managed_departments(request(
+                        login,
+                        pb::SetUserManagedDepartmentsRequest {
+                            user_id: acme::LEARNER.into(),
+                            managed_department_ids: vec![acme::ROOT.into()],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "SetUserActive",
+            done(
+                directory
+                    .set_user_active(request(
+                        login,
+                        pb::SetUserActiveRequest {
+                            user_id: acme::ADMIN.into(),
+                            active: false,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "CreateGroup",
+            done(
+                directory
+                    .create_group(request(
+                        login,
+                        pb::CreateGroupRequest {
+                            name: "Learners' club".into(),
+                            smart_department_id: None,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "AddGroupMembers",
+            done(
+                directory
+                    .add_group_members(request(
+                        login,
+                        pb::AddGroupMembersRequest {
+                            group_id: acme::EMPTY_GROUP.into(),
+                            user_ids: vec![acme::LEARNER.into()],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "CreateProject",
+            done(
+                directory
+                    .create_project(request(
+                        login,
+                        pb::CreateProjectRequest {
+                            name: "Side project".into(),
+                            author_ids: vec![],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "CreateContentItem",
+            done(
+                directory
+                    .create_content_item(request(
+                        login,
+                        pb::CreateContentItemRequest {
+                            project_id: acme::ONBOARDING.into(),
+                            title: "Shortcut".into(),
+                            description: String::new(),
+                            user_id: acme::LEARNER.into(),
+                            r#type: "Course".into(),
+                            added_date: None,
+                            view_url: None,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "CreateEnrollment",
+            done(
+                directory
+                    .create_enrollment(request(
+                        login,
+                        pb::CreateEnrollmentRequest {
+                            learner_id: acme::ENGINEER.into(),
+                            content_item_id: acme::SECRET_COURSE.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "AddPoints",
+            done(
+                directory
+                    .add_points(request(
+                        login,
+                        pb::AddPointsRequest {
+                            user_id: acme::LEARNER.into(),
+                            points: 1_000,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+    ]
+}
+
+#[track_caller]
+fn assert_every_call_refused(
+    outcomes: Vec<(&'static str, Result<(), Status>)>,
+    code: Code,
+    who: &str,
+) {
+    for (method, outcome) in outcomes {
+        let status = outcome
+            .err()
+            .unwrap_or_else(|| panic!("{who} calling {method} was allowed"));
+        assert_eq!(status.code(), code, "{who} calling {method}: {status:?}");
+        assert!(
+            !status.message().is_empty(),
+            "{method}: the refusal says why"
+        );
+    }
+}
+
+#[track_caller]
+fn assert_every_call_allowed(outcomes: Vec<(&'static str, Result<(), Status>)>) {
+    for (method, outcome) in outcomes {
+        outcome.unwrap_or_else(|status| panic!("the owner calling {method}: {status:?}"));
+    }
+}
+
+async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &TestStack) {
+    let before = stack.snapshot().await;
+    let outcomes = call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
+    assert_eq!(outcomes.len(), 8);
+    assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
+    assert_eq!(
+        stack.snapshot().await,
+        before,
+        "a refused call changed stored data"
+    );
+
+    // The very same requests are valid: the owner's go through.
+    assert_every_call_allowed(
+        call_every_admin_method(stack.grpc_channel().await, Some(world::OWNER)).await,
+    );
+    assert_ne!(stack.snapshot().await, before);
+}
+
+async fn a_learner_is_denied_every_directory_method_and_nothing_changes(stack: &TestStack) {
+    let before = stack.snapshot().await;
+    let outcomes =
+        call_every_directory_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
+    assert_eq!(outcomes.len(), 12);
+    assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
+    assert_eq!(
+        stack.snapshot().await,
+        before,
+        "a refused call changed stored data"
+    );
+
+    // Only the role refused them: the owner's identical requests go through.
+    assert_every_call_allowed(
+        call_every_directory_method(stack.grpc_channel().await, Some(world::OWNER)).await,
+    );
+    assert_ne!(stack.snapshot().await, before);
+}
+
+async fn scoped_callers_meet_their_scope_over_grpc_too(stack: &TestStack) {
+    let mut admin = AdminServiceClient::new(stack.grpc_channel().await);
+    let before = stack.snapshot().await;
+
+    let mixed = pb::DeleteEnrollmentsRequest {
+        enrollment_ids: vec![acme::LEARNER_WELCOME.into(), acme::ENGINEER_WELCOME.into()],
+    };
+    let status = admin
+        .delete_enrollments(request(Some(world::DEPT_ADMIN), mixed))
+        .await
+        .expect_err("an enrollment of Engineering is outside Sales");
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+
+    let status = admin
+        .get_points(request(
+            Some(world::PUBLISHER),
+            pb::GetPointsRequest {
+                user_ids: vec![acme::LEARNER.into()],
+            },
+        ))
+        .await
+        .expect_err("the learner is outside Engineering");
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+    assert!(status.message().contains(acme::LEARNER), "{status:?}");
+
+    let status = admin
+        .update_department(request(
+            Some(world::DEPT_ADMIN),
+            pb::UpdateDepartmentRequest {
+                department_id: acme::ENGINEERING.into(),
+                name: Some("Mine now".into()),
+                parent_department_id: None,
+                code: None,
+            },
+        ))
+        .await
+        .expect_err("Engineering is outside Sales");
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+
+    let status = admin
+        .get_content_item(request(
+            Some(world::AUTHOR),
+            pb::GetContentItemRequest {
+                content_item_id: acme::SECRET_COURSE.into(),
+            },
+        ))
+        .await
+        .expect_err("the author does not author the secret project");
+    assert_eq!(status.code(), Code::PermissionDenied, "{status:?}");
+
+    let group = admin
+        .get_group(request(
+            Some(world::AUTHOR),
+            pb::GetGroupRequest {
+                group_id: acme::INTERNS.into(),
+            },
+        ))
+        .await
+        .expect("an author reads the count")
+        .into_inner()
+        .group
+        .expect("group");
+    assert_eq!(group.users_count, 2);
+    assert!(
+        group.user_ids.is_empty(),
+        "an author gets no member ids over gRPC either: {group:?}"
+    );
+
+    assert_eq!(stack.snapshot().await, before);
+
+    // Inside the scope the same caller succeeds.
+    let own = pb::DeleteEnrollmentsRequest {
+        enrollment_ids: vec![acme::LEARNER_WELCOME.into()],
+    };
+    let deleted = admin
+        .delete_enrollments(request(Some(world::DEPT_ADMIN), own))
+        .await
+        .expect("the learner is in Sales East")
+        .into_inner();
+    assert_eq!(deleted.deleted_count, 1);
+    let again = pb::DeleteEnrollmentsRequest {
+        enrollment_ids: vec![
+            acme::LEARNER_WELCOME.into(),
+            acme::LEARNER_WELCOME.to_uppercase(),
+        ],
+    };
+    let deleted = admin
+        .delete_enrollments(request(Some(world::DEPT_ADMIN), again))
+        .await
+        .expect("a retry succeeds")
+        .into_inner();
+    assert_eq!(
+        deleted.deleted_count, 0,
+        "already deleted ones do not count"
+    );
+}
+
+async fn calls_without_valid_credentials_are_unauthenticated(stack: &TestStack) {
+    let before = stack.snapshot().await;
+    let channel = stack.grpc_channel().await;
+    assert_every_call_refused(
+        call_every_admin_method(channel.clone(), None).await,
+        Code::Unauthenticated,
+        "an anonymous caller",
+    );
+    assert_every_call_refused(
+        call_every_directory_method(channel.clone(), None).await,
+        Code::Unauthenticated,
+        "an anonymous caller",
+    );
+    // A deactivated administrator is nobody, too.
+    assert_every_call_refused(
+        call_every_admin_method(channel.clone(), Some(world::FORMER_ADMIN)).await,
+        Code::Unauthenticated,
+        "a deactivated administrator",
+    );
+    // A wrong password, once (ten would throttle the login).
+    let mut wrong = Request::new(pb::GetGroupRequest {
+        group_id: acme::INTERNS.into(),
+    });
+    wrong
+        .metadata_mut()
+        .insert(ACCOUNT_URL, world::ACME_URL.parse().expect("ascii"));
+    wrong
+        .metadata_mut()
+        .insert(EMAIL, world::OWNER.email.parse().expect("ascii"));
+    wrong
+        .metadata_mut()
+        .insert(PASSWORD, "not the password".parse().expect("ascii"));
+    let status = AdminServiceClient::new(channel)
+        .get_group(wrong)
+        .await
+        .expect_err("wrong password");
+    assert_eq!(status.code(), Code::Unauthenticated, "{status:?}");
+    assert_eq!(stack.snapshot().await, before);
+}
