@@ -83,9 +83,9 @@ impl TestStack {
         if let Some(slots) = options.max_concurrent_verifications {
             settings.max_concurrent_verifications = slots;
         }
-        if let Some(timeout_ms) = options.verification_queue_timeout_ms {
-            settings.verification_queue_timeout_ms = timeout_ms;
-        }
+        // A loaded CI machine must not shed test requests: wait long unless a test asks.
+        settings.verification_queue_timeout_ms =
+            options.verification_queue_timeout_ms.unwrap_or(30_000);
         let clock = ManualClock::default();
         let core = Core::build_with_clock(&settings, Arc::new(clock.clone()))
             .await

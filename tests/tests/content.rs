@@ -290,3 +290,19 @@ async fn an_upper_case_id_and_a_lenient_account_url_read_the_same_item(stack: &T
         post.headers
     );
 }
+
+on_both_backends!(a_path_id_with_surrounding_spaces_names_nothing);
+
+async fn a_path_id_with_surrounding_spaces_names_nothing(stack: &TestStack) {
+    let padded = stack
+        .get(
+            &format!("/content/%20{}", acme::WELCOME_COURSE),
+            world::OWNER,
+        )
+        .await;
+    padded.assert_error(404, "not found");
+    let group = stack
+        .get(&format!("/group/{}%20", acme::INTERNS), world::OWNER)
+        .await;
+    group.assert_error(404, "not found");
+}

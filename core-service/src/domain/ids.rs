@@ -11,8 +11,9 @@ pub fn new_id() -> Uuid {
 
 /// Parses a hyphenated UUID (36 characters, any case); other UUID spellings are refused
 /// so that one resource has one written form.
+/// Nothing is trimmed here: the XML reader trims element text, and a path segment with
+/// spaces does not name a resource.
 pub fn parse_uuid(raw: &str) -> Option<Uuid> {
-    let raw = raw.trim();
     if raw.len() != 36 {
         return None;
     }
@@ -66,6 +67,7 @@ mod tests {
         assert!(parse_uuid("0192f3a45b6c7d8e9f00112233445566").is_none());
         assert!(parse_uuid("{0192f3a4-5b6c-7d8e-9f00-112233445566}").is_none());
         assert!(parse_uuid("not-a-uuid").is_none());
+        assert!(parse_uuid(" 0192f3a4-5b6c-7d8e-9f00-112233445566").is_none());
     }
 
     #[test]
