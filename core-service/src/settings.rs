@@ -7,6 +7,9 @@ use crate::{
     db::DEFAULT_DATABASE_URL,
 };
 
+const DEFAULT_GRPC_PORT: u16 = 50051;
+const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
+
 #[derive(Debug, Clone, clap::Args)]
 pub struct CoreSettings {
     /// Database URL: `sqlite://PATH` (embedded, the default) or `postgres://...`.
@@ -14,7 +17,7 @@ pub struct CoreSettings {
     pub database_url: String,
 
     /// Address the gRPC server listens on (port 0 picks a free port).
-    #[arg(long, env = "LMS_GRPC_ADDR", default_value = "127.0.0.1:50051")]
+    #[arg(long, env = "LMS_GRPC_ADDR", default_value = DEFAULT_GRPC_ADDR)]
     pub grpc_addr: SocketAddr,
 
     /// Argon2id memory cost for new password hashes, in KiB.
@@ -52,7 +55,7 @@ impl CoreSettings {
         let defaults = AuthSettings::default();
         Self {
             database_url: database_url.into(),
-            grpc_addr: SocketAddr::from(([127, 0, 0, 1], 50051)),
+            grpc_addr: SocketAddr::from(([127, 0, 0, 1], DEFAULT_GRPC_PORT)),
             argon2_memory_kib: defaults.password_policy.memory_kib,
             argon2_iterations: defaults.password_policy.iterations,
             argon2_parallelism: defaults.password_policy.parallelism,
@@ -78,5 +81,31 @@ impl CoreSettings {
             verification_queue_timeout: Duration::from_millis(self.verification_queue_timeout_ms),
             ..AuthSettings::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        settings: CoreSettings,
+    }
+
+    #[test]
+    fn programmatic_defaults_match_the_command_line_defaults() {
+        let parsed = Cli::parse_from(["lms-core"]).settings;
+        let built = CoreSettings::for_database(DEFAULT_DATABASE_URL);
+        assert_eq!(parsed.grpc_addr, built.grpc_addr);
+        assert_eq!(parsed.grpc_addr.to_string(), DEFAULT_GRPC_ADDR);
+        assert_eq!(parsed.password_policy(), built.password_policy());
+        assert_eq!(parsed.auth_cache_capacity, built.auth_cache_capacity);
+        assert_eq!(
+            parsed.verification_queue_timeout_ms,
+            built.verification_queue_timeout_ms
+        );
     }
 }

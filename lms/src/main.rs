@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use lms_core::{
     app::{App as Core, shutdown_signal},
-    auth::PasswordHasher,
+    auth::{PasswordHasher, PasswordPolicy},
     db::{self, DEFAULT_DATABASE_URL},
     settings::CoreSettings,
     telemetry,
@@ -66,8 +66,7 @@ async fn main() -> anyhow::Result<()> {
         } => up(core, http_addr, demo).await,
         Command::Import { database_url, file } => {
             let db = db::open(&database_url).await?;
-            let hasher =
-                PasswordHasher::new(CoreSettings::for_database(&database_url).password_policy())?;
+            let hasher = PasswordHasher::new(PasswordPolicy::default())?;
             let summary = lms_core::import::import_file(&db, &file, &hasher)
                 .await
                 .with_context(|| {
