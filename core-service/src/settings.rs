@@ -47,6 +47,11 @@ pub struct CoreSettings {
         default_value_t = 2_000
     )]
     pub verification_queue_timeout_ms: u64,
+
+    /// How often changes to users made by other processes are looked for, in ms (their
+    /// changes apply within about this long; this process's own apply at once).
+    #[arg(long, env = "LMS_AUTH_REVISION_POLL_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub auth_revision_poll_ms: u64,
 }
 
 impl CoreSettings {
@@ -62,6 +67,7 @@ impl CoreSettings {
             auth_cache_capacity: defaults.cache_capacity,
             max_concurrent_verifications: defaults.max_concurrent_verifications,
             verification_queue_timeout_ms: defaults.verification_queue_timeout.as_millis() as u64,
+            auth_revision_poll_ms: defaults.revision_poll_interval.as_millis() as u64,
         }
     }
 
@@ -79,6 +85,7 @@ impl CoreSettings {
             cache_capacity: self.auth_cache_capacity,
             max_concurrent_verifications: self.max_concurrent_verifications,
             verification_queue_timeout: Duration::from_millis(self.verification_queue_timeout_ms),
+            revision_poll_interval: Duration::from_millis(self.auth_revision_poll_ms),
             ..AuthSettings::default()
         }
     }
@@ -107,5 +114,6 @@ mod tests {
             parsed.verification_queue_timeout_ms,
             built.verification_queue_timeout_ms
         );
+        assert_eq!(parsed.auth_revision_poll_ms, built.auth_revision_poll_ms);
     }
 }

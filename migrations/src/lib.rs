@@ -15,6 +15,7 @@ mod m20261122_000001_accounts_and_departments;
 mod m20261122_000002_users_and_roles;
 mod m20261122_000003_groups_projects_content;
 mod m20261122_000004_enrollments_points_audit;
+mod m20261122_000005_auth_revision;
 mod schema;
 
 /// All migrations of the schema, oldest first.
@@ -29,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000002_users_and_roles::Migration),
             Box::new(m20261122_000003_groups_projects_content::Migration),
             Box::new(m20261122_000004_enrollments_points_audit::Migration),
+            Box::new(m20261122_000005_auth_revision::Migration),
         ]
     }
 }

@@ -14,6 +14,7 @@ use sea_orm_migration::sea_orm::{
 const TABLES: &[&str] = &[
     "accounts",
     "audit_log",
+    "auth_revisions",
     "content_items",
     "custom_role_permissions",
     "custom_roles",

@@ -1,24 +1,37 @@
 //! The verified-credentials cache.
 //!
-//! An entry says only "this password matched this stored hash of this user, at this
-//! time". Role, managed departments and the active flag are read from the database on
-//! every request, and an entry is honoured only while the user's stored hash is the one
-//! it was verified against, so a change made by any process (gRPC, import) takes effect
-//! on the very next request without any invalidation message.
+//! An entry says "this password matched this stored hash of this user, at this time",
+//! and lives at most the TTL after that verification. It may also carry the caller as
+//! read from the database (role, permissions, managed departments), stamped with the
+//! [`AuthRevision`](super::revision::AuthRevision) generation of that read: the caller is
+//! answered from memory only while that generation holds. Otherwise the user is read
+//! again, and the entry is honoured only while the stored hash is the one it was verified
+//! against, so a new password always needs a full verification.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use moka::sync::Cache;
 use sha2::{Digest as _, Sha256};
 use uuid::Uuid;
 
 use super::{clock::Clock, credentials::CredentialKey};
+use crate::access::Caller;
 
 #[derive(Debug, Clone)]
 struct Verified {
     user_id: Uuid,
     hash_fingerprint: [u8; 32],
     at: Instant,
+    caller: Option<Arc<RememberedCaller>>,
+}
+
+#[derive(Debug)]
+struct RememberedCaller {
+    generation: u64,
+    caller: Caller,
 }
 
 pub struct VerifiedCache {
@@ -40,6 +53,21 @@ impl VerifiedCache {
 
     pub fn is_enabled(&self) -> bool {
         self.entries.is_some()
+    }
+
+    /// The caller remembered under `key`, when it was verified within the TTL and read
+    /// from the database at `generation` (the current one; `None` answers nothing).
+    pub fn caller(
+        &self,
+        key: &CredentialKey,
+        generation: Option<u64>,
+        clock: &dyn Clock,
+    ) -> Option<Caller> {
+        let generation = generation?;
+        let entry = self.entries.as_ref()?.get(key)?;
+        let remembered = entry.caller.as_ref()?;
+        let fresh = clock.now().saturating_duration_since(entry.at) < self.ttl;
+        (fresh && remembered.generation == generation).then(|| remembered.caller.clone())
     }
 
     /// Whether `key` was verified for this user against this stored hash within the TTL.
@@ -82,9 +110,42 @@ impl VerifiedCache {
                     user_id,
                     hash_fingerprint: fingerprint(password_hash),
                     at: verified_at,
+                    caller: None,
                 },
             );
         }
+    }
+
+    /// Attaches `caller`, read from the database at `generation` with this stored
+    /// `password_hash`, to the entry under `key`, if that entry is for the same user and
+    /// hash (the entry keeps its verification time, so its TTL does not move).
+    pub fn remember_caller(
+        &self,
+        key: &CredentialKey,
+        password_hash: &str,
+        generation: u64,
+        caller: &Caller,
+    ) {
+        let Some(entries) = &self.entries else {
+            return;
+        };
+        let Some(entry) = entries.get(key) else {
+            return;
+        };
+        if entry.user_id != caller.user_id || entry.hash_fingerprint != fingerprint(password_hash) {
+            return;
+        }
+        let caller = Caller {
+            request_id: None,
+            ..caller.clone()
+        };
+        entries.insert(
+            *key,
+            Verified {
+                caller: Some(Arc::new(RememberedCaller { generation, caller })),
+                ..entry
+            },
+        );
     }
 
     /// Drops what is remembered under `key`.

@@ -1,14 +1,17 @@
 //! Who is calling (contract section 2).
 //!
 //! - [`Authenticator`]: credentials in, [`Caller`](crate::access::Caller) out, or one
-//!   uniform UNAUTHENTICATED. A cached login costs one indexed query (plus one for the
-//!   role details of scoped roles) and no verification; everything else costs one full
-//!   verification, against a dummy hash when the account or login is unknown.
+//!   uniform UNAUTHENTICATED. A cached login is answered from memory, without a query,
+//!   while no change to users has been seen since it was read ([`revision`]); after one,
+//!   it costs one indexed query (plus one for the role details of scoped roles) and no
+//!   verification. Everything else costs one full verification, against a dummy hash
+//!   when the account or login is unknown.
 //!   Verifications of one account+login take turns, so concurrent guesses cannot outrun
 //!   the throttle; attempts on a throttled login are held a moment before their 429.
 //! - [`password`]: argon2id hashing and verification; [`verifier`]: runs it off the
 //!   async runtime with bounded concurrency and load shedding.
-//! - [`cache`]: remembers successful verifications under a keyed hash ([`credentials`]).
+//! - [`cache`]: remembers successful verifications, and the callers they let in, under a
+//!   keyed hash ([`credentials`]); [`revision`] says when those callers must be read again.
 //! - [`throttle`]: locks a login out after repeated failures.
 //! - [`clock`]: injectable time for the cache TTL and the throttle window.
 
@@ -17,11 +20,15 @@ pub mod clock;
 pub mod credentials;
 mod lookup;
 pub mod password;
+pub mod revision;
 pub mod throttle;
 pub mod verifier;
 
 use std::{
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -34,6 +41,7 @@ pub use self::{
     clock::{Clock, ManualClock, SystemClock},
     credentials::{CredentialKeyer, Credentials, email_key},
     password::{PasswordHasher, PasswordPolicy},
+    revision::AuthRevision,
     throttle::Throttle,
     verifier::Verifier,
 };
@@ -55,6 +63,9 @@ pub struct AuthSettings {
     pub throttle_max_failures: usize,
     pub throttle_window: Duration,
     pub throttle_capacity: u64,
+    /// How often the `auth_revisions` row is read for changes made by other processes
+    /// (their changes apply within about this long; this process's own at once).
+    pub revision_poll_interval: Duration,
     /// How long an attempt on a throttled login is held before its 429, so a client
     /// hammering a locked login is slowed to a trickle instead of being answered as fast
     /// as it can send (each answer costs the gateway and the core a request's work).
@@ -75,6 +86,7 @@ impl Default for AuthSettings {
             throttle_max_failures: 10,
             throttle_window: Duration::from_secs(300),
             throttle_capacity: 100_000,
+            revision_poll_interval: Duration::from_millis(100),
             throttled_reply_delay: Duration::from_secs(1),
             max_held_throttled_replies: 1_024,
         }
@@ -90,6 +102,10 @@ pub struct Authenticator {
     db: DatabaseConnection,
     verifier: Verifier,
     cache: Arc<VerifiedCache>,
+    revision: Arc<AuthRevision>,
+    /// Polls the `auth_revisions` row; stopped when the authenticator is dropped.
+    revision_watcher: tokio::task::JoinHandle<()>,
+    answered_from_memory: AtomicU64,
     throttle: Throttle,
     keyer: CredentialKeyer,
     clock: Arc<dyn Clock>,
@@ -117,9 +133,15 @@ impl Authenticator {
             .hash("dummy password for unknown logins")
             .await
             .map_err(|e| anyhow::anyhow!("cannot make the dummy hash: {e}"))?;
+        let revision = Arc::new(AuthRevision::new(settings.revision_poll_interval));
+        let revision_watcher =
+            revision::spawn_watcher(&revision, db.clone(), settings.revision_poll_interval);
         Ok(Self {
             db,
             verifier,
+            revision,
+            revision_watcher,
+            answered_from_memory: AtomicU64::new(0),
             cache: Arc::new(VerifiedCache::new(
                 settings.cache_capacity,
                 settings.cache_ttl,
@@ -144,6 +166,18 @@ impl Authenticator {
 
     pub fn cache(&self) -> &VerifiedCache {
         &self.cache
+    }
+
+    /// Logins answered from memory, without a database query, since start.
+    pub fn answered_from_memory(&self) -> u64 {
+        self.answered_from_memory.load(Ordering::Relaxed)
+    }
+
+    /// To be called when this process has committed a change to a user's password, role,
+    /// managed departments or active flag (or to a custom role's permissions): every
+    /// remembered caller is read from the database again on its next request.
+    pub fn users_changed(&self) {
+        self.revision.bump();
     }
 
     /// The caller behind `credentials`, or UNAUTHENTICATED (the same for every reason),
@@ -177,18 +211,32 @@ impl Authenticator {
             .unwrap_or(credentials.account_url.as_str());
         let throttle_key = self.keyer.throttle_key(url_key, &email_key);
         self.refuse_if_throttled(&throttle_key).await?;
+        let login_key = self
+            .keyer
+            .login_key(url_key, &email_key, &credentials.password);
+
+        // The hot path: verified within the TTL, and nothing about users changed since.
+        let generation = self.revision.current();
+        if let Some(caller) = self
+            .cache
+            .caller(&login_key, generation, self.clock.as_ref())
+        {
+            self.throttle.record_success(&throttle_key);
+            self.answered_from_memory.fetch_add(1, Ordering::Relaxed);
+            return Ok(Caller {
+                request_id,
+                ..caller
+            });
+        }
 
         let login = match &account_url {
             Some(url) => lookup::find_login(&self.db, url, &email_key).await?,
             None => None,
         };
-        let login_key = self
-            .keyer
-            .login_key(url_key, &email_key, &credentials.password);
         let login = match login {
-            // The hot path: one query and no verification. Only an active user is
-            // answered from the cache; anyone else pays a full verification, so a refusal
-            // costs the same whatever its reason.
+            // Verified before, but read again: one query and no verification. Only an
+            // active user is answered from the cache; anyone else pays a full
+            // verification, so a refusal costs the same whatever its reason.
             Some(login) if self.is_cached(&login, &login_key) => login,
             login => {
                 self.verify(credentials, login, login_key, throttle_key)
@@ -196,7 +244,13 @@ impl Authenticator {
             }
         };
         self.throttle.record_success(&throttle_key);
-        lookup::load_caller(&self.db, login, request_id).await
+        let password_hash = login.password_hash.clone();
+        let caller = lookup::load_caller(&self.db, login, request_id).await?;
+        if let Some(generation) = generation {
+            self.cache
+                .remember_caller(&login_key, &password_hash, generation, &caller);
+        }
+        Ok(caller)
     }
 
     fn is_cached(&self, login: &lookup::Login, login_key: &credentials::CredentialKey) -> bool {
@@ -321,6 +375,12 @@ impl Authenticator {
                 tracing::warn!(%user_id, error = %err, "re-hashing a password failed");
             }
         });
+    }
+}
+
+impl Drop for Authenticator {
+    fn drop(&mut self) {
+        self.revision_watcher.abort();
     }
 }
 

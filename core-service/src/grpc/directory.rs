@@ -1,4 +1,8 @@
 //! `lms.v1.DirectoryService`: the writes of internal services, one method each.
+//!
+//! A committed change to who a user is (password, role, managed departments, active flag)
+//! tells the authenticator at once, so the user's very next request is read afresh here;
+//! other processes learn of it through the `auth_revisions` row.
 
 use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};
@@ -63,6 +67,7 @@ impl DirectoryService for DirectoryApi {
             &req.password,
         )
         .await?;
+        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserPasswordResponse {}))
     }
 
@@ -74,6 +79,7 @@ impl DirectoryService for DirectoryApi {
         let caller = caller(&self.state, &request).await?;
         let req = request.into_inner();
         directory::set_user_role(&self.state.db, &caller, &req.user_id, role(req.role)).await?;
+        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserRoleResponse {}))
     }
 
@@ -91,6 +97,7 @@ impl DirectoryService for DirectoryApi {
             &req.managed_department_ids,
         )
         .await?;
+        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserManagedDepartmentsResponse {}))
     }
 
@@ -102,6 +109,7 @@ impl DirectoryService for DirectoryApi {
         let caller = caller(&self.state, &request).await?;
         let req = request.get_ref();
         directory::set_user_active(&self.state.db, &caller, &req.user_id, req.active).await?;
+        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserActiveResponse {}))
     }
 

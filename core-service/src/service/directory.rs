@@ -6,9 +6,10 @@
 //! Every function checks the permission, then validates its input without touching the
 //! database, then (for passwords) hashes through the [`Verifier`], and only then opens
 //! the account's write transaction, which re-checks every referenced id and writes the
-//! audit record. A change of password, role, managed departments or active flag needs no
-//! more than its commit: the authenticator re-reads those on every request and honours a
-//! cached verification only while the stored password hash is unchanged.
+//! audit record. After a change of password, role, managed departments or active flag
+//! commits, the caller tells the authenticator (`Authenticator::users_changed`); triggers
+//! on these tables tell other processes (`auth::revision`). A cached verification is
+//! honoured only while the stored password hash is unchanged.
 
 use std::collections::{BTreeSet, HashSet};
 

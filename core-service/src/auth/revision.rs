@@ -1,0 +1,164 @@
+//! When remembered callers must be read again from the database.
+//!
+//! The cache may answer a login from memory, without a single query, only while nothing
+//! that decides who the caller is (password hash, role, custom-role permissions, managed
+//! departments, active flag, account URL) has changed since that answer was read.
+//! [`AuthRevision`] is the generation counter those answers are stamped with:
+//!
+//! - this process's own changes bump it as soon as they commit, so the very next request
+//!   reads the user again;
+//! - every change by anyone (another core on the same PostgreSQL, SQL typed by hand) bumps
+//!   the `auth_revisions` row through triggers (migration 5), which [`watch`] polls; a
+//!   change it sees bumps the counter too;
+//! - while the watcher has not read that row recently (database unreachable, watcher
+//!   stopped), nothing is answered from memory at all: [`AuthRevision::current`] is `None`.
+
+use std::{
+    sync::{
+        Arc, Weak,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use sea_orm::{ConnectionTrait as _, DatabaseConnection, Statement};
+
+pub struct AuthRevision {
+    generation: AtomicU64,
+    /// Milliseconds after `started` of the watcher's last good read, plus one (0: never).
+    watched_at: AtomicU64,
+    started: Instant,
+    /// How old the watcher's last read may be for remembered callers to be trusted.
+    trust_for: Duration,
+}
+
+impl AuthRevision {
+    /// `poll_interval` is how often [`watch`] reads the database row; remembered callers are
+    /// trusted while its last read is younger than a few intervals.
+    pub fn new(poll_interval: Duration) -> Self {
+        Self {
+            generation: AtomicU64::new(0),
+            watched_at: AtomicU64::new(0),
+            started: Instant::now(),
+            trust_for: poll_interval * 3 + Duration::from_millis(500),
+        }
+    }
+
+    /// The generation to stamp what is read from the database now (read it *before*
+    /// reading), or `None` when nothing may be answered from memory.
+    pub fn current(&self) -> Option<u64> {
+        let watched_at = self.watched_at.load(Ordering::Acquire);
+        let fresh = watched_at > 0
+            && self.started.elapsed().as_millis() as u64 <= (watched_at - 1) + self.trust_millis();
+        fresh.then(|| self.generation.load(Ordering::Acquire))
+    }
+
+    /// Whether an answer stamped `generation` still holds.
+    pub fn holds(&self, generation: u64) -> bool {
+        self.current() == Some(generation)
+    }
+
+    /// Something that decides who a caller is has changed (and is committed).
+    pub fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    fn mark_watched(&self) {
+        let now = self.started.elapsed().as_millis() as u64 + 1;
+        self.watched_at.store(now, Ordering::Release);
+    }
+
+    fn trust_millis(&self) -> u64 {
+        self.trust_for.as_millis() as u64
+    }
+}
+
+/// Reads the `auth_revisions` row every `interval` and bumps `revision` when it moved,
+/// until `revision` is dropped. Only after a read has bumped (or confirmed) the counter is
+/// the counter trusted, so a change committed before a read is never missed.
+pub async fn watch(revision: Weak<AuthRevision>, db: DatabaseConnection, interval: Duration) {
+    let mut seen: Option<i64> = None;
+    let mut failing = false;
+    loop {
+        let read = read_revision(&db).await;
+        let Some(revision) = revision.upgrade() else {
+            return;
+        };
+        match read {
+            Ok(now) => {
+                if seen != Some(now) {
+                    revision.bump();
+                    seen = Some(now);
+                }
+                revision.mark_watched();
+                if failing {
+                    tracing::info!("reading the auth revision works again");
+                    failing = false;
+                }
+            }
+            Err(err) => {
+                if !failing {
+                    tracing::warn!(error = %err, "cannot read the auth revision; logins are verified against the database until it can");
+                    failing = true;
+                }
+            }
+        }
+        drop(revision);
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// Starts [`watch`] on the current runtime; the task ends when `revision` is dropped.
+pub fn spawn_watcher(
+    revision: &Arc<AuthRevision>,
+    db: DatabaseConnection,
+    interval: Duration,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(watch(Arc::downgrade(revision), db, interval))
+}
+
+async fn read_revision(db: &DatabaseConnection) -> Result<i64, sea_orm::DbErr> {
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            "SELECT revision FROM auth_revisions WHERE id = 1",
+        ))
+        .await?
+        .ok_or_else(|| sea_orm::DbErr::RecordNotFound("the auth_revisions row".into()))?;
+    row.try_get::<i64>("", "revision")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_is_trusted_before_the_first_read() {
+        let revision = AuthRevision::new(Duration::from_millis(100));
+        assert_eq!(revision.current(), None);
+        revision.mark_watched();
+        assert_eq!(revision.current(), Some(0));
+    }
+
+    #[test]
+    fn a_bump_ends_every_answer_stamped_before_it() {
+        let revision = AuthRevision::new(Duration::from_millis(100));
+        revision.mark_watched();
+        let stamp = revision.current().expect("trusted");
+        assert!(revision.holds(stamp));
+        revision.bump();
+        assert!(!revision.holds(stamp));
+        assert!(revision.holds(revision.current().expect("trusted")));
+    }
+
+    #[test]
+    fn a_watcher_that_stopped_reading_is_not_trusted() {
+        let revision = AuthRevision {
+            trust_for: Duration::ZERO,
+            ..AuthRevision::new(Duration::ZERO)
+        };
+        revision.mark_watched();
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(revision.current(), None);
+    }
+}
