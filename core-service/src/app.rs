@@ -92,6 +92,7 @@ impl App {
             .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), shutdown)
             .await
             .context("gRPC server failed")?;
+        self.state.auth.stop_watching();
         self.state.db.clone().close().await.ok();
         Ok(())
     }

@@ -3,6 +3,11 @@
 use clap::Parser;
 use lms_core::{app::App, settings::CoreSettings, telemetry};
 
+/// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
+/// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "lms-core", version, about = "Learning management core (gRPC)")]
 struct Cli {

@@ -36,6 +36,10 @@ use lms_tests::{
 };
 use sea_orm::{EntityTrait as _, sea_query::Expr};
 
+/// The allocator `lms`, `lms-core` and `lms-gateway` run with (see their `main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Logins the correct clients use: an integration sends the same credentials every call.
 const CORRECT_LOGINS: [Login; 3] = [world::OWNER, world::ADMIN, world::COORDINATOR];
 /// Known logins the attackers try wrong passwords on (not the ones measured: a login that

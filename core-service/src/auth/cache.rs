@@ -219,6 +219,54 @@ mod tests {
         assert!(cache.len() <= 100, "held {}", cache.len());
     }
 
+    fn caller(user_id: Uuid) -> Caller {
+        Caller {
+            account_id: Uuid::nil(),
+            account_url: "https://acme.example.com".into(),
+            user_id,
+            role: crate::domain::roles::Role::AccountAdministrator,
+            permissions: Default::default(),
+            managed_department_ids: vec![],
+            request_id: Some("req-1".into()),
+        }
+    }
+
+    #[test]
+    fn a_remembered_caller_is_answered_only_at_its_generation_and_within_the_ttl() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(10, Duration::from_secs(60));
+        let user = Uuid::now_v7();
+        assert!(cache.caller(&key(1), Some(3), &clock).is_none());
+        cache.remember(key(1), user, "h", clock.now());
+        // Verified, but not yet read: nothing to answer from memory.
+        assert!(cache.caller(&key(1), Some(3), &clock).is_none());
+        cache.remember_caller(&key(1), "h", 3, &caller(user));
+        let answered = cache.caller(&key(1), Some(3), &clock).expect("remembered");
+        assert_eq!(answered.user_id, user);
+        assert_eq!(answered.request_id, None, "request ids are per request");
+        assert!(cache.caller(&key(1), Some(4), &clock).is_none(), "moved on");
+        assert!(cache.caller(&key(1), None, &clock).is_none(), "not trusted");
+        // Read again later, the entry keeps its verification time: the TTL does not move.
+        clock.advance(Duration::from_secs(30));
+        cache.remember_caller(&key(1), "h", 4, &caller(user));
+        assert!(cache.caller(&key(1), Some(4), &clock).is_some());
+        clock.advance(Duration::from_secs(30));
+        assert!(cache.caller(&key(1), Some(4), &clock).is_none(), "expired");
+    }
+
+    #[test]
+    fn a_caller_is_not_attached_to_another_users_or_hashs_entry() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(10, Duration::from_secs(60));
+        let user = Uuid::now_v7();
+        cache.remember(key(1), user, "h", clock.now());
+        cache.remember_caller(&key(1), "other hash", 1, &caller(user));
+        cache.remember_caller(&key(1), "h", 1, &caller(Uuid::now_v7()));
+        cache.remember_caller(&key(2), "h", 1, &caller(user));
+        assert!(cache.caller(&key(1), Some(1), &clock).is_none());
+        assert!(cache.caller(&key(2), Some(1), &clock).is_none());
+    }
+
     #[test]
     fn a_zero_capacity_disables_the_cache() {
         let clock = ManualClock::default();

@@ -168,6 +168,12 @@ impl Authenticator {
         &self.cache
     }
 
+    /// Stops polling the `auth_revisions` row (before the database closes at shutdown);
+    /// from then on nothing is answered from memory.
+    pub fn stop_watching(&self) {
+        self.revision_watcher.abort();
+    }
+
     /// Logins answered from memory, without a database query, since start.
     pub fn answered_from_memory(&self) -> u64 {
         self.answered_from_memory.load(Ordering::Relaxed)
@@ -380,7 +386,7 @@ impl Authenticator {
 
 impl Drop for Authenticator {
     fn drop(&mut self) {
-        self.revision_watcher.abort();
+        self.stop_watching();
     }
 }
 
