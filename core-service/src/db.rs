@@ -37,9 +37,17 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
                     .synchronous(SqliteSynchronous::Normal)
                     .foreign_keys(true)
                     .busy_timeout(Duration::from_secs(30))
-            });
+            })
+            // A ping of an embedded file proves nothing, and would cost every query a
+            // second hop to the connection's thread.
+            .test_before_acquire(false);
     } else {
-        options.max_connections(16).min_connections(1);
+        // Pinging every checkout would double the round trips of every query; a connection
+        // idle long enough to have been dropped by the server or a firewall is pinged.
+        options
+            .max_connections(16)
+            .min_connections(1)
+            .test_before_acquire_if_idle_for(Duration::from_secs(30));
     }
     options.acquire_timeout(Duration::from_secs(10));
     Database::connect(options)
