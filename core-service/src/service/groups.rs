@@ -1,10 +1,10 @@
 //! Read and rename groups (interface 4.3, 4.4; contract section 7).
 
+use std::sync::OnceLock;
+
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
-    IdenStatic as _, QueryFilter as _, Set,
-    prelude::Uuid,
-    sea_query::{Alias, Condition, Expr, ExprTrait as _, Query, SelectStatement, UnionType},
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
+    EntityTrait as _, QueryFilter as _, Set, Statement, prelude::Uuid,
 };
 use serde_json::json;
 
@@ -16,7 +16,7 @@ use crate::{
         ids::{not_found, parse_resource_id},
         names::GroupName,
     },
-    entities::{department_closure as closure, group, group_member, user},
+    entities::group,
     error::ServiceResult,
 };
 
@@ -39,16 +39,16 @@ pub async fn get_group(
     let grant = caller.grant(Operation::GetGroup)?;
     let id = parse_resource_id("Group", group_id)?;
     let count_only = grant == Grant::CountOnly;
-    let rows = db
-        .query_all(&group_with_members(caller.account_id, id, count_only))
-        .await?;
+    let statement =
+        group_with_members(db.get_database_backend(), caller.account_id, id, count_only);
+    let rows = db.query_all_raw(statement).await?;
     let mut group = None;
     let mut user_ids = Vec::new();
     let mut counted = 0;
     for row in rows {
         if row.try_get::<i32>("", READ_KIND)? == GROUP_ROW {
-            let name: String = row.try_get("", group::Column::Name.as_str())?;
-            let smart: Option<Uuid> = row.try_get("", group::Column::SmartDepartmentId.as_str())?;
+            let name: String = row.try_get("", "name")?;
+            let smart: Option<Uuid> = row.try_get("", "smart_department_id")?;
             group = Some((name, smart.is_some()));
         } else if count_only {
             counted = row.try_get::<i64>("", READ_COUNT)?;
@@ -121,87 +121,60 @@ const READ_ID: &str = "id";
 const READ_COUNT: &str = "member_count";
 const GROUP_ROW: i32 = 0;
 
-/// The group's row (kind 0: name, smart rule) followed by its members (kind 1: one row per
-/// member id, or one row with their count), as one `UNION ALL`. Nothing at all when the
-/// group is not in `account_id`.
-fn group_with_members(account_id: Uuid, group_id: Uuid, count_only: bool) -> SelectStatement {
-    let mut query = Query::select()
-        .expr_as(Expr::cust("0"), READ_KIND)
-        .expr_as(Expr::col(group::Column::Id), READ_ID)
-        .column(group::Column::Name)
-        .column(group::Column::SmartDepartmentId)
-        .expr_as(Expr::null(), READ_COUNT)
-        .from(group::Entity)
-        .and_where(group::Column::Id.eq(group_id))
-        .and_where(group::Column::AccountId.eq(account_id))
-        .to_owned();
-    let members = Alias::new("members");
-    let mut member_rows = Query::select();
-    member_rows.expr_as(Expr::cust("1"), READ_KIND);
-    if count_only {
-        member_rows
-            .expr_as(Expr::null(), READ_ID)
-            .expr(Expr::null())
-            .expr(Expr::null())
-            .expr_as(Expr::cust("COUNT(*)"), READ_COUNT);
-    } else {
-        member_rows
-            .expr_as(Expr::col((members.clone(), Alias::new(READ_ID))), READ_ID)
-            .expr(Expr::null())
-            .expr(Expr::null())
-            .expr_as(Expr::null(), READ_COUNT);
-    }
-    member_rows.from_subquery(member_ids(account_id, group_id), members);
-    query.union(UnionType::All, member_rows.to_owned());
-    query
-}
+/// The group's row (kind 0: name, smart rule) followed by its members (kind 1): one row
+/// per member id, or one row with their count. Members are the stored ones of a plain
+/// group, or the users of the rule's department subtree of a smart one; only users of the
+/// group's account. Nothing at all when the group is not in the account (`$2`).
+///
+/// Written out rather than built: this runs on every `GET /group/{id}`, and building it
+/// with the query builder cost as much CPU as SQLite took to run it.
+const GROUP_WITH_MEMBERS: &str = "\
+    SELECT 0 AS row_kind, g.id AS id, g.name AS name, \
+           g.smart_department_id AS smart_department_id, NULL AS member_count \
+      FROM groups g WHERE g.id = $1 AND g.account_id = $2 \
+    UNION ALL \
+    SELECT 1, MEMBERS_COLUMNS FROM ( \
+      SELECT u.id AS id FROM group_members gm \
+        JOIN groups g ON g.id = gm.group_id \
+        JOIN users u ON u.id = gm.user_id AND u.account_id = g.account_id \
+       WHERE g.id = $1 AND g.account_id = $2 AND g.smart_department_id IS NULL \
+      UNION ALL \
+      SELECT u.id FROM groups g \
+        JOIN department_closure c ON c.ancestor_id = g.smart_department_id \
+        JOIN users u ON u.department_id = c.descendant_id AND u.account_id = g.account_id \
+       WHERE g.id = $1 AND g.account_id = $2 \
+    ) m";
 
-/// Ids of the group's members (column `id`): its stored members when it is a plain
-/// group, the users of the rule's department subtree when it is a smart one; only users
-/// of `account_id`, and nothing when the group is not in that account.
-fn member_ids(account_id: Uuid, group_id: Uuid) -> SelectStatement {
-    let the_group = || {
-        Condition::all()
-            .add(Expr::col((group::Entity, group::Column::Id)).eq(group_id))
-            .add(Expr::col((group::Entity, group::Column::AccountId)).eq(account_id))
-    };
-    let same_account = Expr::col((user::Entity, user::Column::AccountId))
-        .equals((group::Entity, group::Column::AccountId));
-    let mut stored = Query::select()
-        .expr_as(Expr::col((user::Entity, user::Column::Id)), READ_ID)
-        .from(group_member::Entity)
-        .inner_join(
-            group::Entity,
-            Expr::col((group::Entity, group::Column::Id))
-                .equals((group_member::Entity, group_member::Column::GroupId)),
-        )
-        .inner_join(
-            user::Entity,
-            Expr::col((user::Entity, user::Column::Id))
-                .equals((group_member::Entity, group_member::Column::UserId))
-                .and(same_account.clone()),
-        )
-        .cond_where(the_group())
-        .and_where(Expr::col((group::Entity, group::Column::SmartDepartmentId)).is_null())
-        .to_owned();
-    let by_rule = Query::select()
-        .expr_as(Expr::col((user::Entity, user::Column::Id)), READ_ID)
-        .from(group::Entity)
-        .inner_join(
-            closure::Entity,
-            Expr::col((closure::Entity, closure::Column::AncestorId))
-                .equals((group::Entity, group::Column::SmartDepartmentId)),
-        )
-        .inner_join(
-            user::Entity,
-            Expr::col((user::Entity, user::Column::DepartmentId))
-                .equals((closure::Entity, closure::Column::DescendantId))
-                .and(same_account),
-        )
-        .cond_where(the_group())
-        .to_owned();
-    stored.union(UnionType::All, by_rule);
-    stored
+/// [`GROUP_WITH_MEMBERS`] for one backend and grant, made once.
+fn group_with_members(
+    backend: DbBackend,
+    account_id: Uuid,
+    group_id: Uuid,
+    count_only: bool,
+) -> Statement {
+    static SQL: OnceLock<[String; 4]> = OnceLock::new();
+    let sql = SQL.get_or_init(|| {
+        let variant = |members: &str, placeholder: &str| {
+            GROUP_WITH_MEMBERS
+                .replace("MEMBERS_COLUMNS", members)
+                .replace('$', placeholder)
+        };
+        let ids = "m.id, NULL, NULL, NULL";
+        let count = "NULL, NULL, NULL, COUNT(*)";
+        // PostgreSQL numbers parameters `$n`, SQLite `?n`; both may repeat one.
+        [
+            variant(ids, "$"),
+            variant(count, "$"),
+            variant(ids, "?"),
+            variant(count, "?"),
+        ]
+    });
+    let index = usize::from(count_only) + if backend == DbBackend::Sqlite { 2 } else { 0 };
+    Statement::from_sql_and_values(
+        backend,
+        sql[index].as_str(),
+        [group_id.into(), account_id.into()],
+    )
 }
 
 async fn find_in_account(
