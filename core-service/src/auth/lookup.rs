@@ -27,8 +27,9 @@ pub(super) struct Login {
     pub(super) active: bool,
 }
 
-/// The user behind (account URL, login), in one indexed query: this runs on every
-/// request, cached or not, so it must stay one round trip.
+/// The user behind (account URL, login), in one indexed query: this runs for every login
+/// not answered from memory (and after every change to users, for every remembered one),
+/// so it must stay one round trip.
 pub(super) async fn find_login(
     db: &DatabaseConnection,
     account_url: &str,
