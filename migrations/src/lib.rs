@@ -8,6 +8,7 @@
 //! [`Migrator`] lists the migrations in order; `lms migrate` and every process start
 //! apply the pending ones with [`MigratorTrait::up`].
 
+pub use m20261122_000005_auth_revision::NOTIFY_CHANNEL as AUTH_REVISION_CHANNEL;
 pub use sea_orm_migration::MigratorTrait;
 use sea_orm_migration::{MigrationTrait, async_trait};
 

@@ -5,7 +5,8 @@
 //! Triggers move it, whoever writes (the core, an import, SQL typed by hand), in the
 //! writer's own transaction, so the new value is visible exactly when the change is. Every
 //! core polls the row and reads remembered callers again when it moved
-//! (`lms_core::auth::revision`). Inserting users does not move it: a new user was never
+//! (`lms_core::auth::revision`); on PostgreSQL the triggers also `NOTIFY lms_auth_revision`,
+//! delivered at commit, so cores listening learn of it within a round trip. Inserting users does not move it: a new user was never
 //! remembered.
 
 use sea_orm_migration::{prelude::*, sea_orm::DatabaseBackend};
@@ -46,11 +47,15 @@ fn sqlite_triggers() -> Vec<String> {
         .collect()
 }
 
+/// The PostgreSQL channel the triggers notify (notifications of one transaction fold
+/// into one, delivered at commit).
+pub const NOTIFY_CHANNEL: &str = "lms_auth_revision";
+
 /// PostgreSQL: statement-level, so a bulk change moves the row once, not per row.
 fn postgres_triggers() -> Vec<String> {
     let mut statements = vec![format!(
         "CREATE FUNCTION move_auth_revision() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN {BUMP}; RETURN NULL; END $$"
+         $$ BEGIN {BUMP}; PERFORM pg_notify('{NOTIFY_CHANNEL}', ''); RETURN NULL; END $$"
     )];
     statements.extend(WATCHED.iter().map(|(table, events)| {
         format!(

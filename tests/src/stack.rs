@@ -40,6 +40,8 @@ pub struct StackOptions {
     pub max_concurrent_verifications: Option<usize>,
     /// How long a verification may wait for a slot before 503; `None` keeps the default.
     pub verification_queue_timeout_ms: Option<u64>,
+    /// How often the core polls the `auth_revisions` row; `None` keeps the default.
+    pub auth_revision_poll_ms: Option<u64>,
 }
 
 impl StackOptions {
@@ -51,6 +53,7 @@ impl StackOptions {
             password_policy: TEST_POLICY,
             max_concurrent_verifications: None,
             verification_queue_timeout_ms: None,
+            auth_revision_poll_ms: None,
         }
     }
 }
@@ -63,7 +66,9 @@ pub struct TestStack {
     pub core: SharedState,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<anyhow::Result<()>>>,
-    _database: TestDatabase,
+    database_url: String,
+    /// The database this stack made (and drops); `None` for a replica.
+    _database: Option<TestDatabase>,
 }
 
 impl TestStack {
@@ -74,7 +79,26 @@ impl TestStack {
 
     pub async fn start_with(options: StackOptions) -> Option<Self> {
         let database = TestDatabase::create(options.backend).await?;
-        let mut settings = CoreSettings::for_database(database.url.clone());
+        let url = database.url.clone();
+        Some(Self::start_on(options, url, Some(database)).await)
+    }
+
+    /// Another core and gateway on this stack's database, as a second replica of the
+    /// service would run (`options.with_world` is ignored: the world is there already).
+    pub async fn replica(&self, options: StackOptions) -> Self {
+        let options = StackOptions {
+            with_world: false,
+            ..options
+        };
+        Self::start_on(options, self.database_url.clone(), None).await
+    }
+
+    async fn start_on(
+        options: StackOptions,
+        database_url: String,
+        database: Option<TestDatabase>,
+    ) -> Self {
+        let mut settings = CoreSettings::for_database(database_url.clone());
         settings.grpc_addr = SocketAddr::from(([127, 0, 0, 1], 0));
         settings.argon2_memory_kib = options.password_policy.memory_kib;
         settings.argon2_iterations = options.password_policy.iterations;
@@ -86,6 +110,9 @@ impl TestStack {
         // A loaded CI machine must not shed test requests: wait long unless a test asks.
         settings.verification_queue_timeout_ms =
             options.verification_queue_timeout_ms.unwrap_or(30_000);
+        if let Some(poll_ms) = options.auth_revision_poll_ms {
+            settings.auth_revision_poll_ms = poll_ms;
+        }
         let clock = ManualClock::default();
         let core = Core::build_with_clock(&settings, Arc::new(clock.clone()))
             .await
@@ -108,7 +135,7 @@ impl TestStack {
             tokio::spawn(core.run_until(wait_for(signal.clone()))),
             tokio::spawn(gateway.run_until(wait_for(signal))),
         ];
-        Some(Self {
+        Self {
             base_url,
             grpc_addr,
             http: reqwest::Client::new(),
@@ -116,8 +143,9 @@ impl TestStack {
             core: state,
             shutdown,
             tasks,
+            database_url,
             _database: database,
-        })
+        }
     }
 
     pub fn db(&self) -> &DatabaseConnection {

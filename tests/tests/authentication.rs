@@ -401,6 +401,57 @@ async fn a_permission_taken_from_a_custom_role_in_the_database_applies_on_the_ne
     .assert_error(403, "permission");
 }
 
+/// Two replicas of the service on one database: a change made through one core reaches
+/// the other, whose callers are warm. `poll_ms` is the second core's poll interval.
+async fn a_change_through_one_core_reaches_a_replica(backend: Backend, poll_ms: u64) {
+    let Some(first) = TestStack::start(backend).await else {
+        return;
+    };
+    let mut options = StackOptions::new(backend);
+    options.auth_revision_poll_ms = Some(poll_ms);
+    let second = first.replica(options).await;
+    warm_up(&second, world::ADMIN).await;
+
+    directory(&first)
+        .await
+        .set_user_role(as_login(
+            world::OWNER,
+            pb::SetUserRoleRequest {
+                user_id: acme::ADMIN.into(),
+                role: Some(pb::RoleAssignment {
+                    role: "learner".into(),
+                    custom_role_id: None,
+                }),
+            },
+        ))
+        .await
+        .expect("the owner demotes the admin through the first core");
+    until(
+        &second,
+        world::ADMIN,
+        world::PASSWORD,
+        "the demotion",
+        |r| r.status == 403,
+    )
+    .await
+    .assert_error(403, "permission");
+    second.stop().await;
+    first.stop().await;
+}
+
+/// SQLite has no notifications: the replica learns through its poll (here the default).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_on_the_same_sqlite_file_learns_of_a_change_through_its_poll() {
+    a_change_through_one_core_reaches_a_replica(Backend::Sqlite, 100).await;
+}
+
+/// PostgreSQL notifies: the replica learns of the change although its next poll is a minute
+/// away (and its callers are trusted for three polls), so only the notification can tell it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_on_the_same_postgresql_learns_of_a_change_at_once_through_notify() {
+    a_change_through_one_core_reaches_a_replica(Backend::Postgres, 60_000).await;
+}
+
 // ---- the cache ----
 
 async fn the_cache_answers_repeated_logins_without_verifying_for_at_most_sixty_seconds(

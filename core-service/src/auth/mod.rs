@@ -103,8 +103,9 @@ pub struct Authenticator {
     verifier: Verifier,
     cache: Arc<VerifiedCache>,
     revision: Arc<AuthRevision>,
-    /// Polls the `auth_revisions` row; stopped when the authenticator is dropped.
-    revision_watcher: tokio::task::JoinHandle<()>,
+    /// Poll (and on PostgreSQL listen for) the `auth_revisions` row; stopped when the
+    /// authenticator is dropped.
+    revision_watchers: Vec<tokio::task::JoinHandle<()>>,
     answered_from_memory: AtomicU64,
     throttle: Throttle,
     keyer: CredentialKeyer,
@@ -134,13 +135,13 @@ impl Authenticator {
             .await
             .map_err(|e| anyhow::anyhow!("cannot make the dummy hash: {e}"))?;
         let revision = Arc::new(AuthRevision::new(settings.revision_poll_interval));
-        let revision_watcher =
-            revision::spawn_watcher(&revision, db.clone(), settings.revision_poll_interval);
+        let revision_watchers =
+            revision::spawn_watchers(&revision, &db, settings.revision_poll_interval);
         Ok(Self {
             db,
             verifier,
             revision,
-            revision_watcher,
+            revision_watchers,
             answered_from_memory: AtomicU64::new(0),
             cache: Arc::new(VerifiedCache::new(
                 settings.cache_capacity,
@@ -168,10 +169,12 @@ impl Authenticator {
         &self.cache
     }
 
-    /// Stops polling the `auth_revisions` row (before the database closes at shutdown);
-    /// from then on nothing is answered from memory.
+    /// Stops watching the `auth_revisions` row (before the database closes at shutdown);
+    /// from then on nothing is answered from memory once the last poll grows old.
     pub fn stop_watching(&self) {
-        self.revision_watcher.abort();
+        for watcher in &self.revision_watchers {
+            watcher.abort();
+        }
     }
 
     /// Logins answered from memory, without a database query, since start.

@@ -9,7 +9,9 @@
 //!   reads the user again;
 //! - every change by anyone (another core on the same PostgreSQL, SQL typed by hand) bumps
 //!   the `auth_revisions` row through triggers (migration 5), which [`watch`] polls; a
-//!   change it sees bumps the counter too;
+//!   change it sees bumps the counter too. On PostgreSQL the triggers also notify, and
+//!   [`listen`] bumps on each notification: another core's change arrives within a round
+//!   trip instead of a poll (the poll stays, for notifications lost with a connection);
 //! - while the watcher has not read that row recently (database unreachable, watcher
 //!   stopped), nothing is answered from memory at all: [`AuthRevision::current`] is `None`.
 
@@ -21,7 +23,12 @@ use std::{
     time::{Duration, Instant},
 };
 
-use sea_orm::{ConnectionTrait as _, DatabaseConnection, Statement};
+use lms_migrations::AUTH_REVISION_CHANNEL;
+use sea_orm::{
+    ConnectionTrait as _, DatabaseConnection, DbBackend, Statement,
+    sqlx::{PgPool, postgres::PgListener},
+};
+use tokio::task::JoinHandle;
 
 pub struct AuthRevision {
     generation: AtomicU64,
@@ -108,13 +115,71 @@ pub async fn watch(revision: Weak<AuthRevision>, db: DatabaseConnection, interva
     }
 }
 
-/// Starts [`watch`] on the current runtime; the task ends when `revision` is dropped.
-pub fn spawn_watcher(
+/// Starts [`watch`], and on PostgreSQL [`listen`], on the current runtime; the tasks end
+/// when `revision` is dropped or the handles are aborted.
+pub fn spawn_watchers(
     revision: &Arc<AuthRevision>,
-    db: DatabaseConnection,
+    db: &DatabaseConnection,
     interval: Duration,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(watch(Arc::downgrade(revision), db, interval))
+) -> Vec<JoinHandle<()>> {
+    let mut tasks = vec![tokio::spawn(watch(
+        Arc::downgrade(revision),
+        db.clone(),
+        interval,
+    ))];
+    if db.get_database_backend() == DbBackend::Postgres {
+        let pool = db.get_postgres_connection_pool().clone();
+        tasks.push(tokio::spawn(listen(Arc::downgrade(revision), pool)));
+    }
+    tasks
+}
+
+/// Bumps `revision` on every notification of the `auth_revisions` triggers, until
+/// `revision` is dropped or the pool closes. A lost connection may have lost
+/// notifications, so reconnecting bumps too.
+pub async fn listen(revision: Weak<AuthRevision>, pool: PgPool) {
+    let bump = || match revision.upgrade() {
+        Some(revision) => {
+            revision.bump();
+            true
+        }
+        None => false,
+    };
+    let mut failing = false;
+    while !pool.is_closed() {
+        let connected = async {
+            let mut listener = PgListener::connect_with(&pool).await?;
+            listener.listen(AUTH_REVISION_CHANNEL).await?;
+            Ok::<_, sea_orm::sqlx::Error>(listener)
+        };
+        let mut listener = match connected.await {
+            Ok(listener) => listener,
+            Err(err) => {
+                if !failing {
+                    tracing::warn!(error = %err, "cannot listen for auth revision notifications; relying on the poll");
+                    failing = true;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        failing = false;
+        // Changes committed before LISTEN took effect were not notified.
+        if !bump() {
+            return;
+        }
+        loop {
+            match listener.try_recv().await {
+                // `Ok(None)`: the connection was lost and has been made again.
+                Ok(_) => {
+                    if !bump() {
+                        return;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+    }
 }
 
 async fn read_revision(db: &DatabaseConnection) -> Result<i64, sea_orm::DbErr> {
