@@ -168,16 +168,15 @@ pub async fn listen(revision: Weak<AuthRevision>, pool: PgPool) {
         if !bump() {
             return;
         }
-        loop {
-            match listener.try_recv().await {
-                // `Ok(None)`: the connection was lost and has been made again.
-                Ok(_) => {
-                    if !bump() {
-                        return;
-                    }
-                }
-                Err(_) => break,
+        // `Ok(None)`: the connection was lost and has been made again. An error (the pool
+        // closed, or no new connection) ends this listener; the outer loop decides.
+        while let Ok(_notification) = listener.try_recv().await {
+            if !bump() {
+                return;
             }
+        }
+        if !pool.is_closed() {
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
     }
 }
