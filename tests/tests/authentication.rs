@@ -152,6 +152,24 @@ fn as_login<T>(login: Login, message: T) -> tonic::Request<T> {
     request
 }
 
+/// The owner makes the account administrator a learner, through `stack`'s core.
+async fn demote_admin_to_learner(stack: &TestStack) {
+    directory(stack)
+        .await
+        .set_user_role(as_login(
+            world::OWNER,
+            pb::SetUserRoleRequest {
+                user_id: acme::ADMIN.into(),
+                role: Some(pb::RoleAssignment {
+                    role: "learner".into(),
+                    custom_role_id: None,
+                }),
+            },
+        ))
+        .await
+        .expect("the owner demotes the admin");
+}
+
 async fn stored_hash(stack: &TestStack, user_id: &str) -> String {
     user::Entity::find_by_id(Uuid::parse_str(user_id).expect("uuid"))
         .one(stack.db())
@@ -237,20 +255,7 @@ async fn a_deactivation_refuses_the_user_on_the_next_request_with_the_cache_warm
 
 async fn a_demotion_is_forbidden_on_the_next_request_with_the_cache_warm(stack: &TestStack) {
     warm_up(stack, world::ADMIN).await;
-    directory(stack)
-        .await
-        .set_user_role(as_login(
-            world::OWNER,
-            pb::SetUserRoleRequest {
-                user_id: acme::ADMIN.into(),
-                role: Some(pb::RoleAssignment {
-                    role: "learner".into(),
-                    custom_role_id: None,
-                }),
-            },
-        ))
-        .await
-        .expect("the owner demotes the admin");
+    demote_admin_to_learner(stack).await;
     let before = verifications(stack);
     read_group(stack, world::ADMIN, world::PASSWORD)
         .await
@@ -412,20 +417,7 @@ async fn a_change_through_one_core_reaches_a_replica(backend: Backend, poll_ms: 
     let second = first.replica(options).await;
     warm_up(&second, world::ADMIN).await;
 
-    directory(&first)
-        .await
-        .set_user_role(as_login(
-            world::OWNER,
-            pb::SetUserRoleRequest {
-                user_id: acme::ADMIN.into(),
-                role: Some(pb::RoleAssignment {
-                    role: "learner".into(),
-                    custom_role_id: None,
-                }),
-            },
-        ))
-        .await
-        .expect("the owner demotes the admin through the first core");
+    demote_admin_to_learner(&first).await;
     until(
         &second,
         world::ADMIN,
