@@ -12,6 +12,7 @@
 //! Each scenario runs on both backends through [`on_both_backends!`].
 
 pub mod database;
+pub mod large_world;
 pub mod snapshot;
 pub mod stack;
 pub mod world;

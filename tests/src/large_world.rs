@@ -1,0 +1,395 @@
+//! A large account of any size, generated deterministically, for the scale benchmark and for
+//! trying the service at a customer's size (`cargo run -p lms-tests --bin generate-world`).
+//!
+//! The same shape always gives the same document, byte for byte: identifiers are counters
+//! inside fixed UUID v7 prefixes, so a benchmark can name any row without reading the document.
+//! The document is written entry by entry, so a million enrollments never sit in memory.
+//!
+//! Shape of the account:
+//! - a department tree with fan-out 10 under the root; the first child of the root and its
+//!   subtree (the "smart" subtree) hold 15 % of the users, the other departments the rest;
+//! - users 0 to 5 are the role logins ([`RoleLogin`]), every other user is a learner;
+//! - a plain group of 100 members, a smart group over the smart subtree, a custom role;
+//! - 10 projects with 10 content items each, `enrollments_per_user` enrollments of every
+//!   learner in distinct items, and one points row per user.
+
+use std::io::{self, Write};
+
+use lms_core::import::document::{
+    ContentItemEntry, CustomRoleEntry, DepartmentEntry, EnrollmentEntry, GroupEntry, PointsEntry,
+    ProjectEntry, RootDepartmentEntry, UserEntry,
+};
+use serde::Serialize;
+
+/// The password of every login of a generated account.
+pub const WORLD_PASSWORD: &str = "large-world-password";
+
+/// The number of members of the plain group.
+pub const PLAIN_GROUP_MEMBERS: usize = 100;
+
+const FAN_OUT: usize = 10;
+const PROJECTS: usize = 10;
+const ITEMS_PER_PROJECT: usize = 10;
+/// Out of every 20 users, this many live in the smart subtree (15 %).
+const SMART_SHARE_OF_20: usize = 3;
+
+/// How big the generated account is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorldShape {
+    pub account_url: String,
+    pub users: usize,
+    /// Departments besides the root.
+    pub departments: usize,
+    pub enrollments_per_user: usize,
+    /// How many users carry a plain password (hashed by the import) instead of a hash.
+    pub plain_passwords: usize,
+}
+
+impl WorldShape {
+    /// An account of `users` users, shaped like the customer accounts the benchmark stands for:
+    /// one department per 100 users, 10 enrollments per user.
+    pub fn with_users(users: usize) -> Self {
+        Self {
+            account_url: format!("https://world-{users}.example.com"),
+            users: users.max(RoleLogin::ALL.len()),
+            departments: (users / 100).max(FAN_OUT),
+            enrollments_per_user: 10,
+            plain_passwords: 0,
+        }
+    }
+
+    /// Rows the import writes for this document (departments with the root, users, group
+    /// members, projects, items, enrollments, points; closure rows not counted).
+    pub fn rows(&self) -> usize {
+        1 + self.departments
+            + self.users
+            + PLAIN_GROUP_MEMBERS.min(self.users)
+            + PROJECTS
+            + PROJECTS * ITEMS_PER_PROJECT
+            + self.learners() * self.enrollments_per_user.min(PROJECTS * ITEMS_PER_PROJECT)
+            + self.users
+    }
+
+    fn learners(&self) -> usize {
+        self.users - RoleLogin::ALL.len()
+    }
+
+    /// The department a user works in.
+    pub fn department_of(&self, user: usize) -> usize {
+        let (smart, other) = self.subtree_split();
+        if user % 20 < SMART_SHARE_OF_20 {
+            smart[user % smart.len()]
+        } else {
+            other[user % other.len()]
+        }
+    }
+
+    /// The departments (1-based numbers) of the smart subtree and of the rest of the tree.
+    fn subtree_split(&self) -> (Vec<usize>, Vec<usize>) {
+        (1..=self.departments).partition(|&department| in_smart_subtree(department))
+    }
+
+    /// The users whose department lies in the smart subtree: the members of the smart group.
+    pub fn smart_group_members(&self) -> usize {
+        (0..self.users)
+            .filter(|&user| in_smart_subtree(self.department_of(user)))
+            .count()
+    }
+}
+
+/// Whether department `n` (1-based; 0 is the root) lies under the root's first child.
+fn in_smart_subtree(mut department: usize) -> bool {
+    while department > FAN_OUT {
+        department = parent_of(department);
+    }
+    department == 1
+}
+
+fn parent_of(department: usize) -> usize {
+    (department - 1) / FAN_OUT
+}
+
+/// The logins of a generated account, one per role the benchmark calls with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoleLogin {
+    Owner,
+    Administrator,
+    /// Manages the smart subtree.
+    DepartmentAdministrator,
+    Publisher,
+    Author,
+    /// Custom role holding `points.read`.
+    PointsReader,
+}
+
+impl RoleLogin {
+    pub const ALL: [RoleLogin; 6] = [
+        RoleLogin::Owner,
+        RoleLogin::Administrator,
+        RoleLogin::DepartmentAdministrator,
+        RoleLogin::Publisher,
+        RoleLogin::Author,
+        RoleLogin::PointsReader,
+    ];
+
+    /// The user number of this login.
+    pub fn user(self) -> usize {
+        self as usize
+    }
+
+    pub fn email(self) -> String {
+        user_email(self.user())
+    }
+
+    fn role(self) -> &'static str {
+        match self {
+            RoleLogin::Owner => "account_owner",
+            RoleLogin::Administrator => "account_administrator",
+            RoleLogin::DepartmentAdministrator => "department_administrator",
+            RoleLogin::Publisher => "publisher",
+            RoleLogin::Author => "author",
+            RoleLogin::PointsReader => "custom",
+        }
+    }
+}
+
+/// Identifiers of the generated rows: a fixed UUID v7 prefix per kind, the number in the node.
+pub mod ids {
+    use uuid::Uuid;
+
+    const BASE: u128 = 0x0192_0000_0000_7000_8000_0000_0000_0000;
+
+    fn id(kind: u16, number: usize) -> Uuid {
+        Uuid::from_u128(BASE | (u128::from(kind) << 80) | number as u128)
+    }
+
+    pub fn account() -> Uuid {
+        id(1, 0)
+    }
+    /// Department 0 is the root.
+    pub fn department(number: usize) -> Uuid {
+        id(2, number)
+    }
+    pub fn user(number: usize) -> Uuid {
+        id(3, number)
+    }
+    pub fn custom_role() -> Uuid {
+        id(4, 0)
+    }
+    pub fn plain_group() -> Uuid {
+        id(5, 0)
+    }
+    pub fn smart_group() -> Uuid {
+        id(5, 1)
+    }
+    pub fn project(number: usize) -> Uuid {
+        id(6, number)
+    }
+    pub fn content_item(number: usize) -> Uuid {
+        id(7, number)
+    }
+    /// The `k`-th enrollment of `user`.
+    pub fn enrollment(user: usize, k: usize) -> Uuid {
+        id(8, user * 1_000 + k)
+    }
+}
+
+pub fn user_email(user: usize) -> String {
+    format!("user-{user:07}@world.example.com")
+}
+
+/// Writes the import document of `shape` as JSON. `password_hash` is the argon2id PHC string
+/// of [`WORLD_PASSWORD`] given to every user without a plain password (hashing 100,000
+/// passwords would dominate every import of the benchmark).
+pub fn write_world(
+    shape: &WorldShape,
+    password_hash: &str,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    let mut doc = JsonStream { out };
+    doc.raw("{\"accounts\":[{\"id\":")?;
+    doc.value(&ids::account().to_string())?;
+    doc.raw(",\"url\":")?;
+    doc.value(&shape.account_url)?;
+    doc.raw(",\"rootDepartment\":")?;
+    doc.value(&RootDepartmentEntry {
+        id: ids::department(0).to_string(),
+        name: "Head office".into(),
+        code: Some("ROOT".into()),
+    })?;
+
+    doc.list(
+        "departments",
+        (1..=shape.departments).map(|n| DepartmentEntry {
+            id: ids::department(n).to_string(),
+            name: format!("Department {n}"),
+            code: Some(format!("D{n:05}")),
+            parent_department_id: ids::department(parent_of(n)).to_string(),
+        }),
+    )?;
+
+    doc.list(
+        "customRoles",
+        std::iter::once(CustomRoleEntry {
+            id: ids::custom_role().to_string(),
+            name: "Points reader".into(),
+            permissions: vec!["points.read".into()],
+        }),
+    )?;
+
+    doc.list(
+        "users",
+        (0..shape.users).map(|user| {
+            let login = RoleLogin::ALL.get(user).copied();
+            let plain = user < shape.plain_passwords;
+            UserEntry {
+                id: ids::user(user).to_string(),
+                email: user_email(user),
+                password: plain.then(|| WORLD_PASSWORD.to_owned()),
+                password_hash: (!plain).then(|| password_hash.to_owned()),
+                role: login.map_or("learner", RoleLogin::role).to_owned(),
+                custom_role_id: (login == Some(RoleLogin::PointsReader))
+                    .then(|| ids::custom_role().to_string()),
+                department_id: ids::department(shape.department_of(user)).to_string(),
+                managed_department_ids: if login == Some(RoleLogin::DepartmentAdministrator) {
+                    vec![ids::department(1).to_string()]
+                } else {
+                    vec![]
+                },
+                active: true,
+            }
+        }),
+    )?;
+
+    let members = plain_group_members(shape);
+    doc.list(
+        "groups",
+        [
+            GroupEntry {
+                id: ids::plain_group().to_string(),
+                name: "Hundred".into(),
+                user_ids: Some(members.map(|user| ids::user(user).to_string()).collect()),
+                smart_department_id: None,
+            },
+            GroupEntry {
+                id: ids::smart_group().to_string(),
+                name: "Everyone in the first division".into(),
+                user_ids: None,
+                smart_department_id: Some(ids::department(1).to_string()),
+            },
+        ]
+        .into_iter(),
+    )?;
+
+    doc.list(
+        "projects",
+        (0..PROJECTS).map(|n| ProjectEntry {
+            id: ids::project(n).to_string(),
+            name: format!("Project {n}"),
+            author_ids: vec![ids::user(RoleLogin::Author.user()).to_string()],
+        }),
+    )?;
+
+    doc.list(
+        "contentItems",
+        (0..PROJECTS * ITEMS_PER_PROJECT).map(|n| ContentItemEntry {
+            id: ids::content_item(n).to_string(),
+            project_id: ids::project(n / ITEMS_PER_PROJECT).to_string(),
+            title: format!("Course {n}"),
+            description: format!("Everything about topic {n}."),
+            user_id: ids::user(RoleLogin::Author.user()).to_string(),
+            added_date: "2026-01-15T09:30:00+00:00".into(),
+            content_type: "course".into(),
+            view_url: None,
+        }),
+    )?;
+
+    let per_user = shape.enrollments_per_user.min(PROJECTS * ITEMS_PER_PROJECT);
+    doc.list(
+        "enrollments",
+        (RoleLogin::ALL.len()..shape.users).flat_map(|user| {
+            (0..per_user).map(move |k| EnrollmentEntry {
+                id: ids::enrollment(user, k).to_string(),
+                learner_id: ids::user(user).to_string(),
+                content_item_id: ids::content_item((user * 7 + k) % (PROJECTS * ITEMS_PER_PROJECT))
+                    .to_string(),
+            })
+        }),
+    )?;
+
+    doc.list(
+        "points",
+        (0..shape.users).map(|user| PointsEntry {
+            user_id: ids::user(user).to_string(),
+            points: (user as i64 * 37) % 1_000,
+        }),
+    )?;
+    doc.raw("}]}")?;
+    doc.out.flush()
+}
+
+/// The users of the plain group: spread over the whole account, not its first hundred.
+pub fn plain_group_members(shape: &WorldShape) -> impl Iterator<Item = usize> + use<> {
+    let step = (shape.users / PLAIN_GROUP_MEMBERS).max(1);
+    let users = shape.users;
+    (0..PLAIN_GROUP_MEMBERS.min(users)).map(move |n| n * step)
+}
+
+/// A JSON document written piece by piece.
+struct JsonStream<'w, W: Write> {
+    out: &'w mut W,
+}
+
+impl<W: Write> JsonStream<'_, W> {
+    fn raw(&mut self, text: &str) -> io::Result<()> {
+        self.out.write_all(text.as_bytes())
+    }
+
+    fn value(&mut self, value: &impl Serialize) -> io::Result<()> {
+        serde_json::to_writer(&mut *self.out, value).map_err(io::Error::other)
+    }
+
+    /// `,"key":[a,b,…]`
+    fn list<T: Serialize>(&mut self, key: &str, items: impl Iterator<Item = T>) -> io::Result<()> {
+        write!(self.out, ",\"{key}\":[")?;
+        for (n, item) in items.enumerate() {
+            if n > 0 {
+                self.raw(",")?;
+            }
+            self.value(&item)?;
+        }
+        self.raw("]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_smart_subtree_holds_about_fifteen_percent_of_the_users() {
+        let shape = WorldShape::with_users(10_000);
+        let members = shape.smart_group_members();
+        assert_eq!(members, 1_500);
+    }
+
+    #[test]
+    fn the_same_shape_gives_the_same_document() {
+        let shape = WorldShape::with_users(300);
+        let mut first = Vec::new();
+        let mut second = Vec::new();
+        write_world(&shape, "$argon2id$hash", &mut first).unwrap();
+        write_world(&shape, "$argon2id$hash", &mut second).unwrap();
+        assert_eq!(first, second);
+        let document: lms_core::import::ImportDocument = serde_json::from_slice(&first).unwrap();
+        let account = &document.accounts[0];
+        assert_eq!(account.users.len(), 300);
+        assert_eq!(account.departments.len(), 10);
+        assert_eq!(account.enrollments.len(), (300 - 6) * 10);
+        assert_eq!(account.points.len(), 300);
+        assert_eq!(
+            account.groups[0].user_ids.as_ref().map(Vec::len),
+            Some(PLAIN_GROUP_MEMBERS)
+        );
+    }
+}
