@@ -17,6 +17,7 @@ mod m20261122_000002_users_and_roles;
 mod m20261122_000003_groups_projects_content;
 mod m20261122_000004_enrollments_points_audit;
 mod m20261122_000005_auth_revision;
+mod m20261123_000007_user_keyset_indexes;
 mod schema;
 
 /// All migrations of the schema, oldest first.
@@ -32,6 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000003_groups_projects_content::Migration),
             Box::new(m20261122_000004_enrollments_points_audit::Migration),
             Box::new(m20261122_000005_auth_revision::Migration),
+            Box::new(m20261123_000007_user_keyset_indexes::Migration),
         ]
     }
 }

@@ -128,21 +128,24 @@ const GROUP_ROW: i32 = 0;
 ///
 /// Written out rather than built: this runs on every `GET /group/{id}`, and building it
 /// with the query builder cost as much CPU as SQLite took to run it.
+///
+/// `CROSS JOIN` fixes SQLite's join order (group, then its members or its subtree, then
+/// those users): left to choose, SQLite walks every user of the account through the
+/// `(account_id, …)` indexes when it has no statistics. PostgreSQL plans it as inner joins.
 const GROUP_WITH_MEMBERS: &str = "\
     SELECT 0 AS row_kind, g.id AS id, g.name AS name, \
            g.smart_department_id AS smart_department_id, NULL AS member_count \
       FROM groups g WHERE g.id = $1 AND g.account_id = $2 \
     UNION ALL \
     SELECT 1, MEMBERS_COLUMNS FROM ( \
-      SELECT u.id AS id FROM group_members gm \
-        JOIN groups g ON g.id = gm.group_id \
-        JOIN users u ON u.id = gm.user_id AND u.account_id = g.account_id \
+      SELECT u.id AS id FROM groups g CROSS JOIN group_members gm CROSS JOIN users u \
        WHERE g.id = $1 AND g.account_id = $2 AND g.smart_department_id IS NULL \
+         AND gm.group_id = g.id AND u.id = gm.user_id AND u.account_id = g.account_id \
       UNION ALL \
-      SELECT u.id FROM groups g \
-        JOIN department_closure c ON c.ancestor_id = g.smart_department_id \
-        JOIN users u ON u.department_id = c.descendant_id AND u.account_id = g.account_id \
+      SELECT u.id FROM groups g CROSS JOIN department_closure c CROSS JOIN users u \
        WHERE g.id = $1 AND g.account_id = $2 \
+         AND c.ancestor_id = g.smart_department_id \
+         AND u.department_id = c.descendant_id AND u.account_id = g.account_id \
     ) m";
 
 /// [`GROUP_WITH_MEMBERS`] for one backend and grant, made once.
