@@ -20,6 +20,7 @@ use lms_core::import::document::{
     ProjectEntry, RootDepartmentEntry, UserEntry,
 };
 use serde::Serialize;
+use uuid::Uuid;
 
 /// The password of every login of a generated account.
 pub const WORLD_PASSWORD: &str = "large-world-password";
@@ -36,6 +37,8 @@ const SMART_SHARE_OF_20: usize = 3;
 /// How big the generated account is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorldShape {
+    /// Tells the accounts of one database apart: it is part of every identifier.
+    pub world: u16,
     pub account_url: String,
     pub users: usize,
     /// Departments besides the root.
@@ -50,6 +53,7 @@ impl WorldShape {
     /// one department per 100 users, 10 enrollments per user.
     pub fn with_users(users: usize) -> Self {
         Self {
+            world: 0,
             account_url: format!("https://world-{users}.example.com"),
             users: users.max(RoleLogin::ALL.len()),
             departments: (users / 100).max(FAN_OUT),
@@ -68,6 +72,10 @@ impl WorldShape {
             + PROJECTS * ITEMS_PER_PROJECT
             + self.learners() * self.enrollments_per_user.min(PROJECTS * ITEMS_PER_PROJECT)
             + self.users
+    }
+
+    pub fn ids(&self) -> Ids {
+        Ids { world: self.world }
     }
 
     fn learners(&self) -> usize {
@@ -153,44 +161,50 @@ impl RoleLogin {
     }
 }
 
-/// Identifiers of the generated rows: a fixed UUID v7 prefix per kind, the number in the node.
-pub mod ids {
-    use uuid::Uuid;
+/// Identifiers of the rows of one generated account: a fixed UUID v7 prefix per account and
+/// kind of row, the row's number in the node, so accounts of different numbers never collide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ids {
+    world: u16,
+}
 
+impl Ids {
     const BASE: u128 = 0x0192_0000_0000_7000_8000_0000_0000_0000;
 
-    fn id(kind: u16, number: usize) -> Uuid {
-        Uuid::from_u128(BASE | (u128::from(kind) << 80) | number as u128)
+    fn id(self, kind: u16, number: usize) -> Uuid {
+        Uuid::from_u128(
+            Self::BASE | (u128::from(self.world) << 96) | (u128::from(kind) << 80) | number as u128,
+        )
     }
 
-    pub fn account() -> Uuid {
-        id(1, 0)
+    pub fn account(self) -> Uuid {
+        self.id(1, 0)
     }
     /// Department 0 is the root.
-    pub fn department(number: usize) -> Uuid {
-        id(2, number)
+    pub fn department(self, number: usize) -> Uuid {
+        self.id(2, number)
     }
-    pub fn user(number: usize) -> Uuid {
-        id(3, number)
+    pub fn user(self, number: usize) -> Uuid {
+        self.id(3, number)
     }
-    pub fn custom_role() -> Uuid {
-        id(4, 0)
+    pub fn custom_role(self) -> Uuid {
+        self.id(4, 0)
     }
-    pub fn plain_group() -> Uuid {
-        id(5, 0)
+    pub fn plain_group(self) -> Uuid {
+        self.id(5, 0)
     }
-    pub fn smart_group() -> Uuid {
-        id(5, 1)
+    pub fn smart_group(self) -> Uuid {
+        self.id(5, 1)
     }
-    pub fn project(number: usize) -> Uuid {
-        id(6, number)
+    pub fn project(self, number: usize) -> Uuid {
+        self.id(6, number)
     }
-    pub fn content_item(number: usize) -> Uuid {
-        id(7, number)
+    pub fn content_item(self, number: usize) -> Uuid {
+        self.id(7, number)
     }
     /// The `k`-th enrollment of `user`.
-    pub fn enrollment(user: usize, k: usize) -> Uuid {
-        id(8, user * 1_000 + k)
+    pub fn enrollment(self, user: usize, k: usize) -> Uuid {
+        self.id(8, user * 1_000 + k)
     }
 }
 
@@ -206,14 +220,15 @@ pub fn write_world(
     password_hash: &str,
     out: &mut impl Write,
 ) -> io::Result<()> {
+    let ids = shape.ids();
     let mut doc = JsonStream { out };
     doc.raw("{\"accounts\":[{\"id\":")?;
-    doc.value(&ids::account().to_string())?;
+    doc.value(&ids.account().to_string())?;
     doc.raw(",\"url\":")?;
     doc.value(&shape.account_url)?;
     doc.raw(",\"rootDepartment\":")?;
     doc.value(&RootDepartmentEntry {
-        id: ids::department(0).to_string(),
+        id: ids.department(0).to_string(),
         name: "Head office".into(),
         code: Some("ROOT".into()),
     })?;
@@ -221,17 +236,17 @@ pub fn write_world(
     doc.list(
         "departments",
         (1..=shape.departments).map(|n| DepartmentEntry {
-            id: ids::department(n).to_string(),
+            id: ids.department(n).to_string(),
             name: format!("Department {n}"),
             code: Some(format!("D{n:05}")),
-            parent_department_id: ids::department(parent_of(n)).to_string(),
+            parent_department_id: ids.department(parent_of(n)).to_string(),
         }),
     )?;
 
     doc.list(
         "customRoles",
         std::iter::once(CustomRoleEntry {
-            id: ids::custom_role().to_string(),
+            id: ids.custom_role().to_string(),
             name: "Points reader".into(),
             permissions: vec!["points.read".into()],
         }),
@@ -243,16 +258,16 @@ pub fn write_world(
             let login = RoleLogin::ALL.get(user).copied();
             let plain = user < shape.plain_passwords;
             UserEntry {
-                id: ids::user(user).to_string(),
+                id: ids.user(user).to_string(),
                 email: user_email(user),
                 password: plain.then(|| WORLD_PASSWORD.to_owned()),
                 password_hash: (!plain).then(|| password_hash.to_owned()),
                 role: login.map_or("learner", RoleLogin::role).to_owned(),
                 custom_role_id: (login == Some(RoleLogin::PointsReader))
-                    .then(|| ids::custom_role().to_string()),
-                department_id: ids::department(shape.department_of(user)).to_string(),
+                    .then(|| ids.custom_role().to_string()),
+                department_id: ids.department(shape.department_of(user)).to_string(),
                 managed_department_ids: if login == Some(RoleLogin::DepartmentAdministrator) {
-                    vec![ids::department(1).to_string()]
+                    vec![ids.department(1).to_string()]
                 } else {
                     vec![]
                 },
@@ -266,16 +281,16 @@ pub fn write_world(
         "groups",
         [
             GroupEntry {
-                id: ids::plain_group().to_string(),
+                id: ids.plain_group().to_string(),
                 name: "Hundred".into(),
-                user_ids: Some(members.map(|user| ids::user(user).to_string()).collect()),
+                user_ids: Some(members.map(|user| ids.user(user).to_string()).collect()),
                 smart_department_id: None,
             },
             GroupEntry {
-                id: ids::smart_group().to_string(),
+                id: ids.smart_group().to_string(),
                 name: "Everyone in the first division".into(),
                 user_ids: None,
-                smart_department_id: Some(ids::department(1).to_string()),
+                smart_department_id: Some(ids.department(1).to_string()),
             },
         ]
         .into_iter(),
@@ -284,20 +299,20 @@ pub fn write_world(
     doc.list(
         "projects",
         (0..PROJECTS).map(|n| ProjectEntry {
-            id: ids::project(n).to_string(),
+            id: ids.project(n).to_string(),
             name: format!("Project {n}"),
-            author_ids: vec![ids::user(RoleLogin::Author.user()).to_string()],
+            author_ids: vec![ids.user(RoleLogin::Author.user()).to_string()],
         }),
     )?;
 
     doc.list(
         "contentItems",
         (0..PROJECTS * ITEMS_PER_PROJECT).map(|n| ContentItemEntry {
-            id: ids::content_item(n).to_string(),
-            project_id: ids::project(n / ITEMS_PER_PROJECT).to_string(),
+            id: ids.content_item(n).to_string(),
+            project_id: ids.project(n / ITEMS_PER_PROJECT).to_string(),
             title: format!("Course {n}"),
             description: format!("Everything about topic {n}."),
-            user_id: ids::user(RoleLogin::Author.user()).to_string(),
+            user_id: ids.user(RoleLogin::Author.user()).to_string(),
             added_date: "2026-01-15T09:30:00+00:00".into(),
             content_type: "course".into(),
             view_url: None,
@@ -309,9 +324,10 @@ pub fn write_world(
         "enrollments",
         (RoleLogin::ALL.len()..shape.users).flat_map(|user| {
             (0..per_user).map(move |k| EnrollmentEntry {
-                id: ids::enrollment(user, k).to_string(),
-                learner_id: ids::user(user).to_string(),
-                content_item_id: ids::content_item((user * 7 + k) % (PROJECTS * ITEMS_PER_PROJECT))
+                id: ids.enrollment(user, k).to_string(),
+                learner_id: ids.user(user).to_string(),
+                content_item_id: ids
+                    .content_item((user * 7 + k) % (PROJECTS * ITEMS_PER_PROJECT))
                     .to_string(),
             })
         }),
@@ -320,7 +336,7 @@ pub fn write_world(
     doc.list(
         "points",
         (0..shape.users).map(|user| PointsEntry {
-            user_id: ids::user(user).to_string(),
+            user_id: ids.user(user).to_string(),
             points: (user as i64 * 37) % 1_000,
         }),
     )?;
@@ -371,6 +387,17 @@ mod tests {
         let shape = WorldShape::with_users(10_000);
         let members = shape.smart_group_members();
         assert_eq!(members, 1_500);
+    }
+
+    #[test]
+    fn accounts_of_different_numbers_share_no_identifier() {
+        let mut first = WorldShape::with_users(100);
+        let mut second = first.clone();
+        first.world = 1;
+        second.world = 2;
+        assert_ne!(first.ids().account(), second.ids().account());
+        assert_ne!(first.ids().user(7), second.ids().user(7));
+        assert_ne!(first.ids().enrollment(7, 3), second.ids().enrollment(7, 3));
     }
 
     #[test]

@@ -23,6 +23,9 @@ struct Args {
     /// Users given a plain password, which the import hashes, instead of a ready hash.
     #[arg(long, default_value_t = 0)]
     plain_passwords: usize,
+    /// Part of every identifier, so that several generated accounts fit in one database.
+    #[arg(long, default_value_t = 0)]
+    world: u16,
     /// The account URL (default: `https://world-{users}.example.com`).
     #[arg(long)]
     account_url: Option<String>,
@@ -37,6 +40,7 @@ fn main() -> anyhow::Result<()> {
     if let Some(url) = args.account_url {
         shape.account_url = url;
     }
+    shape.world = args.world;
     shape.enrollments_per_user = args.enrollments_per_user;
     shape.plain_passwords = args.plain_passwords;
 
