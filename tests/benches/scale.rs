@@ -1,0 +1,501 @@
+//! Scale: the seven operations in a small and a large account of one database, side by side
+//! in one run, plus the points read and the import at twice the large size to show growth.
+//!
+//! Run: `cargo bench -p lms-tests --bench scale` (see `docs/benchmarks.md`).
+//!
+//! Settings (environment):
+//! - `LMS_BENCH_BACKENDS`: `sqlite`, `postgres` or `sqlite,postgres` (default: SQLite, and
+//!   PostgreSQL too when `LMS_TEST_POSTGRES_URL` is set);
+//! - `LMS_BENCH_SMALL` / `LMS_BENCH_LARGE` / `LMS_BENCH_HUGE`: users of the three accounts
+//!   (default 1,000 / 100,000 / 200,000; a huge size of 0 skips that account);
+//! - `LMS_BENCH_SECONDS`: how long each rate is measured (default 3);
+//! - `LMS_BENCH_REPORT=PATH`: also write the results as Markdown to PATH.
+//!
+//! The accounts come from `lms_tests::large_world` through the real import; the services run
+//! in this process on their own 2-worker runtime, as `lms up` runs them, the clients and the
+//! import on another; every request goes
+//! over loopback HTTP through the gateway. Peak memory is the process's own high-water mark,
+//! reset before each measured step (`/proc/self/clear_refs`).
+
+use std::{
+    fmt::Write as _,
+    io::BufWriter,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use lms_core::{
+    auth::{PasswordHasher, PasswordPolicy},
+    import::import_file,
+};
+use lms_tests::{
+    Backend, TestStack,
+    large_world::{Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    stack::{StackOptions, TEST_POLICY},
+};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
+/// Clients sending at once while a rate is measured.
+const CLIENTS: usize = 4;
+
+struct Config {
+    backends: Vec<Backend>,
+    small: usize,
+    large: usize,
+    huge: usize,
+    seconds: f64,
+    report: Option<String>,
+}
+
+impl Config {
+    fn from_env() -> Self {
+        let number = |name: &str, default: usize| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        let backends = match std::env::var("LMS_BENCH_BACKENDS") {
+            Ok(list) => list
+                .split(',')
+                .filter_map(|name| match name.trim() {
+                    "sqlite" => Some(Backend::Sqlite),
+                    "postgres" => Some(Backend::Postgres),
+                    _ => None,
+                })
+                .collect(),
+            Err(_) if std::env::var("LMS_TEST_POSTGRES_URL").is_ok() => {
+                vec![Backend::Sqlite, Backend::Postgres]
+            }
+            Err(_) => vec![Backend::Sqlite],
+        };
+        Self {
+            backends,
+            small: number("LMS_BENCH_SMALL", 1_000),
+            large: number("LMS_BENCH_LARGE", 100_000),
+            huge: number("LMS_BENCH_HUGE", 200_000),
+            seconds: std::env::var("LMS_BENCH_SECONDS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(3.0),
+            report: std::env::var("LMS_BENCH_REPORT").ok(),
+        }
+    }
+}
+
+/// One generated account in the database under test.
+#[derive(Clone)]
+struct Account {
+    shape: WorldShape,
+    ids: Ids,
+    import: Measured,
+}
+
+/// A time and the peak memory growth while it ran.
+#[derive(Debug, Clone, Copy)]
+struct Measured {
+    seconds: f64,
+    peak_mib: f64,
+}
+
+/// Requests per second and the median latency of a steady load.
+#[derive(Debug, Clone, Copy)]
+struct Rate {
+    per_second: f64,
+    p50_ms: f64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let config = Config::from_env();
+    let services = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let clients = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut report = String::from("## Scale\n");
+    for &backend in &config.backends {
+        let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
+            with_world: false,
+            ..StackOptions::new(backend)
+        })) else {
+            println!("{backend:?}: skipped (no database configured)");
+            continue;
+        };
+        let stack = Arc::new(stack);
+        let section = clients.block_on(run_backend(&config, backend, &stack))?;
+        println!("{section}");
+        report.push_str(&section);
+        if let Ok(stack) = Arc::try_unwrap(stack) {
+            services.block_on(stack.stop());
+        }
+    }
+    if let Some(path) = &config.report {
+        std::fs::write(path, &report)?;
+        println!("Report written to {path}");
+    }
+    Ok(())
+}
+
+async fn run_backend(
+    config: &Config,
+    backend: Backend,
+    stack: &Arc<TestStack>,
+) -> anyhow::Result<String> {
+    let hasher = PasswordHasher::new(TEST_POLICY)?;
+    // Users carry a ready hash at the policy the stack verifies fast; the import's own
+    // hashing is measured separately.
+    let hash = hasher.hash(WORLD_PASSWORD)?;
+    let mut accounts = Vec::new();
+    for (world, users) in [(1, config.small), (2, config.large), (3, config.huge)] {
+        if users == 0 {
+            continue;
+        }
+        let mut shape = WorldShape::with_users(users);
+        shape.world = world;
+        shape.account_url = format!("https://world-{world}.example.com");
+        accounts.push(import(stack, &hasher, shape, &hash).await?);
+    }
+    let hashing = import_hashing(stack, &hasher).await?;
+
+    let mut out = String::new();
+    writeln!(out, "\n### {backend:?}\n")?;
+    writeln!(
+        out,
+        "| account | import rows | import s | rows/s | import peak MiB |\n|---|---|---|---|---|"
+    )?;
+    for account in &accounts {
+        let rows = account.shape.rows();
+        writeln!(
+            out,
+            "| {} users | {rows} | {:.1} | {:.0} | {:.0} |",
+            account.shape.users,
+            account.import.seconds,
+            rows as f64 / account.import.seconds,
+            account.import.peak_mib
+        )?;
+    }
+    writeln!(
+        out,
+        "\nPlain passwords hashed by the import: {} users in {:.2} s at the default policy.\n",
+        hashing.0, hashing.1
+    )?;
+
+    let (small, large) = (&accounts[0], &accounts[1]);
+    writeln!(
+        out,
+        "| operation | {} users | {} users | large / small |\n|---|---|---|---|",
+        small.shape.users, large.shape.users
+    )?;
+    type Case = (&'static str, fn(&Account, u64) -> Call);
+    let cases: [Case; 6] = [
+        ("GET /group (plain, 100 members)", |a, _| {
+            Call::get(format!("/group/{}", a.ids.plain_group()))
+        }),
+        ("GET /content/{id}", |a, n| {
+            Call::get(format!("/content/{}", a.ids.content_item(n as usize % 100)))
+        }),
+        ("POST /department (create)", |a, n| {
+            Call::post(
+                "/department".into(),
+                format!(
+                    "<name>New {n}</name><parentDepartmentId>{}</parentDepartmentId>",
+                    a.ids.department(2)
+                ),
+            )
+        }),
+        ("POST /department/{id} (rename)", |a, n| {
+            Call::post(
+                format!("/department/{}", a.ids.department(3)),
+                format!("<name>Renamed {n}</name>"),
+            )
+        }),
+        ("POST /group/{id} (rename)", |a, n| {
+            Call::post(
+                format!("/group/{}", a.ids.plain_group()),
+                format!("<name>Hundred {n}</name>"),
+            )
+        }),
+        ("GET /group (smart)", |a, _| {
+            Call::get(format!("/group/{}", a.ids.smart_group()))
+        }),
+    ];
+    for (name, call) in cases {
+        let small_rate = rate(stack, small, call, config.seconds).await?;
+        let large_rate = rate(stack, large, call, config.seconds).await?;
+        writeln!(
+            out,
+            "| {name} | {:.0} req/s, p50 {:.1} ms | {:.0} req/s, p50 {:.1} ms | {:.2} |",
+            small_rate.per_second,
+            small_rate.p50_ms,
+            large_rate.per_second,
+            large_rate.p50_ms,
+            large_rate.per_second / small_rate.per_second
+        )?;
+    }
+
+    // Every run deletes the enrollments of learners no earlier run touched.
+    let mut next_learner = [RoleLogin::ALL.len(); 2];
+    for ids_per_call in [1_000, 10_000] {
+        let mut cells = Vec::new();
+        for (slot, account) in [small, large].into_iter().enumerate() {
+            let learners = ids_per_call / account.shape.enrollments_per_user;
+            if next_learner[slot] + 3 * learners > account.shape.users {
+                cells.push("account too small".to_owned());
+                continue;
+            }
+            let mut times = Vec::new();
+            for _ in 0..3 {
+                let first = next_learner[slot];
+                next_learner[slot] += learners;
+                times.push(delete_enrollments(stack, account, first..first + learners).await?);
+            }
+            cells.push(format!("median {:.0} ms", median(&mut times)));
+        }
+        writeln!(
+            out,
+            "| POST /enrollment/delete, {ids_per_call} ids | {} | {} | |",
+            cells[0], cells[1]
+        )?;
+    }
+
+    writeln!(
+        out,
+        "\n| points read (`GET /gamification/points`, every user) | users | time | peak MiB |\n|---|---|---|---|"
+    )?;
+    for account in &accounts {
+        for login in [RoleLogin::Owner, RoleLogin::DepartmentAdministrator] {
+            let measured = points(stack, account, login).await?;
+            writeln!(
+                out,
+                "| {login:?} | {} | {:.2} s | {:.1} |",
+                account.shape.users, measured.seconds, measured.peak_mib
+            )?;
+        }
+    }
+    Ok(out)
+}
+
+async fn import(
+    stack: &TestStack,
+    hasher: &PasswordHasher,
+    shape: WorldShape,
+    hash: &str,
+) -> anyhow::Result<Account> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("world.json");
+    {
+        let mut file = BufWriter::new(std::fs::File::create(&path)?);
+        write_world(&shape, hash, &mut file)?;
+    }
+    let peak = PeakMemory::start();
+    let began = Instant::now();
+    import_file(stack.db(), &path, hasher).await?;
+    let import = Measured {
+        seconds: began.elapsed().as_secs_f64(),
+        peak_mib: peak.growth_mib(),
+    };
+    let ids = shape.ids();
+    Ok(Account { shape, ids, import })
+}
+
+/// A small account whose 200 users all carry a plain password, hashed by the import at
+/// the default (production) policy.
+async fn import_hashing(stack: &TestStack, _fast: &PasswordHasher) -> anyhow::Result<(usize, f64)> {
+    let hasher = PasswordHasher::new(PasswordPolicy::default())?;
+    let mut shape = WorldShape::with_users(200);
+    shape.world = 9;
+    shape.account_url = "https://world-hashing.example.com".into();
+    shape.plain_passwords = shape.users;
+    shape.enrollments_per_user = 0;
+    let account = import(stack, &hasher, shape, "").await?;
+    Ok((account.shape.users, account.import.seconds))
+}
+
+/// Deletes every enrollment of `learners` in one request; milliseconds taken.
+async fn delete_enrollments(
+    stack: &TestStack,
+    account: &Account,
+    learners: std::ops::Range<usize>,
+) -> anyhow::Result<f64> {
+    let ids: String = learners
+        .flat_map(|user| {
+            (0..account.shape.enrollments_per_user).map(move |k| account.ids.enrollment(user, k))
+        })
+        .map(|id| format!("<id>{id}</id>"))
+        .collect();
+    let body = format!(
+        "{PROLOGUE}<DeleteEnrollments><enrollmentIds>{ids}</enrollmentIds></DeleteEnrollments>"
+    );
+    let began = Instant::now();
+    let status = send(
+        stack,
+        account,
+        &Call::raw_post("/enrollment/delete".into(), body),
+    )
+    .await?;
+    anyhow::ensure!(status < 300, "enrollment delete: status {status}");
+    Ok(began.elapsed().as_secs_f64() * 1e3)
+}
+
+/// One request of a case.
+struct Call {
+    path: String,
+    body: Option<String>,
+}
+
+impl Call {
+    fn get(path: String) -> Self {
+        Self { path, body: None }
+    }
+    fn post(path: String, fields: String) -> Self {
+        Self::raw_post(path, format!("{PROLOGUE}<request>{fields}</request>"))
+    }
+    fn raw_post(path: String, body: String) -> Self {
+        Self {
+            path,
+            body: Some(body),
+        }
+    }
+}
+
+async fn send(stack: &TestStack, account: &Account, call: &Call) -> anyhow::Result<u16> {
+    let url = format!("{}{}", stack.base_url, call.path);
+    let request = match &call.body {
+        None => stack.http.get(url),
+        Some(body) => stack
+            .http
+            .post(url)
+            .header("Content-Type", "application/xml")
+            .body(body.clone()),
+    };
+    let response = request
+        .header("X-Auth-Account-Url", &account.shape.account_url)
+        .header("X-Auth-Email", RoleLogin::Owner.email())
+        .header("X-Auth-Password", WORLD_PASSWORD)
+        .send()
+        .await?;
+    let status = response.status().as_u16();
+    response.bytes().await?;
+    Ok(status)
+}
+
+/// `CLIENTS` clients sending `call` back to back for `seconds`.
+async fn rate(
+    stack: &Arc<TestStack>,
+    account: &Account,
+    call: fn(&Account, u64) -> Call,
+    seconds: f64,
+) -> anyhow::Result<Rate> {
+    // Warm the credentials cache and the statement caches.
+    send(stack, account, &call(account, u64::MAX)).await?;
+    let sequence = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let account = Arc::new(account.clone());
+    let tasks: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (stack, account, sequence) = (stack.clone(), account.clone(), sequence.clone());
+            tokio::spawn(async move {
+                let mut latencies = Vec::new();
+                while Instant::now() < deadline {
+                    let n = sequence.fetch_add(1, Ordering::Relaxed);
+                    let began = Instant::now();
+                    let status = send(&stack, &account, &call(&account, n)).await?;
+                    anyhow::ensure!(status < 300, "{}: status {status}", call(&account, n).path);
+                    latencies.push(began.elapsed().as_secs_f64() * 1e3);
+                }
+                Ok(latencies)
+            })
+        })
+        .collect();
+    let began = Instant::now();
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await??);
+    }
+    let elapsed = began.elapsed().as_secs_f64();
+    Ok(Rate {
+        per_second: latencies.len() as f64 / elapsed,
+        p50_ms: median(&mut latencies),
+    })
+}
+
+/// The whole points list as `login`, read to the end; the median of three reads.
+async fn points(
+    stack: &TestStack,
+    account: &Account,
+    login: RoleLogin,
+) -> anyhow::Result<Measured> {
+    let mut times = Vec::new();
+    let mut peak_mib: f64 = 0.0;
+    for _ in 0..3 {
+        let peak = PeakMemory::start();
+        let began = Instant::now();
+        let response = stack
+            .http
+            .get(format!("{}/gamification/points", stack.base_url))
+            .header("X-Auth-Account-Url", &account.shape.account_url)
+            .header("X-Auth-Email", login.email())
+            .header("X-Auth-Password", WORLD_PASSWORD)
+            .send()
+            .await?;
+        anyhow::ensure!(
+            response.status().is_success(),
+            "points: {}",
+            response.status()
+        );
+        let body = response.bytes().await?;
+        anyhow::ensure!(!body.is_empty(), "points: empty answer");
+        times.push(began.elapsed().as_secs_f64());
+        peak_mib = peak_mib.max(peak.growth_mib());
+    }
+    Ok(Measured {
+        seconds: median(&mut times),
+        peak_mib,
+    })
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The growth of this process's peak resident memory since [`PeakMemory::start`].
+struct PeakMemory {
+    resident_kib: u64,
+}
+
+impl PeakMemory {
+    fn start() -> Self {
+        // Writing 5 resets the peak to the current resident size (Linux 4.0 and later).
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        Self {
+            resident_kib: status_kib("VmRSS:"),
+        }
+    }
+
+    fn growth_mib(&self) -> f64 {
+        status_kib("VmHWM:").saturating_sub(self.resident_kib) as f64 / 1024.0
+    }
+}
+
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find(|line| line.starts_with(field))
+                .and_then(|line| line.split_whitespace().nth(1))
+                .and_then(|kib| kib.parse().ok())
+        })
+        .unwrap_or(0)
+}
