@@ -9,7 +9,8 @@
 //! - a department tree with fan-out 10 under the root; the first child of the root and its
 //!   subtree (the "smart" subtree) hold 15 % of the users, the other departments the rest;
 //! - users 0 to 5 are the role logins ([`RoleLogin`]), every other user is a learner;
-//! - a plain group of 100 members, a smart group over the smart subtree, a custom role;
+//! - plain groups of 100 members (one per 1,000 users, at least one), a smart group over the
+//!   smart subtree, a custom role;
 //! - 10 projects with 10 content items each, `enrollments_per_user` enrollments of every
 //!   learner in distinct items, and one points row per user.
 
@@ -67,11 +68,16 @@ impl WorldShape {
     pub fn rows(&self) -> usize {
         1 + self.departments
             + self.users
-            + PLAIN_GROUP_MEMBERS.min(self.users)
+            + self.plain_groups() * PLAIN_GROUP_MEMBERS.min(self.users)
             + PROJECTS
             + PROJECTS * ITEMS_PER_PROJECT
             + self.learners() * self.enrollments_per_user.min(PROJECTS * ITEMS_PER_PROJECT)
             + self.users
+    }
+
+    /// Plain groups of [`PLAIN_GROUP_MEMBERS`] members each, the first one [`Ids::plain_group`].
+    pub fn plain_groups(&self) -> usize {
+        (self.users / 1_000).max(1)
     }
 
     pub fn ids(&self) -> Ids {
@@ -126,8 +132,8 @@ pub enum RoleLogin {
     DepartmentAdministrator,
     Publisher,
     Author,
-    /// Custom role holding `points.read`.
-    PointsReader,
+    /// Custom role holding `department.create` and `points.read`, managing the smart subtree.
+    Coordinator,
 }
 
 impl RoleLogin {
@@ -137,7 +143,7 @@ impl RoleLogin {
         RoleLogin::DepartmentAdministrator,
         RoleLogin::Publisher,
         RoleLogin::Author,
-        RoleLogin::PointsReader,
+        RoleLogin::Coordinator,
     ];
 
     /// The user number of this login.
@@ -156,7 +162,7 @@ impl RoleLogin {
             RoleLogin::DepartmentAdministrator => "department_administrator",
             RoleLogin::Publisher => "publisher",
             RoleLogin::Author => "author",
-            RoleLogin::PointsReader => "custom",
+            RoleLogin::Coordinator => "custom",
         }
     }
 }
@@ -195,6 +201,14 @@ impl Ids {
     }
     pub fn smart_group(self) -> Uuid {
         self.id(5, 1)
+    }
+    /// Plain group `number`; number 0 is [`Ids::plain_group`].
+    pub fn nth_plain_group(self, number: usize) -> Uuid {
+        if number == 0 {
+            self.plain_group()
+        } else {
+            self.id(5, 1 + number)
+        }
     }
     pub fn project(self, number: usize) -> Uuid {
         self.id(6, number)
@@ -247,8 +261,8 @@ pub fn write_world(
         "customRoles",
         std::iter::once(CustomRoleEntry {
             id: ids.custom_role().to_string(),
-            name: "Points reader".into(),
-            permissions: vec!["points.read".into()],
+            name: "Division coordinator".into(),
+            permissions: vec!["department.create".into(), "points.read".into()],
         }),
     )?;
 
@@ -263,10 +277,13 @@ pub fn write_world(
                 password: plain.then(|| WORLD_PASSWORD.to_owned()),
                 password_hash: (!plain).then(|| password_hash.to_owned()),
                 role: login.map_or("learner", RoleLogin::role).to_owned(),
-                custom_role_id: (login == Some(RoleLogin::PointsReader))
+                custom_role_id: (login == Some(RoleLogin::Coordinator))
                     .then(|| ids.custom_role().to_string()),
                 department_id: ids.department(shape.department_of(user)).to_string(),
-                managed_department_ids: if login == Some(RoleLogin::DepartmentAdministrator) {
+                managed_department_ids: if matches!(
+                    login,
+                    Some(RoleLogin::DepartmentAdministrator | RoleLogin::Coordinator)
+                ) {
                     vec![ids.department(1).to_string()]
                 } else {
                     vec![]
@@ -276,24 +293,26 @@ pub fn write_world(
         }),
     )?;
 
-    let members = plain_group_members(shape);
+    let smart = GroupEntry {
+        id: ids.smart_group().to_string(),
+        name: "Everyone in the first division".into(),
+        user_ids: None,
+        smart_department_id: Some(ids.department(1).to_string()),
+    };
     doc.list(
         "groups",
-        [
-            GroupEntry {
-                id: ids.plain_group().to_string(),
-                name: "Hundred".into(),
-                user_ids: Some(members.map(|user| ids.user(user).to_string()).collect()),
+        (0..shape.plain_groups())
+            .map(|number| GroupEntry {
+                id: ids.nth_plain_group(number).to_string(),
+                name: format!("Hundred {number}"),
+                user_ids: Some(
+                    plain_group_members(shape, number)
+                        .map(|user| ids.user(user).to_string())
+                        .collect(),
+                ),
                 smart_department_id: None,
-            },
-            GroupEntry {
-                id: ids.smart_group().to_string(),
-                name: "Everyone in the first division".into(),
-                user_ids: None,
-                smart_department_id: Some(ids.department(1).to_string()),
-            },
-        ]
-        .into_iter(),
+            })
+            .chain(std::iter::once(smart)),
     )?;
 
     doc.list(
@@ -344,11 +363,14 @@ pub fn write_world(
     doc.out.flush()
 }
 
-/// The users of the plain group: spread over the whole account, not its first hundred.
-pub fn plain_group_members(shape: &WorldShape) -> impl Iterator<Item = usize> + use<> {
+/// The users of plain group `number`: spread over the whole account, not its first hundred.
+pub fn plain_group_members(
+    shape: &WorldShape,
+    number: usize,
+) -> impl Iterator<Item = usize> + use<> {
     let step = (shape.users / PLAIN_GROUP_MEMBERS).max(1);
     let users = shape.users;
-    (0..PLAIN_GROUP_MEMBERS.min(users)).map(move |n| n * step)
+    (0..PLAIN_GROUP_MEMBERS.min(users)).map(move |n| (n * step + number) % users)
 }
 
 /// A JSON document written piece by piece.
@@ -414,6 +436,7 @@ mod tests {
         assert_eq!(account.departments.len(), 10);
         assert_eq!(account.enrollments.len(), (300 - 6) * 10);
         assert_eq!(account.points.len(), 300);
+        assert_eq!(account.groups.len(), 2);
         assert_eq!(
             account.groups[0].user_ids.as_ref().map(Vec::len),
             Some(PLAIN_GROUP_MEMBERS)

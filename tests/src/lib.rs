@@ -8,11 +8,14 @@
 //! - [`stack`]: starts core and gateway, and a small client for the XML interface.
 //! - [`xml`]: reading single elements of XML bodies in assertions.
 //! - [`snapshot`]: every table as text, to prove a refused request changed nothing.
+//! - [`large_world`]: generated accounts of any size, for the scale benchmark and plan checks.
+//! - [`query_plan`]: records the statements the core runs and checks how the database plans them.
 //!
 //! Each scenario runs on both backends through [`on_both_backends!`].
 
 pub mod database;
 pub mod large_world;
+pub mod query_plan;
 pub mod snapshot;
 pub mod stack;
 pub mod world;

@@ -1,0 +1,369 @@
+//! Query-plan checks: record every SQL statement the core runs while a scenario plays, then ask
+//! the database how it would run each one, and report those that read a large table whole or
+//! sort it.
+//!
+//! Statements are recorded from SeaORM's `tracing` spans (`db.statement`), so the check sees
+//! exactly what the service sends, however the service builds it. Plans are asked with
+//! `EXPLAIN QUERY PLAN` on SQLite and `EXPLAIN` of a prepared statement forced to its generic
+//! plan on PostgreSQL (the plan every parameter value gets), both over analysed tables.
+
+use std::{
+    collections::BTreeSet,
+    sync::{
+        Mutex, OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use sea_orm::{
+    ConnectionTrait as _, DatabaseConnection, DbBackend, Statement, TransactionTrait as _,
+};
+use tracing::{
+    Subscriber,
+    field::{Field, Visit},
+    span,
+};
+use tracing_subscriber::{Layer, layer::Context, prelude::*, registry::LookupSpan};
+
+/// Tables that grow with the account: reading one whole, or sorting it, is a defect.
+pub const LARGE_TABLES: [&str; 5] = [
+    "users",
+    "enrollments",
+    "group_members",
+    "department_closure",
+    "user_points",
+];
+
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static STATEMENTS: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+/// Installs the recorder as this process's subscriber (once; later calls do nothing).
+pub fn install_recorder() {
+    static INSTALLED: OnceLock<()> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let _ = tracing_subscriber::registry()
+            .with(StatementRecorder)
+            .try_init();
+    });
+}
+
+/// Records the statements run while `scenario` runs (by anyone in this process).
+pub async fn record<F: Future<Output = ()>>(scenario: F) -> BTreeSet<String> {
+    STATEMENTS.lock().expect("recorder").clear();
+    RECORDING.store(true, Ordering::SeqCst);
+    scenario.await;
+    RECORDING.store(false, Ordering::SeqCst);
+    std::mem::take(&mut *STATEMENTS.lock().expect("recorder"))
+}
+
+struct StatementRecorder;
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for StatementRecorder {
+    fn on_new_span(&self, attrs: &span::Attributes<'_>, _: &span::Id, _: Context<'_, S>) {
+        if RECORDING.load(Ordering::Relaxed) {
+            attrs.record(&mut StatementVisitor);
+        }
+    }
+
+    fn on_record(&self, _: &span::Id, values: &span::Record<'_>, _: Context<'_, S>) {
+        if RECORDING.load(Ordering::Relaxed) {
+            values.record(&mut StatementVisitor);
+        }
+    }
+}
+
+struct StatementVisitor;
+
+impl Visit for StatementVisitor {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "db.statement" {
+            STATEMENTS
+                .lock()
+                .expect("recorder")
+                .insert(value.to_owned());
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "db.statement" {
+            let text = format!("{value:?}");
+            let text = text.trim_matches('"').replace("\\\"", "\"");
+            STATEMENTS.lock().expect("recorder").insert(text);
+        }
+    }
+}
+
+/// A statement whose plan reads or sorts a large table, with that plan.
+#[derive(Debug)]
+pub struct BadPlan {
+    pub statement: String,
+    pub plan: String,
+    pub reason: String,
+}
+
+/// Explains every statement of `statements` that reads a large table and returns the bad ones.
+pub async fn check(db: &DatabaseConnection, statements: &BTreeSet<String>) -> Vec<BadPlan> {
+    let mut bad = Vec::new();
+    for statement in statements {
+        if !touches_large_table(statement) || !is_explainable(statement) {
+            continue;
+        }
+        let plan = explain(db, statement).await;
+        if let Some(reason) = problem(db.get_database_backend(), statement, &plan) {
+            bad.push(BadPlan {
+                statement: statement.clone(),
+                plan,
+                reason,
+            });
+        }
+    }
+    bad
+}
+
+fn is_explainable(statement: &str) -> bool {
+    let first = statement
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    matches!(first.as_str(), "SELECT" | "UPDATE" | "DELETE" | "WITH")
+}
+
+fn touches_large_table(statement: &str) -> bool {
+    words(statement).any(|word| LARGE_TABLES.contains(&word.as_str()))
+}
+
+/// Identifiers of a statement, unquoted and lower-cased.
+fn words(statement: &str) -> impl Iterator<Item = String> + '_ {
+    statement
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .map(str::to_ascii_lowercase)
+}
+
+/// The names a large table goes by in `statement`: its own name and its aliases.
+fn large_table_names(statement: &str) -> BTreeSet<String> {
+    let words: Vec<String> = words(statement).collect();
+    let mut names = BTreeSet::new();
+    for (n, word) in words.iter().enumerate() {
+        if !LARGE_TABLES.contains(&word.as_str()) {
+            continue;
+        }
+        names.insert(word.clone());
+        let mut next = words.get(n + 1);
+        if next.is_some_and(|w| w == "as") {
+            next = words.get(n + 2);
+        }
+        if let Some(alias) = next.filter(|w| !is_keyword(w)) {
+            names.insert(alias.clone());
+        }
+    }
+    names
+}
+
+fn is_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "where"
+            | "on"
+            | "join"
+            | "inner"
+            | "left"
+            | "cross"
+            | "order"
+            | "group"
+            | "limit"
+            | "set"
+            | "using"
+            | "union"
+            | "and"
+            | "or"
+            | "returning"
+            | "values"
+            | "select"
+    )
+}
+
+async fn explain(db: &DatabaseConnection, statement: &str) -> String {
+    match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            let values = vec![sea_orm::Value::Int(None); sqlite_parameters(statement)];
+            let rows = db
+                .query_all_raw(Statement::from_sql_and_values(
+                    DbBackend::Sqlite,
+                    format!("EXPLAIN QUERY PLAN {statement}"),
+                    values,
+                ))
+                .await
+                .unwrap_or_else(|error| panic!("cannot explain {statement}: {error}"));
+            rows.iter()
+                .map(|row| row.try_get_by_index::<String>(3).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        _ => {
+            // One connection for the whole exchange: prepared statements live on it.
+            let txn = db.begin().await.expect("a connection");
+            txn.execute_unprepared("SET LOCAL plan_cache_mode = force_generic_plan")
+                .await
+                .expect("generic plans");
+            txn.execute_unprepared(&format!("PREPARE lms_plan_check AS {statement}"))
+                .await
+                .unwrap_or_else(|error| panic!("cannot prepare {statement}: {error}"));
+            let nulls = vec!["NULL"; postgres_parameters(statement)].join(", ");
+            let execute = if nulls.is_empty() {
+                "EXPLAIN EXECUTE lms_plan_check".to_owned()
+            } else {
+                format!("EXPLAIN EXECUTE lms_plan_check({nulls})")
+            };
+            let rows = txn
+                .query_all_raw(Statement::from_string(DbBackend::Postgres, execute))
+                .await
+                .unwrap_or_else(|error| panic!("cannot explain {statement}: {error}"));
+            txn.execute_unprepared("DEALLOCATE lms_plan_check")
+                .await
+                .expect("deallocate");
+            txn.rollback().await.expect("rollback");
+            rows.iter()
+                .map(|row| row.try_get_by_index::<String>(0).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    }
+}
+
+/// `?` placeholders, or the highest `?N`.
+fn sqlite_parameters(statement: &str) -> usize {
+    let mut plain = 0;
+    let mut highest = 0;
+    let mut chars = statement.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '?' {
+            continue;
+        }
+        let mut digits = String::new();
+        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+            digits.push(*d);
+            chars.next();
+        }
+        match digits.parse::<usize>() {
+            Ok(n) => highest = highest.max(n),
+            Err(_) => plain += 1,
+        }
+    }
+    plain.max(highest)
+}
+
+/// The highest `$N`.
+fn postgres_parameters(statement: &str) -> usize {
+    statement
+        .split('$')
+        .skip(1)
+        .filter_map(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Why `plan` is bad for `statement`, if it is.
+fn problem(backend: DbBackend, statement: &str, plan: &str) -> Option<String> {
+    let names = large_table_names(statement);
+    for line in plan.lines() {
+        let line = line.trim_start_matches(['|', '`', '-', ' ']);
+        match backend {
+            DbBackend::Sqlite => {
+                if let Some(rest) = line.strip_prefix("SCAN ") {
+                    let table = rest
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .to_ascii_lowercase();
+                    if names.contains(&table) {
+                        return Some(format!("reads `{table}` whole"));
+                    }
+                }
+                if line.starts_with("USE TEMP B-TREE") {
+                    return Some(format!("sorts in a temporary b-tree ({line})"));
+                }
+            }
+            _ => {
+                let line = line.trim_start_matches(['-', '>', ' ']);
+                if let Some(rest) = line.strip_prefix("Seq Scan on ") {
+                    let table = rest
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .to_ascii_lowercase();
+                    if LARGE_TABLES.contains(&table.as_str()) {
+                        return Some(format!("reads `{table}` whole"));
+                    }
+                }
+                if line.starts_with("Sort ") || line.starts_with("Incremental Sort") {
+                    return Some(format!("sorts ({line})"));
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_of_large_tables_are_known() {
+        let names = large_table_names(
+            "SELECT u.id FROM groups g CROSS JOIN group_members gm JOIN \"users\" AS u ON u.id = gm.user_id",
+        );
+        assert!(names.contains("gm") && names.contains("u") && names.contains("users"));
+        assert!(!names.contains("g"));
+    }
+
+    #[test]
+    fn parameters_are_counted_in_both_styles() {
+        assert_eq!(sqlite_parameters("a = ? AND b IN (?, ?)"), 3);
+        assert_eq!(sqlite_parameters("a = ?1 AND b = ?2 OR c = ?1"), 2);
+        assert_eq!(postgres_parameters("a = $1 AND b IN ($2, $10)"), 10);
+    }
+
+    #[test]
+    fn scans_and_sorts_of_large_tables_are_problems() {
+        let statement = "SELECT id FROM users WHERE account_id = ? ORDER BY id";
+        assert!(problem(DbBackend::Sqlite, statement, "SCAN users").is_some());
+        assert!(
+            problem(
+                DbBackend::Sqlite,
+                statement,
+                "SEARCH users USING INDEX x (account_id=?)\nUSE TEMP B-TREE FOR ORDER BY"
+            )
+            .is_some()
+        );
+        assert!(
+            problem(
+                DbBackend::Sqlite,
+                statement,
+                "SEARCH users USING COVERING INDEX x (account_id=? AND id>?)"
+            )
+            .is_none()
+        );
+        assert!(
+            problem(
+                DbBackend::Postgres,
+                statement,
+                "Limit\n  ->  Seq Scan on users  (cost=0.00..1.00 rows=1 width=16)"
+            )
+            .is_some()
+        );
+        assert!(
+            problem(
+                DbBackend::Postgres,
+                statement,
+                "Index Only Scan using idx on users"
+            )
+            .is_none()
+        );
+    }
+}
