@@ -11,13 +11,13 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use lms_core::{
-    app::{App as Core, shutdown_signal},
+    app::App as Core,
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, DEFAULT_DATABASE_URL},
     settings::CoreSettings,
-    telemetry,
 };
 use lms_gateway::{App as Gateway, GatewaySettings};
+use lms_runtime::{Telemetry, shutdown_signal};
 use tokio::sync::watch;
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
@@ -61,8 +61,7 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let (subscriber, _guard) = telemetry::build_subscriber("lms")?;
-    telemetry::install(subscriber)?;
+    let _telemetry = Telemetry::init("lms")?;
     match cli.command {
         Command::Up {
             core,

@@ -180,7 +180,7 @@ async fn authenticate_alone(stack: &TestStack, tasks: usize, seconds: f64) -> Ta
                 let credentials = Credentials {
                     account_url: login.account_url.to_owned(),
                     email: login.email.to_owned(),
-                    password: world::PASSWORD.to_owned(),
+                    password: world::PASSWORD.to_owned().into(),
                 };
                 let mut tally = Tally::default();
                 while Instant::now() < deadline {

@@ -210,7 +210,7 @@ impl Authenticator {
         let email_key = email_key(&credentials.email);
         if credentials.account_url.trim().is_empty()
             || email_key.is_empty()
-            || credentials.password.is_empty()
+            || credentials.password.expose().is_empty()
         {
             return Err(ServiceError::Unauthenticated);
         }
@@ -222,7 +222,7 @@ impl Authenticator {
         self.refuse_if_throttled(&throttle_key).await?;
         let login_key = self
             .keyer
-            .login_key(url_key, &email_key, &credentials.password);
+            .login_key(url_key, &email_key, credentials.password.expose());
 
         // The hot path: verified within the TTL, and nothing about users changed since.
         let generation = self.revision.current();
@@ -310,7 +310,7 @@ impl Authenticator {
         let verified_at = self.clock.now();
         let matches = self
             .verifier
-            .verify_until(&credentials.password, phc, deadline)
+            .verify_until(credentials.password.expose(), phc, deadline)
             .await?;
         match login {
             Some(login) if matches && login.active => {
@@ -318,7 +318,7 @@ impl Authenticator {
                     &login,
                     login_key,
                     verified_at,
-                    &credentials.password,
+                    credentials.password.expose(),
                 );
                 Ok(login)
             }
