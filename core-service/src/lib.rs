@@ -11,7 +11,7 @@
 //! - [`access`]: what the caller may do: roles, permissions and department scope.
 //! - [`service`]: the operations, as functions over a database connection returning [`error::ServiceError`].
 //! - [`grpc`]: thin tonic adapters from `lms.v1` to [`service`], and the one error mapping.
-//! - [`import`]: the import document (contract section 9) and the demo account.
+//! - [`import`]: the import document (contract section 9).
 //! - [`telemetry`]: the span of one gRPC call, continuing the caller's W3C trace (the
 //!   subscriber, the shutdown signal and trace propagation come from `lms-runtime`).
 

@@ -34,4 +34,6 @@ mod xml;
 
 pub use app::{App, router};
 pub use core_client::CoreClient;
-pub use settings::{BODY_LIMIT_BYTES, GatewaySettings};
+pub use settings::{
+    BODY_LIMIT_BYTES, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_CORE_URL, DEFAULT_HTTP_ADDR, GatewaySettings,
+};

@@ -52,6 +52,15 @@ use crate::{
 };
 
 /// Tunables of authentication; the defaults follow contract section 2.
+/// Entries of the verified-credentials cache unless configured.
+pub const DEFAULT_CACHE_CAPACITY: u64 = 10_000;
+/// How long a request waits for a verification slot before it is shed, unless configured.
+pub const DEFAULT_VERIFICATION_QUEUE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often other processes' changes to users are looked for, unless configured.
+pub const DEFAULT_REVISION_POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// How long an attempt on a throttled login is held before its answer, unless configured.
+pub const DEFAULT_THROTTLED_REPLY_DELAY: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone)]
 pub struct AuthSettings {
     pub password_policy: PasswordPolicy,
@@ -79,15 +88,15 @@ impl Default for AuthSettings {
     fn default() -> Self {
         Self {
             password_policy: PasswordPolicy::default(),
-            cache_capacity: 10_000,
+            cache_capacity: DEFAULT_CACHE_CAPACITY,
             cache_ttl: Duration::from_secs(60),
             max_concurrent_verifications: default_verification_slots(),
-            verification_queue_timeout: Duration::from_secs(2),
+            verification_queue_timeout: DEFAULT_VERIFICATION_QUEUE_TIMEOUT,
             throttle_max_failures: 10,
             throttle_window: Duration::from_secs(300),
             throttle_capacity: 100_000,
-            revision_poll_interval: Duration::from_millis(100),
-            throttled_reply_delay: Duration::from_secs(1),
+            revision_poll_interval: DEFAULT_REVISION_POLL_INTERVAL,
+            throttled_reply_delay: DEFAULT_THROTTLED_REPLY_DELAY,
             max_held_throttled_replies: 1_024,
         }
     }
