@@ -20,8 +20,8 @@ pub const DEFAULT_CORE_TIMEOUT_MS: u64 = 10_000;
 
 /// Settings of the XML gateway.
 ///
-/// A clap `Args` struct, so the `lms` launcher can `#[command(flatten)]` it; every flag also reads
-/// its environment variable.
+/// A clap `Args` struct (flattened into `lms-gateway`'s command line); every flag also reads its
+/// environment variable.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GatewaySettings {
     /// Address the HTTP server listens on (port 0 picks a free port).
