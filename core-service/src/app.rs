@@ -1,6 +1,7 @@
 //! Start-up and shutdown of the core: [`App::build`] connects, migrates and binds (port 0
 //! works), [`App::run_until`] serves until the shutdown future resolves. `main`, the `lms`
-//! launcher and the tests all start the core this way.
+//! launcher and the tests all start the core this way; the shutdown future is usually
+//! [`lms_runtime::shutdown_signal`].
 
 use std::{future::Future, net::SocketAddr, sync::Arc};
 
@@ -96,33 +97,4 @@ impl App {
         self.state.db.clone().close().await.ok();
         Ok(())
     }
-}
-
-/// Resolves on Ctrl-C or SIGTERM: the one shutdown path of every binary.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(err) = tokio::signal::ctrl_c().await {
-            tracing::error!(error = %err, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(err) => {
-                tracing::error!(error = %err, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutting down");
 }

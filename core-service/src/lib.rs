@@ -3,7 +3,7 @@
 //!
 //! Layout:
 //! - [`settings`]: the typed settings of `lms-core` (clap, with environment fallbacks).
-//! - [`app`]: start-up (`App::build` binds, `App::run_until` serves) and shutdown.
+//! - [`app`]: start-up (`App::build` binds, `App::run_until` serves until a shutdown future).
 //! - [`db`]: connecting to SQLite or PostgreSQL, migrations, write transactions.
 //! - [`entities`]: the SeaORM entities, one module per table (see `docs/data-model.md`).
 //! - [`domain`]: validated values (identifiers, names, roles, permissions).
@@ -11,8 +11,9 @@
 //! - [`access`]: what the caller may do: roles, permissions and department scope.
 //! - [`service`]: the operations, as functions over a database connection returning [`error::ServiceError`].
 //! - [`grpc`]: thin tonic adapters from `lms.v1` to [`service`], and the one error mapping.
-//! - [`import`]: the import document (contract section 9) and the demo account.
-//! - [`telemetry`]: tracing and OpenTelemetry set-up, trace context from gRPC metadata.
+//! - [`import`]: the import document (contract section 9).
+//! - [`telemetry`]: the span of one gRPC call, continuing the caller's W3C trace (the
+//!   subscriber, the shutdown signal and trace propagation come from `lms-runtime`).
 
 pub mod access;
 pub mod app;

@@ -1,7 +1,8 @@
 //! `lms-core`: the gRPC core on its own.
 
 use clap::Parser;
-use lms_core::{app::App, settings::CoreSettings, telemetry};
+use lms_core::{app::App, settings::CoreSettings};
+use lms_runtime::{Telemetry, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -18,8 +19,7 @@ struct Cli {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let (subscriber, _guard) = telemetry::build_subscriber("lms-core")?;
-    telemetry::install(subscriber)?;
+    let _telemetry = Telemetry::init("lms-core")?;
     let app = App::build(&cli.settings).await?;
-    app.run_until(lms_core::app::shutdown_signal()).await
+    app.run_until(shutdown_signal()).await
 }

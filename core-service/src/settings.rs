@@ -1,14 +1,29 @@
 //! The typed settings of `lms-core`: flags with environment fallbacks.
+//!
+//! Every default is one constant, used by clap and by [`CoreSettings::for_database`] alike.
 
-use std::{net::SocketAddr, time::Duration};
+use std::{
+    net::{Ipv4Addr, SocketAddr, SocketAddrV4},
+    time::Duration,
+};
 
 use crate::{
-    auth::{AuthSettings, PasswordPolicy, default_verification_slots},
+    auth::{
+        AuthSettings, DEFAULT_CACHE_CAPACITY, DEFAULT_REVISION_POLL_INTERVAL,
+        DEFAULT_THROTTLED_REPLY_DELAY, DEFAULT_VERIFICATION_QUEUE_TIMEOUT, PasswordPolicy,
+        default_verification_slots,
+    },
     db::DEFAULT_DATABASE_URL,
 };
 
-const DEFAULT_GRPC_PORT: u16 = 50051;
-const DEFAULT_GRPC_ADDR: &str = "127.0.0.1:50051";
+/// Where the gRPC server listens unless configured: loopback only.
+pub const DEFAULT_GRPC_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 50051));
+
+/// Durations are configured in whole milliseconds.
+const fn millis(duration: Duration) -> u64 {
+    duration.as_millis() as u64
+}
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct CoreSettings {
@@ -17,7 +32,7 @@ pub struct CoreSettings {
     pub database_url: String,
 
     /// Address the gRPC server listens on (port 0 picks a free port).
-    #[arg(long, env = "LMS_GRPC_ADDR", default_value = DEFAULT_GRPC_ADDR)]
+    #[arg(long, env = "LMS_GRPC_ADDR", default_value_t = DEFAULT_GRPC_ADDR)]
     pub grpc_addr: SocketAddr,
 
     /// Argon2id memory cost for new password hashes, in KiB.
@@ -33,7 +48,7 @@ pub struct CoreSettings {
     pub argon2_parallelism: u32,
 
     /// Entries of the verified-credentials cache (0 disables it).
-    #[arg(long, env = "LMS_AUTH_CACHE_CAPACITY", default_value_t = 10_000)]
+    #[arg(long, env = "LMS_AUTH_CACHE_CAPACITY", default_value_t = DEFAULT_CACHE_CAPACITY)]
     pub auth_cache_capacity: u64,
 
     /// Password verifications running at once (default: half the cores, at least 1).
@@ -44,30 +59,40 @@ pub struct CoreSettings {
     #[arg(
         long,
         env = "LMS_VERIFICATION_QUEUE_TIMEOUT_MS",
-        default_value_t = 2_000
+        default_value_t = millis(DEFAULT_VERIFICATION_QUEUE_TIMEOUT)
     )]
     pub verification_queue_timeout_ms: u64,
 
     /// How often changes to users made by other processes are looked for, in ms (their
     /// changes apply within about this long; this process's own apply at once).
-    #[arg(long, env = "LMS_AUTH_REVISION_POLL_MS", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    #[arg(long, env = "LMS_AUTH_REVISION_POLL_MS", default_value_t = millis(DEFAULT_REVISION_POLL_INTERVAL), value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub auth_revision_poll_ms: u64,
+
+    /// How long an attempt on a throttled login is held before its 429, in ms (slows a
+    /// client hammering a locked login to a trickle).
+    #[arg(
+        long,
+        env = "LMS_THROTTLED_REPLY_DELAY_MS",
+        default_value_t = millis(DEFAULT_THROTTLED_REPLY_DELAY)
+    )]
+    pub throttled_reply_delay_ms: u64,
 }
 
 impl CoreSettings {
     /// Settings for a database URL, everything else at its default.
     pub fn for_database(database_url: impl Into<String>) -> Self {
-        let defaults = AuthSettings::default();
+        let policy = PasswordPolicy::default();
         Self {
             database_url: database_url.into(),
-            grpc_addr: SocketAddr::from(([127, 0, 0, 1], DEFAULT_GRPC_PORT)),
-            argon2_memory_kib: defaults.password_policy.memory_kib,
-            argon2_iterations: defaults.password_policy.iterations,
-            argon2_parallelism: defaults.password_policy.parallelism,
-            auth_cache_capacity: defaults.cache_capacity,
-            max_concurrent_verifications: defaults.max_concurrent_verifications,
-            verification_queue_timeout_ms: defaults.verification_queue_timeout.as_millis() as u64,
-            auth_revision_poll_ms: defaults.revision_poll_interval.as_millis() as u64,
+            grpc_addr: DEFAULT_GRPC_ADDR,
+            argon2_memory_kib: policy.memory_kib,
+            argon2_iterations: policy.iterations,
+            argon2_parallelism: policy.parallelism,
+            auth_cache_capacity: DEFAULT_CACHE_CAPACITY,
+            max_concurrent_verifications: default_verification_slots(),
+            verification_queue_timeout_ms: millis(DEFAULT_VERIFICATION_QUEUE_TIMEOUT),
+            auth_revision_poll_ms: millis(DEFAULT_REVISION_POLL_INTERVAL),
+            throttled_reply_delay_ms: millis(DEFAULT_THROTTLED_REPLY_DELAY),
         }
     }
 
@@ -86,6 +111,7 @@ impl CoreSettings {
             max_concurrent_verifications: self.max_concurrent_verifications,
             verification_queue_timeout: Duration::from_millis(self.verification_queue_timeout_ms),
             revision_poll_interval: Duration::from_millis(self.auth_revision_poll_ms),
+            throttled_reply_delay: Duration::from_millis(self.throttled_reply_delay_ms),
             ..AuthSettings::default()
         }
     }
@@ -103,11 +129,30 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_command_line_gives_the_default_constants() {
+        let parsed = Cli::parse_from(["lms-core"]).settings;
+        assert_eq!(parsed.grpc_addr, DEFAULT_GRPC_ADDR);
+        assert_eq!(parsed.password_policy(), PasswordPolicy::default());
+        assert_eq!(parsed.auth_cache_capacity, DEFAULT_CACHE_CAPACITY);
+        assert_eq!(
+            parsed.max_concurrent_verifications,
+            default_verification_slots()
+        );
+        let auth = parsed.auth_settings();
+        assert_eq!(
+            auth.verification_queue_timeout,
+            DEFAULT_VERIFICATION_QUEUE_TIMEOUT
+        );
+        assert_eq!(auth.revision_poll_interval, DEFAULT_REVISION_POLL_INTERVAL);
+        assert_eq!(auth.throttled_reply_delay, DEFAULT_THROTTLED_REPLY_DELAY);
+    }
+
+    #[test]
     fn programmatic_defaults_match_the_command_line_defaults() {
         let parsed = Cli::parse_from(["lms-core"]).settings;
         let built = CoreSettings::for_database(DEFAULT_DATABASE_URL);
         assert_eq!(parsed.grpc_addr, built.grpc_addr);
-        assert_eq!(parsed.grpc_addr.to_string(), DEFAULT_GRPC_ADDR);
+        assert_eq!(parsed.grpc_addr.to_string(), "127.0.0.1:50051");
         assert_eq!(parsed.password_policy(), built.password_policy());
         assert_eq!(parsed.auth_cache_capacity, built.auth_cache_capacity);
         assert_eq!(
@@ -115,5 +160,18 @@ mod tests {
             built.verification_queue_timeout_ms
         );
         assert_eq!(parsed.auth_revision_poll_ms, built.auth_revision_poll_ms);
+        assert_eq!(
+            parsed.throttled_reply_delay_ms,
+            built.throttled_reply_delay_ms
+        );
+    }
+
+    #[test]
+    fn the_throttled_reply_delay_is_a_setting() {
+        let parsed = Cli::parse_from(["lms-core", "--throttled-reply-delay-ms", "50"]).settings;
+        assert_eq!(
+            parsed.auth_settings().throttled_reply_delay,
+            Duration::from_millis(50)
+        );
     }
 }

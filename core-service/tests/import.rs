@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use lms::demo::{DEMO_ACCOUNT_URL, DEMO_PASSWORD, demo_account};
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     entities::{
@@ -14,10 +15,7 @@ use lms_core::{
         department_closure, enrollment, group, group_member, project, project_author, user,
         user_managed_department, user_points,
     },
-    import::{
-        DEMO_ACCOUNT_URL, DEMO_PASSWORD, ImportDocument, ImportError, ImportSummary, demo_account,
-        import_document, import_file,
-    },
+    import::{ImportDocument, ImportError, ImportSummary, import_document, import_file},
 };
 use lms_migrations::{Migrator, MigratorTrait as _};
 use sea_orm::{

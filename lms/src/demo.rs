@@ -1,17 +1,20 @@
-//! `lms up --demo`: the built-in demo account, imported once into an empty database.
+//! `lms up --demo`: the built-in demo account ([`demo_account`], fixed data only the launcher
+//! needs), imported once into an empty database, and what the launcher prints to try it.
+
+mod data;
 
 use std::net::SocketAddr;
 
-use lms_core::{
-    auth::PasswordHasher,
-    entities::account,
-    import::{DemoAccount, demo_account, import_document},
+use lms_core::{auth::PasswordHasher, entities::account, import::import_document};
+
+pub use self::data::{
+    DEMO_ACCOUNT_URL, DEMO_PASSWORD, DemoAccount, demo_account, demo_document, ids,
 };
 use sea_orm::{DatabaseConnection, EntityTrait as _, PaginatorTrait as _};
 
 /// Imports the demo account when the database has no accounts. Returns what to print
 /// (also when the demo was imported by an earlier start).
-pub(crate) async fn ensure_demo(
+pub async fn ensure_demo(
     db: &DatabaseConnection,
     hasher: &PasswordHasher,
 ) -> anyhow::Result<Option<DemoAccount>> {
@@ -32,7 +35,7 @@ pub(crate) async fn ensure_demo(
     Ok(has_demo.then_some(demo))
 }
 
-pub(crate) fn print_instructions(demo: &DemoAccount, http_addr: SocketAddr) {
+pub fn print_instructions(demo: &DemoAccount, http_addr: SocketAddr) {
     println!();
     println!("Demo account: {}", demo.account_url);
     println!("Password of every demo login: {}", demo.password);

@@ -4,21 +4,16 @@
 //! - `lms import FILE`: loads an import document, all or nothing.
 //! - `lms migrate`: applies pending migrations.
 
-mod demo;
-
-use std::{net::SocketAddr, path::PathBuf, time::Duration};
+use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use lms::{Stack, StackSettings, demo};
 use lms_core::{
-    app::{App as Core, shutdown_signal},
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, DEFAULT_DATABASE_URL},
-    settings::CoreSettings,
-    telemetry,
 };
-use lms_gateway::{App as Gateway, GatewaySettings};
-use tokio::sync::watch;
+use lms_runtime::{Telemetry, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -37,10 +32,7 @@ enum Command {
     /// Start the core and the gateway (migrating first).
     Up {
         #[command(flatten)]
-        core: CoreSettings,
-        /// Address the XML interface listens on (port 0 picks a free port).
-        #[arg(long, env = "LMS_HTTP_ADDR", default_value = "127.0.0.1:8080")]
-        http_addr: SocketAddr,
+        settings: StackSettings,
         /// Import the built-in demo account when the database has no accounts.
         #[arg(long)]
         demo: bool,
@@ -61,14 +53,9 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let (subscriber, _guard) = telemetry::build_subscriber("lms")?;
-    telemetry::install(subscriber)?;
+    let _telemetry = Telemetry::init("lms")?;
     match cli.command {
-        Command::Up {
-            core,
-            http_addr,
-            demo,
-        } => up(core, http_addr, demo).await,
+        Command::Up { settings, demo } => up(settings, demo).await,
         Command::Import { database_url, file } => {
             let db = db::open(&database_url).await?;
             let hasher = PasswordHasher::new(PasswordPolicy::default())?;
@@ -91,50 +78,27 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn up(settings: CoreSettings, http_addr: SocketAddr, demo: bool) -> anyhow::Result<()> {
-    let core = Core::build(&settings).await?;
-    let state = core.state();
-    let demo_account = if demo {
-        demo::ensure_demo(&state.db, &PasswordHasher::new(settings.password_policy())?).await?
+async fn up(settings: StackSettings, with_demo: bool) -> anyhow::Result<()> {
+    let stack = Stack::build(&settings).await?;
+    let demo_account = if with_demo {
+        let hasher = PasswordHasher::new(settings.core.password_policy())?;
+        demo::ensure_demo(&stack.state().db, &hasher).await?
     } else {
         None
     };
-    let grpc_addr = core.grpc_addr();
-    let gateway = Gateway::build(GatewaySettings {
-        http_addr,
-        core_url: format!("http://{grpc_addr}"),
-        core_timeout_ms: 10_000,
-    })
-    .await?;
-    let http_addr = gateway.local_addr();
+    let http_addr = stack.http_addr();
     println!("lms is up.");
     println!("  XML interface: http://{http_addr}");
-    println!("  gRPC (lms.v1): {grpc_addr}");
+    println!("  gRPC (lms.v1): {}", stack.grpc_addr());
     println!(
         "  database:      {}",
-        db::redact_url(&settings.database_url)
+        db::redact_url(&settings.core.database_url)
     );
     if let Some(account) = demo_account {
         demo::print_instructions(&account, http_addr);
     }
     println!("Press Ctrl-C to stop.");
-
-    let (stop, stopped) = watch::channel(false);
-    let wait = |mut rx: watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|stop| *stop).await;
-    };
-    let core_task = tokio::spawn(core.run_until(wait(stopped.clone())));
-    let gateway_task = tokio::spawn(gateway.run_until(wait(stopped)));
-    shutdown_signal().await;
-    let _ = stop.send(true);
-    // The gateway drains first; the core stops after its last call.
-    let results = tokio::time::timeout(Duration::from_secs(30), async {
-        (gateway_task.await, core_task.await)
-    })
-    .await
-    .context("services did not stop within 30 s")?;
-    results.0??;
-    results.1??;
+    stack.run_until(shutdown_signal()).await?;
     println!("lms stopped.");
     Ok(())
 }

@@ -19,4 +19,8 @@ pub mod metadata {
     pub const REQUEST_ID: &str = "x-request-id";
     /// Seconds to wait, set on RESOURCE_EXHAUSTED when a login is throttled.
     pub const RETRY_AFTER: &str = "retry-after";
+    /// W3C trace context: the caller's trace and span, so the core's spans join its trace.
+    pub const TRACEPARENT: &str = "traceparent";
+    /// W3C trace context: vendor-specific trace state, forwarded with `traceparent`.
+    pub const TRACESTATE: &str = "tracestate";
 }

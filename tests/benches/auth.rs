@@ -26,7 +26,10 @@ use std::{
 };
 
 use lms_core::{
-    auth::{AuthSettings, Credentials, PasswordHasher, PasswordPolicy},
+    auth::{
+        AuthSettings, Credentials, DEFAULT_CACHE_CAPACITY, DEFAULT_THROTTLED_REPLY_DELAY,
+        PasswordHasher, PasswordPolicy,
+    },
     entities::user,
 };
 use lms_tests::{
@@ -180,7 +183,7 @@ async fn authenticate_alone(stack: &TestStack, tasks: usize, seconds: f64) -> Ta
                 let credentials = Credentials {
                     account_url: login.account_url.to_owned(),
                     email: login.email.to_owned(),
-                    password: world::PASSWORD.to_owned(),
+                    password: world::PASSWORD.to_owned().into(),
                 };
                 let mut tally = Tally::default();
                 while Instant::now() < deadline {
@@ -261,6 +264,8 @@ fn start_stack(
         let mut options = StackOptions::new(config.backend);
         options.password_policy = PasswordPolicy::default();
         options.auth_cache_capacity = cache_capacity;
+        // Measured as deployed: throttled replies are held as long as in production.
+        options.throttled_reply_delay = DEFAULT_THROTTLED_REPLY_DELAY;
         let stack = TestStack::start_with(options).await.expect(
             "the benchmark backend is available (LMS_TEST_POSTGRES_URL for LMS_BENCH_BACKEND=postgres)",
         );
@@ -324,7 +329,7 @@ fn main() {
         config.seconds, config.rounds, config.clients, config.attackers, config.backend
     );
 
-    let cached = start_stack(&server, &config, 10_000);
+    let cached = start_stack(&server, &config, DEFAULT_CACHE_CAPACITY);
     let uncached = start_stack(&server, &config, 0);
     let (cached_url, uncached_url) = (cached.base_url.clone(), uncached.base_url.clone());
     let verifications = |stack: &TestStack| stack.core.auth.verifier().verifications();

@@ -1,16 +1,14 @@
 //! The whole service on loopback ports: a real core (gRPC) and a real gateway (HTTP) over
-//! a fresh database holding the [`world`](crate::world), started the way `lms up` starts
-//! them, plus a small HTTP client that speaks the XML interface.
+//! a fresh database holding the [`world`](crate::world), started by [`lms::Stack`] as
+//! `lms up` starts them, plus a small HTTP client that speaks the XML interface.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
+use lms::{Stack, StackSettings};
 use lms_core::{
-    app::App as Core,
-    auth::{ManualClock, PasswordHasher, PasswordPolicy},
+    auth::{DEFAULT_CACHE_CAPACITY, ManualClock, PasswordHasher, PasswordPolicy},
     grpc::SharedState,
-    settings::CoreSettings,
 };
-use lms_gateway::{App as Gateway, GatewaySettings};
 use sea_orm::DatabaseConnection;
 use tokio::{sync::watch, task::JoinHandle};
 
@@ -25,6 +23,10 @@ pub const TEST_POLICY: PasswordPolicy = PasswordPolicy {
     iterations: 1,
     parallelism: 1,
 };
+
+/// How long a throttled login's answer is held in tests: long enough to be a real hold,
+/// short enough that tests about throttling do not wait a second for each reply.
+pub const TEST_THROTTLED_REPLY_DELAY: Duration = Duration::from_millis(50);
 
 /// How to start a stack.
 #[derive(Debug, Clone)]
@@ -42,18 +44,21 @@ pub struct StackOptions {
     pub verification_queue_timeout_ms: Option<u64>,
     /// How often the core polls the `auth_revisions` row; `None` keeps the default.
     pub auth_revision_poll_ms: Option<u64>,
+    /// How long an attempt on a throttled login is held before its 429.
+    pub throttled_reply_delay: Duration,
 }
 
 impl StackOptions {
     pub fn new(backend: Backend) -> Self {
         Self {
             backend,
-            auth_cache_capacity: 10_000,
+            auth_cache_capacity: DEFAULT_CACHE_CAPACITY,
             with_world: true,
             password_policy: TEST_POLICY,
             max_concurrent_verifications: None,
             verification_queue_timeout_ms: None,
             auth_revision_poll_ms: None,
+            throttled_reply_delay: TEST_THROTTLED_REPLY_DELAY,
         }
     }
 }
@@ -65,7 +70,7 @@ pub struct TestStack {
     pub clock: ManualClock,
     pub core: SharedState,
     shutdown: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<anyhow::Result<()>>>,
+    task: JoinHandle<anyhow::Result<()>>,
     database_url: String,
     /// The database this stack made (and drops); `None` for a replica.
     _database: Option<TestDatabase>,
@@ -98,43 +103,35 @@ impl TestStack {
         database_url: String,
         database: Option<TestDatabase>,
     ) -> Self {
-        let mut settings = CoreSettings::for_database(database_url.clone());
-        settings.grpc_addr = SocketAddr::from(([127, 0, 0, 1], 0));
-        settings.argon2_memory_kib = options.password_policy.memory_kib;
-        settings.argon2_iterations = options.password_policy.iterations;
-        settings.argon2_parallelism = options.password_policy.parallelism;
-        settings.auth_cache_capacity = options.auth_cache_capacity;
+        let mut settings = StackSettings::for_database(database_url.clone()).on_free_ports();
+        let core = &mut settings.core;
+        core.argon2_memory_kib = options.password_policy.memory_kib;
+        core.argon2_iterations = options.password_policy.iterations;
+        core.argon2_parallelism = options.password_policy.parallelism;
+        core.auth_cache_capacity = options.auth_cache_capacity;
         if let Some(slots) = options.max_concurrent_verifications {
-            settings.max_concurrent_verifications = slots;
+            core.max_concurrent_verifications = slots;
         }
         // A loaded CI machine must not shed test requests: wait long unless a test asks.
-        settings.verification_queue_timeout_ms =
+        core.verification_queue_timeout_ms =
             options.verification_queue_timeout_ms.unwrap_or(30_000);
         if let Some(poll_ms) = options.auth_revision_poll_ms {
-            settings.auth_revision_poll_ms = poll_ms;
+            core.auth_revision_poll_ms = poll_ms;
         }
+        core.throttled_reply_delay_ms = u64::try_from(options.throttled_reply_delay.as_millis())
+            .expect("a throttled reply delay in milliseconds fits in u64");
         let clock = ManualClock::default();
-        let core = Core::build_with_clock(&settings, Arc::new(clock.clone()))
+        let stack = Stack::build_with_clock(&settings, Arc::new(clock.clone()))
             .await
-            .expect("core starts");
-        let state = core.state();
+            .expect("core and gateway start");
+        let state = stack.state();
         if options.with_world {
             import_world(&state.db).await;
         }
-        let grpc_addr = core.grpc_addr();
-        let gateway = Gateway::build(GatewaySettings {
-            http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            core_url: format!("http://{grpc_addr}"),
-            core_timeout_ms: 10_000,
-        })
-        .await
-        .expect("gateway starts");
-        let base_url = format!("http://{}", gateway.local_addr());
+        let grpc_addr = stack.grpc_addr();
+        let base_url = format!("http://{}", stack.http_addr());
         let (shutdown, signal) = watch::channel(false);
-        let tasks = vec![
-            tokio::spawn(core.run_until(wait_for(signal.clone()))),
-            tokio::spawn(gateway.run_until(wait_for(signal))),
-        ];
+        let task = tokio::spawn(stack.run_until(wait_for(signal)));
         Self {
             base_url,
             grpc_addr,
@@ -142,7 +139,7 @@ impl TestStack {
             clock,
             core: state,
             shutdown,
-            tasks,
+            task,
             database_url,
             _database: database,
         }
@@ -240,13 +237,12 @@ impl TestStack {
     }
 
     /// Stops both services and waits for them.
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
         let _ = self.shutdown.send(true);
-        for task in self.tasks.drain(..) {
-            task.await
-                .expect("service task")
-                .expect("service stops cleanly");
-        }
+        self.task
+            .await
+            .expect("service task")
+            .expect("service stops cleanly");
     }
 }
 

@@ -3,25 +3,27 @@
 //! The gateway only checks that the headers are there and readable; the core decides whether
 //! they are right. Every failure, here or in the core, becomes the same 401.
 
-use std::fmt;
-
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName};
+use lms_runtime::Secret;
 use tonic::metadata::{AsciiMetadataValue, MetadataMap};
 
 use crate::error::GatewayError;
 
-pub(crate) const X_AUTH_ACCOUNT_URL: HeaderName = HeaderName::from_static("x-auth-account-url");
-pub(crate) const X_AUTH_EMAIL: HeaderName = HeaderName::from_static("x-auth-email");
-pub(crate) const X_AUTH_PASSWORD: HeaderName = HeaderName::from_static("x-auth-password");
+// The HTTP headers carry the same names as the gRPC metadata they are forwarded in.
+pub(crate) const X_AUTH_ACCOUNT_URL: HeaderName =
+    HeaderName::from_static(lms_proto::metadata::ACCOUNT_URL);
+pub(crate) const X_AUTH_EMAIL: HeaderName = HeaderName::from_static(lms_proto::metadata::EMAIL);
+pub(crate) const X_AUTH_PASSWORD: HeaderName =
+    HeaderName::from_static(lms_proto::metadata::PASSWORD);
 
 /// The caller's credentials, as sent. `Debug` never shows the password.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub(crate) struct Credentials {
     account_url: AsciiMetadataValue,
     email: AsciiMetadataValue,
-    password: AsciiMetadataValue,
+    password: Secret<AsciiMetadataValue>,
 }
 
 impl Credentials {
@@ -32,7 +34,7 @@ impl Credentials {
         Ok(Self {
             account_url: header_value(headers, &X_AUTH_ACCOUNT_URL)?,
             email: header_value(headers, &X_AUTH_EMAIL)?,
-            password,
+            password: Secret::new(password),
         })
     }
 
@@ -40,7 +42,10 @@ impl Credentials {
     pub(crate) fn write_metadata(&self, metadata: &mut MetadataMap) {
         metadata.insert(lms_proto::metadata::ACCOUNT_URL, self.account_url.clone());
         metadata.insert(lms_proto::metadata::EMAIL, self.email.clone());
-        metadata.insert(lms_proto::metadata::PASSWORD, self.password.clone());
+        metadata.insert(
+            lms_proto::metadata::PASSWORD,
+            self.password.expose().clone(),
+        );
     }
 }
 
@@ -61,16 +66,6 @@ fn header_value(
         return Err(GatewayError::Unauthenticated);
     }
     AsciiMetadataValue::try_from(text).map_err(|_| GatewayError::Unauthenticated)
-}
-
-impl fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
-            .field("account_url", &self.account_url)
-            .field("email", &self.email)
-            .field("password", &"<redacted>")
-            .finish()
-    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Credentials {

@@ -7,12 +7,12 @@ use std::time::Duration;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
+use lms_runtime::propagation::inject_current_context;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::auth::Credentials;
 use crate::error::GatewayError;
 use crate::request_id::RequestId;
-use crate::telemetry::inject_trace_context;
 
 /// A client of the core's `AdminService`, cheap to clone (one shared channel).
 #[derive(Debug, Clone)]
@@ -89,7 +89,7 @@ impl Caller {
         if let Ok(value) = self.request_id.as_str().parse() {
             metadata.insert(lms_proto::metadata::REQUEST_ID, value);
         }
-        inject_trace_context(metadata);
+        inject_current_context(metadata);
         request
     }
 }
@@ -111,20 +111,21 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
 mod tests {
     use super::*;
     use axum::http::{HeaderMap, HeaderValue};
+    use lms_proto::metadata;
     use opentelemetry::trace::TracerProvider as _;
     use tracing_subscriber::layer::SubscriberExt;
 
     fn caller() -> Caller {
         let mut headers = HeaderMap::new();
         headers.insert(
-            "x-auth-account-url",
+            metadata::ACCOUNT_URL,
             HeaderValue::from_static("https://acme.example.com"),
         );
         headers.insert(
-            "x-auth-email",
+            metadata::EMAIL,
             HeaderValue::from_static("owner@acme.example.com"),
         );
-        headers.insert("x-auth-password", HeaderValue::from_static("pw"));
+        headers.insert(metadata::PASSWORD, HeaderValue::from_static("pw"));
         Caller {
             credentials: Credentials::from_headers(&headers).unwrap(),
             request_id: RequestId::from_caller(&HeaderValue::from_static("req-7")).unwrap(),
@@ -170,7 +171,7 @@ mod tests {
         });
         let traceparent = request
             .metadata()
-            .get("traceparent")
+            .get(metadata::TRACEPARENT)
             .expect("a traceparent");
         let traceparent = traceparent.to_str().unwrap();
         assert!(traceparent.starts_with("00-"), "{traceparent}");

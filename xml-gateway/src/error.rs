@@ -14,8 +14,8 @@ use tonic::Code;
 
 use crate::request_id::RequestId;
 use crate::settings::BODY_LIMIT_BYTES;
-use crate::xml::XmlError;
 use crate::xml::writer::XmlWriter;
+use crate::xml::{XML_CONTENT_TYPE, XmlError, XmlRejection};
 
 /// The one message for every authentication failure, so a caller cannot learn which part was
 /// wrong (or which logins exist).
@@ -25,9 +25,6 @@ const UNAVAILABLE: &str = "The service is temporarily unavailable.";
 const TIMED_OUT: &str = "The service did not answer in time.";
 const INTERNAL: &str =
     "An unexpected error occurred. Please quote the request id when reporting it.";
-
-/// `Content-Type` of every XML body the gateway writes.
-pub(crate) const XML_CONTENT_TYPE: &str = "application/xml; charset=utf-8";
 
 /// Everything that can go wrong while answering a request.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +58,28 @@ pub(crate) enum GatewayError {
 impl From<XmlError> for GatewayError {
     fn from(error: XmlError) -> Self {
         Self::BadRequest(error.to_string())
+    }
+}
+
+impl From<XmlRejection> for GatewayError {
+    fn from(rejection: XmlRejection) -> Self {
+        match rejection {
+            XmlRejection::UnsupportedMediaType(content_type) => {
+                Self::UnsupportedMediaType(content_type)
+            }
+            XmlRejection::PayloadTooLarge => Self::PayloadTooLarge,
+            XmlRejection::Unreadable => {
+                Self::BadRequest("The request body could not be read.".to_owned())
+            }
+            XmlRejection::Invalid(error) => error.into(),
+        }
+    }
+}
+
+/// The XML extractor's refusals are answered through the one mapping table.
+impl IntoResponse for XmlRejection {
+    fn into_response(self) -> Response {
+        GatewayError::from(self).into_response()
     }
 }
 

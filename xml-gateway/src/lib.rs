@@ -12,12 +12,15 @@
 //!   `points`), each handler a thin translation to one RPC; `fallback` answers 404 and 405.
 //! - `auth`: the `X-Auth-*` header extractor (401 for anything missing or unreadable).
 //! - `xml/`: `reader` (strict quick-xml reader into a small element tree), `writer` (response
-//!   documents), and the `Xml<T>` extractor with its `Content-Type` and size checks.
+//!   documents), and the `Xml<T>` extractor with its `Content-Type` and size checks; its
+//!   refusals are an `XmlRejection` that `error` converts (`error` depends on `xml`, never
+//!   the other way round).
 //! - `error`: the one error enum and its mapping to HTTP statuses and XML error bodies.
 //! - `core_client`: [`CoreClient`] (lazy tonic channel, per-call deadline) and the metadata
 //!   every call carries.
 //! - `request_id`: `X-Request-Id` in, out, and on to the core.
-//! - [`telemetry`](init_telemetry): logs, spans named by route, W3C trace context to the core.
+//! - `telemetry`: the request span, named by route and continuing the caller's W3C trace (the
+//!   subscriber itself, the shutdown signal and trace propagation come from `lms-runtime`).
 
 mod app;
 mod auth;
@@ -31,5 +34,6 @@ mod xml;
 
 pub use app::{App, router};
 pub use core_client::CoreClient;
-pub use settings::{BODY_LIMIT_BYTES, GatewaySettings};
-pub use telemetry::{Telemetry, TelemetryGuard, build_telemetry, init_telemetry};
+pub use settings::{
+    BODY_LIMIT_BYTES, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_CORE_URL, DEFAULT_HTTP_ADDR, GatewaySettings,
+};

@@ -9,7 +9,8 @@ use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
 
-pub(crate) const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) const X_REQUEST_ID: HeaderName =
+    HeaderName::from_static(lms_proto::metadata::REQUEST_ID);
 
 /// Longest caller-supplied request id that is kept; longer ones are replaced.
 const MAX_LEN: usize = 128;

@@ -1,30 +1,38 @@
 //! The gateway's settings: command-line flags with environment fallbacks.
+//!
+//! Every default is one constant; the `lms` launcher uses the same ones.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 /// Largest accepted request body: 1 MiB.
 pub const BODY_LIMIT_BYTES: usize = 1024 * 1024;
 
+/// Where the XML interface listens unless configured: loopback only.
+pub const DEFAULT_HTTP_ADDR: SocketAddr =
+    SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 8080));
+
+/// The core the gateway calls unless configured: `lms-core` on its default address.
+pub const DEFAULT_CORE_URL: &str = "http://127.0.0.1:50051";
+
+/// Deadline of one call to the core unless configured; past it the caller gets 504.
+pub const DEFAULT_CORE_TIMEOUT_MS: u64 = 10_000;
+
 /// Settings of the XML gateway.
 ///
-/// A clap `Args` struct, so the `lms` launcher can `#[command(flatten)]` it; every flag also reads
-/// its environment variable.
+/// A clap `Args` struct (flattened into `lms-gateway`'s command line); every flag also reads its
+/// environment variable.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GatewaySettings {
     /// Address the HTTP server listens on (port 0 picks a free port).
-    #[arg(
-        long = "http-addr",
-        env = "LMS_HTTP_ADDR",
-        default_value = "127.0.0.1:8080"
-    )]
+    #[arg(long = "http-addr", env = "LMS_HTTP_ADDR", default_value_t = DEFAULT_HTTP_ADDR)]
     pub http_addr: SocketAddr,
 
     /// URL of the lms-core gRPC server.
     #[arg(
         long = "core-url",
         env = "LMS_CORE_URL",
-        default_value = "http://127.0.0.1:50051"
+        default_value = DEFAULT_CORE_URL
     )]
     pub core_url: String,
 
@@ -32,7 +40,7 @@ pub struct GatewaySettings {
     #[arg(
         long = "core-timeout-ms",
         env = "LMS_CORE_TIMEOUT_MS",
-        default_value_t = 10_000
+        default_value_t = DEFAULT_CORE_TIMEOUT_MS
     )]
     pub core_timeout_ms: u64,
 }
@@ -41,16 +49,6 @@ impl GatewaySettings {
     /// The deadline of one call to the core.
     pub fn core_timeout(&self) -> Duration {
         Duration::from_millis(self.core_timeout_ms)
-    }
-}
-
-impl Default for GatewaySettings {
-    fn default() -> Self {
-        Self {
-            http_addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            core_url: "http://127.0.0.1:50051".to_owned(),
-            core_timeout_ms: 10_000,
-        }
     }
 }
 
@@ -85,10 +83,23 @@ mod tests {
     }
 
     #[test]
-    fn defaults_match_the_contract() {
-        let defaults = GatewaySettings::default();
-        assert_eq!(defaults.http_addr.to_string(), "127.0.0.1:8080");
-        assert_eq!(defaults.core_url, "http://127.0.0.1:50051");
-        assert_eq!(defaults.core_timeout(), Duration::from_secs(10));
+    fn an_empty_command_line_gives_the_default_constants() {
+        let settings = Cli::parse_from(["lms-gateway"]).settings;
+        assert_eq!(settings.http_addr, DEFAULT_HTTP_ADDR);
+        assert_eq!(settings.core_url, DEFAULT_CORE_URL);
+        assert_eq!(
+            settings.core_timeout(),
+            Duration::from_millis(DEFAULT_CORE_TIMEOUT_MS)
+        );
+    }
+
+    #[test]
+    fn the_default_constants_are_the_documented_ones() {
+        assert_eq!(DEFAULT_HTTP_ADDR.to_string(), "127.0.0.1:8080");
+        assert_eq!(DEFAULT_CORE_URL, "http://127.0.0.1:50051");
+        assert_eq!(
+            Duration::from_millis(DEFAULT_CORE_TIMEOUT_MS),
+            Duration::from_secs(10)
+        );
     }
 }

@@ -3,24 +3,15 @@
 use std::fmt;
 
 use hmac::{Hmac, Mac};
+use lms_runtime::Secret;
 use sha2::Sha256;
 
-/// Account URL, login and password as the caller sent them.
-#[derive(Clone)]
+/// Account URL, login and password as the caller sent them. `Debug` never shows the password.
+#[derive(Debug, Clone)]
 pub struct Credentials {
     pub account_url: String,
     pub email: String,
-    pub password: String,
-}
-
-impl fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Credentials")
-            .field("account_url", &self.account_url)
-            .field("email", &self.email)
-            .field("password", &"<redacted>")
-            .finish()
-    }
+    pub password: Secret<String>,
 }
 
 /// Logins are compared case-insensitively (contract section 2).
@@ -134,7 +125,7 @@ mod tests {
         let creds = Credentials {
             account_url: "https://a.example.com".into(),
             email: "bob".into(),
-            password: "hunter22".into(),
+            password: Secret::new("hunter22".into()),
         };
         assert!(!format!("{creds:?}").contains("hunter22"));
     }

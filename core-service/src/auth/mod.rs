@@ -52,6 +52,15 @@ use crate::{
 };
 
 /// Tunables of authentication; the defaults follow contract section 2.
+/// Entries of the verified-credentials cache unless configured.
+pub const DEFAULT_CACHE_CAPACITY: u64 = 10_000;
+/// How long a request waits for a verification slot before it is shed, unless configured.
+pub const DEFAULT_VERIFICATION_QUEUE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often other processes' changes to users are looked for, unless configured.
+pub const DEFAULT_REVISION_POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// How long an attempt on a throttled login is held before its answer, unless configured.
+pub const DEFAULT_THROTTLED_REPLY_DELAY: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Clone)]
 pub struct AuthSettings {
     pub password_policy: PasswordPolicy,
@@ -79,15 +88,15 @@ impl Default for AuthSettings {
     fn default() -> Self {
         Self {
             password_policy: PasswordPolicy::default(),
-            cache_capacity: 10_000,
+            cache_capacity: DEFAULT_CACHE_CAPACITY,
             cache_ttl: Duration::from_secs(60),
             max_concurrent_verifications: default_verification_slots(),
-            verification_queue_timeout: Duration::from_secs(2),
+            verification_queue_timeout: DEFAULT_VERIFICATION_QUEUE_TIMEOUT,
             throttle_max_failures: 10,
             throttle_window: Duration::from_secs(300),
             throttle_capacity: 100_000,
-            revision_poll_interval: Duration::from_millis(100),
-            throttled_reply_delay: Duration::from_secs(1),
+            revision_poll_interval: DEFAULT_REVISION_POLL_INTERVAL,
+            throttled_reply_delay: DEFAULT_THROTTLED_REPLY_DELAY,
             max_held_throttled_replies: 1_024,
         }
     }
@@ -210,7 +219,7 @@ impl Authenticator {
         let email_key = email_key(&credentials.email);
         if credentials.account_url.trim().is_empty()
             || email_key.is_empty()
-            || credentials.password.is_empty()
+            || credentials.password.expose().is_empty()
         {
             return Err(ServiceError::Unauthenticated);
         }
@@ -222,7 +231,7 @@ impl Authenticator {
         self.refuse_if_throttled(&throttle_key).await?;
         let login_key = self
             .keyer
-            .login_key(url_key, &email_key, &credentials.password);
+            .login_key(url_key, &email_key, credentials.password.expose());
 
         // The hot path: verified within the TTL, and nothing about users changed since.
         let generation = self.revision.current();
@@ -310,7 +319,7 @@ impl Authenticator {
         let verified_at = self.clock.now();
         let matches = self
             .verifier
-            .verify_until(&credentials.password, phc, deadline)
+            .verify_until(credentials.password.expose(), phc, deadline)
             .await?;
         match login {
             Some(login) if matches && login.active => {
@@ -318,7 +327,7 @@ impl Authenticator {
                     &login,
                     login_key,
                     verified_at,
-                    &credentials.password,
+                    credentials.password.expose(),
                 );
                 Ok(login)
             }

@@ -1,5 +1,6 @@
 //! Credentials and request id from gRPC metadata.
 
+use lms_runtime::Secret;
 use tonic::{Request, Status, metadata::MetadataMap};
 
 use super::CoreState;
@@ -12,7 +13,7 @@ pub async fn caller<T>(state: &CoreState, request: &Request<T>) -> Result<Caller
     let credentials = Credentials {
         account_url: text(metadata, ACCOUNT_URL),
         email: text(metadata, EMAIL),
-        password: text(metadata, PASSWORD),
+        password: Secret::new(text(metadata, PASSWORD)),
     };
     let request_id = Some(text(metadata, REQUEST_ID)).filter(|id| !id.is_empty());
     Ok(state.auth.authenticate(&credentials, request_id).await?)

@@ -1,4 +1,4 @@
-//! The import document (contract section 9) and the built-in demo account.
+//! The import document (contract section 9).
 //!
 //! An import loads whole accounts (departments, custom roles, users, groups, projects,
 //! content items, enrollments, points) from a JSON or YAML file in one transaction:
@@ -12,10 +12,8 @@
 //!   hashing off the async runtime, and the one transaction.
 //! - [`account_url`]: [`normalize_account_url`], the one stored form of an account URL
 //!   (also used by authentication).
-//! - [`demo`]: the demo account of `lms up --demo`.
 
 pub mod account_url;
-pub mod demo;
 pub mod document;
 mod error;
 mod load;
@@ -24,7 +22,6 @@ mod validate;
 
 pub use self::{
     account_url::{AccountUrlError, normalize_account_url},
-    demo::{DEMO_ACCOUNT_URL, DEMO_PASSWORD, DemoAccount, demo_account, demo_document},
     document::ImportDocument,
     error::ImportError,
     load::{ImportSummary, import_document, import_file},

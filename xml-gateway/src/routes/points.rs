@@ -19,7 +19,8 @@ use tonic::Streaming;
 use tracing::Span;
 
 use crate::core_client::{Caller, CoreClient};
-use crate::error::{GatewayError, XML_CONTENT_TYPE};
+use crate::error::GatewayError;
+use crate::xml::XML_CONTENT_TYPE;
 use crate::xml::writer::XmlWriter;
 
 /// Results that are already at hand are written together, up to about this many bytes.

@@ -2,6 +2,8 @@
 //!
 //! Layout: [`reader`] turns bytes into an element tree under the contract's rules; [`writer`]
 //! builds response documents; this module checks `Content-Type` and size, and ties both to axum.
+//! Nothing here depends on the gateway's error type: the extractor refuses with an
+//! [`XmlRejection`], which `error` converts into a `GatewayError` like any other refusal.
 
 pub(crate) mod reader;
 pub(crate) mod writer;
@@ -15,8 +17,10 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 pub(crate) use reader::{Element, XmlError};
 
-use crate::error::{GatewayError, XML_CONTENT_TYPE};
 use crate::settings::BODY_LIMIT_BYTES;
+
+/// `Content-Type` of every XML body the gateway writes.
+pub(crate) const XML_CONTENT_TYPE: &str = "application/xml; charset=utf-8";
 
 /// A request body type read from an XML document with a fixed root element.
 pub(crate) trait FromXml: Sized {
@@ -27,13 +31,29 @@ pub(crate) trait FromXml: Sized {
     fn from_root(root: &Element) -> Result<Self, XmlError>;
 }
 
-/// Extractor: the request body parsed as `T`. Every rejection is a [`GatewayError`], so it gets
-/// the same XML error body as everything else.
+/// Extractor: the request body parsed as `T`. Every rejection becomes a `GatewayError` when it
+/// is answered, so it gets the same XML error body as everything else.
 #[derive(Debug)]
 pub(crate) struct Xml<T>(pub(crate) T);
 
+/// Why a request body was not accepted as XML.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum XmlRejection {
+    /// The body has a media type other than XML; holds the offending `Content-Type`.
+    #[error("unsupported media type {0}")]
+    UnsupportedMediaType(String),
+    #[error("request body too large")]
+    PayloadTooLarge,
+    /// The body stream failed before it was complete.
+    #[error("the request body could not be read")]
+    Unreadable,
+    /// The body is not a document of the expected shape.
+    #[error(transparent)]
+    Invalid(#[from] XmlError),
+}
+
 impl<T: FromXml, S: Send + Sync> FromRequest<S> for Xml<T> {
-    type Rejection = GatewayError;
+    type Rejection = XmlRejection;
 
     async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
         check_content_type(request.headers())?;
@@ -45,12 +65,12 @@ impl<T: FromXml, S: Send + Sync> FromRequest<S> for Xml<T> {
 }
 
 /// `application/xml` or `text/xml`, optionally with `charset=utf-8`, or no `Content-Type`.
-pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), GatewayError> {
+pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), XmlRejection> {
     let Some(value) = headers.get(CONTENT_TYPE) else {
         return Ok(());
     };
     let refuse = || {
-        GatewayError::UnsupportedMediaType(String::from_utf8_lossy(value.as_bytes()).into_owned())
+        XmlRejection::UnsupportedMediaType(String::from_utf8_lossy(value.as_bytes()).into_owned())
     };
     let text = value.to_str().map_err(|_| refuse())?;
     let mut parts = text.split(';');
@@ -78,29 +98,27 @@ pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), GatewayError
 }
 
 /// Refuses a declared `Content-Length` over the limit before reading anything.
-fn check_declared_length(headers: &HeaderMap) -> Result<(), GatewayError> {
+fn check_declared_length(headers: &HeaderMap) -> Result<(), XmlRejection> {
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
     match declared {
-        Some(length) if length > BODY_LIMIT_BYTES as u64 => Err(GatewayError::PayloadTooLarge),
+        Some(length) if length > BODY_LIMIT_BYTES as u64 => Err(XmlRejection::PayloadTooLarge),
         _ => Ok(()),
     }
 }
 
 /// Reads the body, stopping as soon as it passes the limit (chunked bodies declare no length).
-async fn read_limited(body: Body) -> Result<bytes::Bytes, GatewayError> {
+async fn read_limited(body: Body) -> Result<bytes::Bytes, XmlRejection> {
     match Limited::new(body, BODY_LIMIT_BYTES).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(GatewayError::PayloadTooLarge)
+            Err(XmlRejection::PayloadTooLarge)
         }
         Err(error) => {
             tracing::debug!(error = %error, "reading the request body failed");
-            Err(GatewayError::BadRequest(
-                "The request body could not be read.".to_owned(),
-            ))
+            Err(XmlRejection::Unreadable)
         }
     }
 }
@@ -177,7 +195,7 @@ mod tests {
             assert!(
                 matches!(
                     check_content_type(&with_content_type(value)),
-                    Err(GatewayError::UnsupportedMediaType(_))
+                    Err(XmlRejection::UnsupportedMediaType(_))
                 ),
                 "{value}"
             );
@@ -195,7 +213,7 @@ mod tests {
         );
         assert!(matches!(
             check_declared_length(&headers),
-            Err(GatewayError::PayloadTooLarge)
+            Err(XmlRejection::PayloadTooLarge)
         ));
     }
 }

@@ -1,0 +1,14 @@
+//! `lms`: the whole learning management service on one machine, as a library (the `lms`
+//! command line is a thin `main.rs` over it).
+//!
+//! # Layout
+//!
+//! - [`stack`]: [`Stack`] starts the core and the gateway in one process, connected over real
+//!   gRPC; [`StackSettings`] are their flags together. `lms up`, the end-to-end tests and the
+//!   benchmarks all start the service through it.
+//! - [`demo`]: the built-in demo account of `lms up --demo` and what the launcher prints.
+
+pub mod demo;
+pub mod stack;
+
+pub use stack::{Stack, StackSettings};

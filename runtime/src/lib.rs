@@ -1,0 +1,23 @@
+//! The runtime both services stand on: how a process stops, how it logs and traces, how a
+//! trace crosses from HTTP to gRPC, and how a credential stays out of logs. It knows nothing
+//! of the database or of the `lms.v1` operations.
+//!
+//! # Layout
+//!
+//! - [`shutdown`]: [`shutdown_signal`], the one stop path (Ctrl-C or SIGTERM).
+//! - [`telemetry`]: [`Telemetry::build`] then [`Telemetry::install`]: logs on stderr filtered
+//!   by `RUST_LOG`, and OTLP trace export switched on by the one variable
+//!   `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces-only form).
+//! - [`propagation`]: W3C trace context in and out: [`HeaderExtractor`] over HTTP headers,
+//!   [`MetadataInjector`] and [`MetadataExtractor`] over tonic metadata.
+//! - [`secret`]: [`Secret`], a value whose `Debug` never shows it.
+
+pub mod propagation;
+pub mod secret;
+pub mod shutdown;
+pub mod telemetry;
+
+pub use propagation::{HeaderExtractor, MetadataExtractor, MetadataInjector};
+pub use secret::Secret;
+pub use shutdown::shutdown_signal;
+pub use telemetry::{Telemetry, TelemetryGuard};
