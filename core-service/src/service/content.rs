@@ -6,7 +6,10 @@ use sea_orm::{
 
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::ids::{not_found, parse_resource_id},
+    domain::{
+        content::{default_view_url, format_added_date},
+        ids::{not_found, parse_resource_id},
+    },
     entities::{content_item, project_author},
     error::{ServiceError, ServiceResult},
 };
@@ -56,38 +59,4 @@ pub async fn get_content_item(
             .unwrap_or_else(|| default_view_url(&caller.account_url, item.id)),
         content_type: item.content_type,
     })
-}
-
-/// `{account URL}/view/{contentItemId}`.
-pub fn default_view_url(account_url: &str, id: Uuid) -> String {
-    format!("{}/view/{id}", account_url.trim_end_matches('/'))
-}
-
-/// Stored in UTC, so the offset is always `+00:00` (never `Z`).
-pub fn format_added_date(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone as _;
-
-    #[test]
-    fn added_dates_have_seconds_and_a_numeric_offset() {
-        let at = chrono::Utc
-            .with_ymd_and_hms(2019, 3, 26, 6, 34, 57)
-            .unwrap()
-            + chrono::Duration::milliseconds(789);
-        assert_eq!(format_added_date(at), "2019-03-26T06:34:57+00:00");
-    }
-
-    #[test]
-    fn view_urls_hang_off_the_account_url() {
-        let id = Uuid::nil();
-        assert_eq!(
-            default_view_url("https://a.example.com/", id),
-            "https://a.example.com/view/00000000-0000-0000-0000-000000000000"
-        );
-    }
 }

@@ -11,7 +11,7 @@
 //! on these tables tell other processes (`auth::revision`). A cached verification is
 //! honoured only while the stored password hash is unchanged.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
@@ -19,15 +19,18 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{ID_CHUNK, audit, content::format_added_date, scope};
+use super::{ID_CHUNK, audit, scope};
 use crate::{
     access::{Caller, Operation},
-    auth::{Verifier, email_key},
+    auth::Verifier,
     db::write_transaction,
     domain::{
-        ids::{clip, new_id, not_found, parse_field_id, parse_resource_id, parse_uuid},
+        content::{AddedDate, ViewUrl, format_added_date},
+        ids::{IdList, clip, new_id, not_found, parse_field_id, parse_resource_id},
+        login::{Login, PlainPassword},
         names::GroupName,
         roles::Role,
+        text::{Description, MAX_NAME_CHARS, MAX_TYPE_CHARS, required_text},
     },
     entities::{
         content_item, custom_role, department, enrollment, group, group_member, project,
@@ -35,17 +38,6 @@ use crate::{
     },
     error::{ServiceError, ServiceResult},
 };
-
-/// Bounds of free-text fields the contract leaves open.
-const MAX_EMAIL_CHARS: usize = 255;
-const MAX_NAME_CHARS: usize = 255;
-const MAX_TYPE_CHARS: usize = 255;
-const MAX_DESCRIPTION_CHARS: usize = 65_535;
-const MAX_URL_CHARS: usize = 2_048;
-pub const MIN_PASSWORD_CHARS: usize = 8;
-pub const MAX_PASSWORD_CHARS: usize = 1_024;
-/// Ids one call may name in a list (members, authors, managed departments).
-pub const MAX_LIST_IDS: usize = 10_000;
 
 /// A role as requests give it: a built-in role name, or `custom` with a custom role id.
 #[derive(Debug, Clone, Default)]
@@ -107,18 +99,19 @@ pub async fn create_user(
     new: NewUser,
 ) -> ServiceResult<Uuid> {
     caller.grant(Operation::ManageDirectory)?;
-    let email = parse_email(&new.email)?;
-    check_password(&new.password)?;
+    let login = Login::parse(&new.email)?;
+    let password = PlainPassword::parse(&new.password)?;
     let role = ParsedRole::parse(new.role.as_ref())?;
     let department_id = parse_field_id("departmentId", &new.department_id)?;
-    let managed = parse_id_list("managedDepartmentIds", &new.managed_department_ids)?;
-    let password_hash = verifier.hash(&new.password).await?;
+    let managed = IdList::parse("managedDepartmentIds", &new.managed_department_ids)?.into_inner();
+    let password_hash = verifier.hash(password.expose()).await?;
     let raw_department = new.department_id;
     let active = new.active;
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
-            let key = email_key(&email);
+            let key = login.key();
+            let email = login.into_inner();
             let taken = user::Entity::find()
                 .filter(user::Column::AccountId.eq(caller.account_id))
                 .filter(user::Column::EmailKey.eq(key.as_str()))
@@ -187,13 +180,13 @@ pub async fn set_user_password(
     caller.grant(Operation::ManageDirectory)?;
     let raw_id = user_id.to_owned();
     let id = parse_resource_id("User", user_id)?;
-    check_password(password)?;
+    let password = PlainPassword::parse(password)?;
     // Users are never deleted, so a user found now is still there in the transaction;
     // looking first spares the hashing for an unknown id.
     find_user(db, caller.account_id, id)
         .await?
         .ok_or_else(|| not_found("User", &raw_id))?;
-    let password_hash = verifier.hash(password).await?;
+    let password_hash = verifier.hash(password.expose()).await?;
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
@@ -281,7 +274,7 @@ pub async fn set_user_managed_departments(
     caller.grant(Operation::ManageDirectory)?;
     let raw_id = user_id.to_owned();
     let id = parse_resource_id("User", user_id)?;
-    let managed = parse_id_list("managedDepartmentIds", managed_department_ids)?;
+    let managed = IdList::parse("managedDepartmentIds", managed_department_ids)?.into_inner();
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
@@ -420,7 +413,7 @@ pub async fn add_group_members(
     caller.grant(Operation::ManageDirectory)?;
     let raw_id = group_id.to_owned();
     let id = parse_resource_id("Group", group_id)?;
-    let users = parse_id_list("userIds", user_ids)?;
+    let users = IdList::parse("userIds", user_ids)?.into_inner();
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
@@ -487,7 +480,7 @@ pub async fn create_project(
 ) -> ServiceResult<Uuid> {
     caller.grant(Operation::ManageDirectory)?;
     let name = required_text("name", &new.name, MAX_NAME_CHARS)?;
-    let authors = parse_id_list("authorIds", &new.author_ids)?;
+    let authors = IdList::parse("authorIds", &new.author_ids)?.into_inner();
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
@@ -538,29 +531,10 @@ pub async fn create_content_item(
     let project_id = parse_field_id("projectId", &new.project_id)?;
     let user_id = parse_field_id("userId", &new.user_id)?;
     let title = required_text("title", &new.title, MAX_NAME_CHARS)?;
-    if new.description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(ServiceError::invalid(format!(
-            "description must be at most {MAX_DESCRIPTION_CHARS} characters."
-        )));
-    }
+    let description = Description::parse(&new.description)?.into_inner();
     let content_type = required_text("type", &new.content_type, MAX_TYPE_CHARS)?;
-    let added_at = match new
-        .added_date
-        .as_deref()
-        .map(str::trim)
-        .filter(|raw| !raw.is_empty())
-    {
-        Some(raw) => parse_added_date(raw)?,
-        None => whole_seconds(chrono::Utc::now()),
-    };
-    let view_url = new
-        .view_url
-        .as_deref()
-        .map(str::trim)
-        .filter(|raw| !raw.is_empty())
-        .map(parse_view_url)
-        .transpose()?;
-    let description = new.description;
+    let added_at = AddedDate::parse_or_now(new.added_date.as_deref())?.into_inner();
+    let view_url = ViewUrl::parse_optional(new.view_url.as_deref())?.map(ViewUrl::into_inner);
     let (raw_project, raw_user) = (new.project_id, new.user_id);
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
@@ -806,150 +780,6 @@ impl ParsedRole {
     }
 }
 
-/// A login: trimmed, 1 to 255 characters, one `@` between a local part and a domain,
-/// and only visible ASCII, since it travels in the `X-Auth-Email` header.
-fn parse_email(raw: &str) -> ServiceResult<String> {
-    let email = raw.trim();
-    if email.is_empty() {
-        return Err(ServiceError::invalid("email is required."));
-    }
-    if email.chars().count() > MAX_EMAIL_CHARS {
-        return Err(ServiceError::invalid(format!(
-            "email must be at most {MAX_EMAIL_CHARS} characters."
-        )));
-    }
-    if !email.chars().all(|c| c.is_ascii_graphic()) {
-        return Err(ServiceError::invalid(format!(
-            "email '{}' must consist of visible ASCII characters (no spaces), as it is sent in the X-Auth-Email header.",
-            clip(email)
-        )));
-    }
-    match email.split_once('@') {
-        Some((local, domain))
-            if !local.is_empty() && !domain.is_empty() && !domain.contains('@') =>
-        {
-            Ok(email.to_owned())
-        }
-        _ => Err(ServiceError::invalid(format!(
-            "email '{}' must be an address of the form name@domain.",
-            clip(email)
-        ))),
-    }
-}
-
-/// A password: 8 to 1,024 printable ASCII characters without leading or trailing
-/// spaces, since it travels in the `X-Auth-Password` header (which is trimmed).
-fn check_password(password: &str) -> ServiceResult<()> {
-    if password.is_empty() {
-        return Err(ServiceError::invalid("password is required."));
-    }
-    let chars = password.chars().count();
-    if chars < MIN_PASSWORD_CHARS {
-        return Err(ServiceError::invalid(format!(
-            "password must be at least {MIN_PASSWORD_CHARS} characters."
-        )));
-    }
-    if chars > MAX_PASSWORD_CHARS {
-        return Err(ServiceError::invalid(format!(
-            "password must be at most {MAX_PASSWORD_CHARS} characters."
-        )));
-    }
-    if !password.chars().all(|c| c == ' ' || c.is_ascii_graphic()) {
-        return Err(ServiceError::invalid(
-            "password must consist of printable ASCII characters, as it is sent in the X-Auth-Password header.",
-        ));
-    }
-    if password.starts_with(' ') || password.ends_with(' ') {
-        return Err(ServiceError::invalid(
-            "password must not start or end with a space, as header values are trimmed.",
-        ));
-    }
-    Ok(())
-}
-
-/// Trimmed text that is not blank, at most `max` characters, without control characters.
-fn required_text(field: &str, raw: &str, max: usize) -> ServiceResult<String> {
-    let text = raw.trim();
-    if text.is_empty() {
-        return Err(ServiceError::invalid(format!("{field} must not be blank.")));
-    }
-    if text.chars().count() > max {
-        return Err(ServiceError::invalid(format!(
-            "{field} must be at most {max} characters."
-        )));
-    }
-    if text.chars().any(char::is_control) {
-        return Err(ServiceError::invalid(format!(
-            "{field} must not contain control characters."
-        )));
-    }
-    Ok(text.to_owned())
-}
-
-/// RFC 3339 / ISO 8601 with an offset, stored in UTC to the second.
-fn parse_added_date(raw: &str) -> ServiceResult<chrono::DateTime<chrono::Utc>> {
-    chrono::DateTime::parse_from_rfc3339(raw)
-        .map(|at| whole_seconds(at.with_timezone(&chrono::Utc)))
-        .map_err(|_| {
-            ServiceError::invalid(format!(
-                "addedDate '{}' must be a date and time with an offset, e.g. 2019-03-26T06:34:57+00:00.",
-                clip(raw)
-            ))
-        })
-}
-
-fn whole_seconds(at: chrono::DateTime<chrono::Utc>) -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::from_timestamp(at.timestamp(), 0).unwrap_or(at)
-}
-
-/// An absolute `http` or `https` URL with a host.
-fn parse_view_url(raw: &str) -> ServiceResult<String> {
-    let invalid = || {
-        ServiceError::invalid(format!(
-            "viewUrl '{}' must be an absolute http or https URL.",
-            clip(raw)
-        ))
-    };
-    if raw.chars().count() > MAX_URL_CHARS {
-        return Err(ServiceError::invalid(format!(
-            "viewUrl must be at most {MAX_URL_CHARS} characters."
-        )));
-    }
-    let uri: http::Uri = raw.parse().map_err(|_| invalid())?;
-    let scheme_ok = uri
-        .scheme_str()
-        .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"));
-    let host_ok = uri.host().is_some_and(|h| !h.is_empty());
-    if scheme_ok && host_ok {
-        Ok(raw.to_owned())
-    } else {
-        Err(invalid())
-    }
-}
-
-/// Ids of a list field: each a UUID, repeated ids counted once, at most [`MAX_LIST_IDS`].
-/// Returned in ascending order.
-fn parse_id_list(field: &str, raw_ids: &[String]) -> ServiceResult<Vec<Uuid>> {
-    if raw_ids.len() > MAX_LIST_IDS {
-        return Err(ServiceError::invalid(format!(
-            "{field} must contain at most {MAX_LIST_IDS} ids; {} were given.",
-            raw_ids.len()
-        )));
-    }
-    let ids: BTreeSet<Uuid> = raw_ids
-        .iter()
-        .map(|raw| {
-            parse_uuid(raw).ok_or_else(|| {
-                ServiceError::invalid(format!(
-                    "{field}: '{}' is not a valid identifier.",
-                    clip(raw)
-                ))
-            })
-        })
-        .collect::<ServiceResult<_>>()?;
-    Ok(ids.into_iter().collect())
-}
-
 /// INVALID_ARGUMENT for a field id that names nothing in the account.
 fn unknown(field: &str, raw: &str, what: &str) -> ServiceError {
     ServiceError::invalid(format!(
@@ -1101,46 +931,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn logins_must_be_addresses_that_fit_in_a_header() {
-        assert_eq!(
-            parse_email("  Bob@Example.com ").unwrap(),
-            "Bob@Example.com"
-        );
-        for bad in [
-            "",
-            "   ",
-            "bob",
-            "@example.com",
-            "bob@",
-            "bo b@example.com",
-            "bób@example.com",
-            "a@b@c",
-        ] {
-            let err = parse_email(bad).unwrap_err();
-            assert!(err.to_string().contains("email"), "{bad}: {err}");
-        }
-        let long = format!("{}@example.com", "a".repeat(250));
-        assert!(parse_email(&long).unwrap_err().to_string().contains("255"));
-    }
-
-    #[test]
-    fn passwords_need_eight_printable_ascii_characters() {
-        assert!(check_password("correct horse").is_ok());
-        for bad in [
-            "",
-            "short",
-            " padded password",
-            "padded password ",
-            "pässwörter",
-            "tab\there!",
-        ] {
-            let err = check_password(bad).unwrap_err();
-            assert!(err.to_string().contains("password"), "{bad:?}: {err}");
-        }
-        assert!(check_password(&"x".repeat(MAX_PASSWORD_CHARS + 1)).is_err());
-    }
-
-    #[test]
     fn roles_are_built_in_names_or_custom_with_an_id() {
         let assign = |role: &str, custom: Option<&str>| RoleAssignment {
             role: role.into(),
@@ -1170,43 +960,5 @@ mod tests {
             let err = ParsedRole::parse(assignment.as_ref()).unwrap_err();
             assert!(err.to_string().contains(needle), "{err}");
         }
-    }
-
-    #[test]
-    fn added_dates_are_stored_in_utc_to_the_second() {
-        let at = parse_added_date("2019-03-26T08:34:57.789+02:00").unwrap();
-        assert_eq!(format_added_date(at), "2019-03-26T06:34:57+00:00");
-        assert!(parse_added_date("2019-03-26T06:34:57").is_err());
-        assert!(
-            parse_added_date("yesterday")
-                .unwrap_err()
-                .to_string()
-                .contains("addedDate")
-        );
-    }
-
-    #[test]
-    fn view_urls_are_absolute_http_urls() {
-        assert!(parse_view_url("https://cdn.example.com/view/1?x=2").is_ok());
-        assert!(parse_view_url("HTTP://cdn.example.com").is_ok());
-        for bad in [
-            "/view/1",
-            "ftp://cdn.example.com/x",
-            "https://",
-            "https://exa mple.com",
-            "view",
-        ] {
-            let err = parse_view_url(bad).unwrap_err();
-            assert!(err.to_string().contains("viewUrl"), "{bad}: {err}");
-        }
-    }
-
-    #[test]
-    fn id_lists_are_deduplicated_and_name_the_field_of_a_bad_id() {
-        let a = Uuid::now_v7();
-        let ids = parse_id_list("userIds", &[a.to_string(), a.to_string().to_uppercase()]).unwrap();
-        assert_eq!(ids, vec![a]);
-        let err = parse_id_list("userIds", &["x".into()]).unwrap_err();
-        assert_eq!(err.to_string(), "userIds: 'x' is not a valid identifier.");
     }
 }

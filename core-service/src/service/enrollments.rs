@@ -11,12 +11,10 @@ use super::{ID_CHUNK, audit, scope};
 use crate::{
     access::{Caller, Grant, Operation},
     db::write_transaction,
-    domain::ids::{clip, parse_uuid},
+    domain::ids::IdList,
     entities::enrollment,
     error::{ServiceError, ServiceResult},
 };
-
-pub const MAX_IDS: usize = 10_000;
 
 /// Deletes the named enrollments of the caller's account and returns how many went.
 /// Ids naming nothing are ignored (a retry still succeeds); if any named enrollment
@@ -27,29 +25,7 @@ pub async fn delete_enrollments(
     raw_ids: &[String],
 ) -> ServiceResult<u64> {
     let grant = caller.grant(Operation::DeleteEnrollments)?;
-    if raw_ids.is_empty() {
-        return Err(ServiceError::invalid(
-            "enrollmentIds must contain at least one id.",
-        ));
-    }
-    if raw_ids.len() > MAX_IDS {
-        return Err(ServiceError::invalid(format!(
-            "enrollmentIds must contain at most {MAX_IDS} ids; {} were given.",
-            raw_ids.len()
-        )));
-    }
-    let ids: BTreeSet<Uuid> = raw_ids
-        .iter()
-        .map(|raw| {
-            parse_uuid(raw).ok_or_else(|| {
-                ServiceError::invalid(format!(
-                    "enrollmentIds: '{}' is not a valid identifier.",
-                    clip(raw)
-                ))
-            })
-        })
-        .collect::<ServiceResult<_>>()?;
-    let ids: Vec<Uuid> = ids.into_iter().collect();
+    let ids = IdList::parse_non_empty("enrollmentIds", raw_ids)?.into_inner();
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {

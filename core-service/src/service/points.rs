@@ -2,7 +2,7 @@
 //! ascending user id order, read from the database one page at a time so that a large
 //! account is never held whole in memory.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
 use sea_orm::{
@@ -13,7 +13,7 @@ use sea_orm::{
 use super::scope;
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::ids::{clip, parse_uuid},
+    domain::ids::IdList,
     entities::{user, user_points},
     error::{ServiceError, ServiceResult},
 };
@@ -38,18 +38,7 @@ pub async fn points(
     let filter: Option<Vec<Uuid>> = if raw_user_ids.is_empty() {
         None
     } else {
-        let ids: BTreeSet<Uuid> = raw_user_ids
-            .iter()
-            .map(|raw| {
-                parse_uuid(raw).ok_or_else(|| {
-                    ServiceError::invalid(format!(
-                        "userIds: '{}' is not a valid identifier.",
-                        clip(raw)
-                    ))
-                })
-            })
-            .collect::<ServiceResult<_>>()?;
-        let ids: Vec<Uuid> = ids.into_iter().collect();
+        let ids = IdList::parse("userIds", raw_user_ids)?.into_inner();
         let known = scope::existing_users(db, caller.account_id, &ids).await?;
         let ids: Vec<Uuid> = ids.into_iter().filter(|id| known.contains(id)).collect();
         if grant == Grant::InScope {
