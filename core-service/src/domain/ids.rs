@@ -49,11 +49,6 @@ pub fn parse_optional_field_id(
         .transpose()
 }
 
-/// The identifier of the resource a call addresses: malformed means it names nothing.
-pub fn parse_resource_id(what: &str, raw: &str) -> Result<Uuid, ServiceError> {
-    parse_uuid(raw).ok_or_else(|| not_found(what, raw))
-}
-
 /// The identifier of the resource a call addresses, as given. Parsing cannot fail: a
 /// malformed id names nothing, so it answers NOT_FOUND like an unknown one, and only
 /// after the request's fields were judged ([`ResourceRef::id`]).

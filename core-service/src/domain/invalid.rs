@@ -40,6 +40,15 @@ pub enum Reason {
         raw: String,
     },
     NoIds,
+    /// Not one of a closed set of names (`allowed`, comma-separated).
+    NotOneOf {
+        raw: String,
+        allowed: String,
+    },
+    /// Needed in this combination of fields, e.g. `role is custom`.
+    RequiredWhen(&'static str),
+    /// Allowed only in this combination of fields.
+    OnlyWhen(&'static str),
     TooManyIds {
         max: usize,
         given: usize,
@@ -90,6 +99,11 @@ impl fmt::Display for Invalid {
                 write!(f, "{field}: '{}' is not a valid identifier", clip(raw))
             }
             Reason::NoIds => write!(f, "{field} must contain at least one id"),
+            Reason::NotOneOf { raw, allowed } => {
+                write!(f, "{field} '{}' is not one of {allowed}", clip(raw))
+            }
+            Reason::RequiredWhen(condition) => write!(f, "{field} is required when {condition}"),
+            Reason::OnlyWhen(condition) => write!(f, "{field} may be given only when {condition}"),
             Reason::TooManyIds { max, given } => write!(
                 f,
                 "{field} must contain at most {max} ids; {given} were given"

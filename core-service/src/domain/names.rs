@@ -35,8 +35,22 @@ impl GroupName {
     }
 }
 
-/// A department code: at most 64 characters; empty means "no code".
+/// A project name: not blank, at most 255 characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectName(String);
+
+impl ProjectName {
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        required_text("name", raw, MAX_NAME_CHARS).map(Self)
+    }
+
+    pub fn into_inner(self) -> String {
+        self.0
+    }
+}
+
+/// A department code: at most 64 characters; empty means "no code".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DepartmentCode(Option<String>);
 
 impl DepartmentCode {

@@ -1,18 +1,49 @@
-//! Read a content item (interface 4.6; contract section 8).
+//! Projects and content items: read a content item (interface 4.6; contract section 8),
+//! and create projects and content items (writes of `lms.v1.DirectoryService`, for
+//! account owners and administrators).
 
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, Set, prelude::Uuid,
 };
+use serde_json::json;
 
+use super::{
+    ID_CHUNK, Parsed, audit,
+    lookups::{find_user, require_users, unknown},
+};
 use crate::{
     access::{Caller, Grant, Operation},
+    db::write_transaction,
     domain::{
-        content::{default_view_url, format_added_date},
-        ids::{not_found, parse_resource_id},
+        content::{AddedDate, ViewUrl, default_view_url, format_added_date},
+        ids::{IdList, ResourceRef, new_id},
+        names::ProjectName,
+        text::Description,
     },
-    entities::{content_item, project_author},
+    entities::{content_item, project, project_author},
     error::{ServiceError, ServiceResult},
 };
+
+#[derive(Debug, Clone)]
+pub struct NewProject {
+    pub name: ProjectName,
+    pub author_ids: IdList,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewContentItem {
+    pub project_id: Uuid,
+    /// Checked by `required_text` (at most `MAX_NAME_CHARS`).
+    pub title: String,
+    pub description: Description,
+    pub user_id: Uuid,
+    /// Checked by `required_text` (at most `MAX_TYPE_CHARS`).
+    pub content_type: String,
+    pub added_date: AddedDate,
+    /// Absent means `{account URL}/view/{id}`.
+    pub view_url: Option<ViewUrl>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContentItemView {
@@ -29,15 +60,15 @@ pub struct ContentItemView {
 pub async fn get_content_item(
     db: &DatabaseConnection,
     caller: &Caller,
-    content_item_id: &str,
+    content_item: &ResourceRef,
 ) -> ServiceResult<ContentItemView> {
     let grant = caller.grant(Operation::GetContentItem)?;
-    let id = parse_resource_id("Content item", content_item_id)?;
+    let id = content_item.id("Content item")?;
     let item = content_item::Entity::find_by_id(id)
         .filter(content_item::Column::AccountId.eq(caller.account_id))
         .one(db)
         .await?
-        .ok_or_else(|| not_found("Content item", content_item_id))?;
+        .ok_or_else(|| content_item.not_found("Content item"))?;
     if grant == Grant::AuthoredProjects
         && project_author::Entity::find_by_id((item.project_id, caller.user_id))
             .one(db)
@@ -59,4 +90,116 @@ pub async fn get_content_item(
             .unwrap_or_else(|| default_view_url(&caller.account_url, item.id)),
         content_type: item.content_type,
     })
+}
+
+pub async fn create_project(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewProject>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let new = new?;
+    let name = new.name.into_inner();
+    let authors = new.author_ids.into_inner();
+    let caller = caller.clone();
+    write_transaction(db, caller.account_id, move |txn| {
+        Box::pin(async move {
+            require_users(txn, caller.account_id, &authors, "authorIds").await?;
+            let created = project::ActiveModel {
+                id: Set(new_id()),
+                account_id: Set(caller.account_id),
+                name: Set(name),
+            }
+            .insert(txn)
+            .await?;
+            let rows: Vec<project_author::ActiveModel> = authors
+                .iter()
+                .map(|user_id| project_author::ActiveModel {
+                    project_id: Set(created.id),
+                    user_id: Set(*user_id),
+                })
+                .collect();
+            for chunk in rows.chunks(ID_CHUNK / 2) {
+                project_author::Entity::insert_many(chunk.to_vec())
+                    .exec_without_returning(txn)
+                    .await?;
+            }
+            audit::record(
+                txn,
+                &caller,
+                audit::Change {
+                    action: "project.create",
+                    entity_type: "project",
+                    entity_id: created.id,
+                    before: None,
+                    after: Some(json!({ "name": created.name, "authorIds": authors })),
+                },
+            )
+            .await?;
+            Ok(created.id)
+        })
+    })
+    .await
+}
+
+pub async fn create_content_item(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewContentItem>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let new = new?;
+    let (project_id, user_id) = (new.project_id, new.user_id);
+    let (title, content_type) = (new.title, new.content_type);
+    let description = new.description.into_inner();
+    let added_at = new.added_date.into_inner();
+    let view_url = new.view_url.map(ViewUrl::into_inner);
+    let caller = caller.clone();
+    write_transaction(db, caller.account_id, move |txn| {
+        Box::pin(async move {
+            project::Entity::find_by_id(project_id)
+                .filter(project::Column::AccountId.eq(caller.account_id))
+                .one(txn)
+                .await?
+                .ok_or_else(|| unknown("projectId", project_id, "project"))?;
+            find_user(txn, caller.account_id, user_id)
+                .await?
+                .ok_or_else(|| unknown("userId", user_id, "user"))?;
+            let created = content_item::ActiveModel {
+                id: Set(new_id()),
+                account_id: Set(caller.account_id),
+                project_id: Set(project_id),
+                title: Set(title),
+                description: Set(description),
+                user_id: Set(user_id),
+                added_at: Set(added_at),
+                content_type: Set(content_type),
+                view_url: Set(view_url),
+            }
+            .insert(txn)
+            .await?;
+            audit::record(
+                txn,
+                &caller,
+                audit::Change {
+                    action: "content_item.create",
+                    entity_type: "content_item",
+                    entity_id: created.id,
+                    before: None,
+                    after: Some(json!({
+                        "projectId": created.project_id,
+                        "title": created.title,
+                        "description": created.description,
+                        "userId": created.user_id,
+                        "addedDate": format_added_date(created.added_at),
+                        "type": created.content_type,
+                        "viewUrl": created.view_url,
+                    })),
+                },
+            )
+            .await?;
+            Ok(created.id)
+        })
+    })
+    .await
 }

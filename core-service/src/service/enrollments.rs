@@ -1,20 +1,32 @@
-//! Delete enrollments (interface 4.5; contract section 7): all or nothing.
+//! Enrollments: delete them (interface 4.5; contract section 7), all or nothing, and
+//! enroll a user (a write of `lms.v1.DirectoryService`, for account owners and
+//! administrators).
 
 use std::collections::BTreeSet;
 
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
 };
 use serde_json::json;
 
-use super::{ID_CHUNK, audit, scope};
+use super::{
+    ID_CHUNK, Parsed, audit,
+    lookups::{self, find_user, unknown},
+};
 use crate::{
     access::{Caller, Grant, Operation},
     db::write_transaction,
-    domain::ids::IdList,
-    entities::enrollment,
+    domain::ids::{IdList, new_id},
+    entities::{content_item, enrollment},
     error::{ServiceError, ServiceResult},
 };
+
+#[derive(Debug, Clone)]
+pub struct NewEnrollment {
+    pub learner_id: Uuid,
+    pub content_item_id: Uuid,
+}
 
 /// Deletes the named enrollments of the caller's account and returns how many went.
 /// Ids naming nothing are ignored (a retry still succeeds); if any named enrollment
@@ -22,10 +34,10 @@ use crate::{
 pub async fn delete_enrollments(
     db: &DatabaseConnection,
     caller: &Caller,
-    raw_ids: &[String],
+    enrollment_ids: Parsed<IdList>,
 ) -> ServiceResult<u64> {
     let grant = caller.grant(Operation::DeleteEnrollments)?;
-    let ids = IdList::parse_non_empty("enrollmentIds", raw_ids)?.into_inner();
+    let ids = enrollment_ids?.into_inner();
     let caller = caller.clone();
     write_transaction(db, caller.account_id, move |txn| {
         Box::pin(async move {
@@ -46,7 +58,7 @@ pub async fn delete_enrollments(
                 let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
                 let learners: Vec<Uuid> = learners.into_iter().collect();
                 let outside =
-                    scope::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
+                    lookups::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
                 if !outside.is_empty() {
                     return Err(ServiceError::denied(format!(
                         "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
@@ -78,6 +90,71 @@ pub async fn delete_enrollments(
                 .collect();
             audit::record_all(txn, &caller, changes).await?;
             Ok(deleted)
+        })
+    })
+    .await
+}
+
+/// Enrolls a user in a content item and returns the enrollment id. Enrolling the same
+/// user in the same item again returns the existing enrollment (a retry is harmless).
+pub async fn create_enrollment(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewEnrollment>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let NewEnrollment {
+        learner_id,
+        content_item_id,
+    } = new?;
+    let caller = caller.clone();
+    write_transaction(db, caller.account_id, move |txn| {
+        Box::pin(async move {
+            find_user(txn, caller.account_id, learner_id)
+                .await?
+                .ok_or_else(|| unknown("learnerId", learner_id, "user"))?;
+            content_item::Entity::find_by_id(content_item_id)
+                .filter(content_item::Column::AccountId.eq(caller.account_id))
+                .one(txn)
+                .await?
+                .ok_or_else(|| unknown("contentItemId", content_item_id, "content item"))?;
+            let existing = enrollment::Entity::find()
+                .select_only()
+                .column(enrollment::Column::Id)
+                .filter(enrollment::Column::AccountId.eq(caller.account_id))
+                .filter(enrollment::Column::LearnerId.eq(learner_id))
+                .filter(enrollment::Column::ContentItemId.eq(content_item_id))
+                .into_tuple::<Uuid>()
+                .one(txn)
+                .await?;
+            if let Some(existing) = existing {
+                return Ok(existing);
+            }
+            let created = enrollment::ActiveModel {
+                id: Set(new_id()),
+                account_id: Set(caller.account_id),
+                learner_id: Set(learner_id),
+                content_item_id: Set(content_item_id),
+                created_at: Set(chrono::Utc::now()),
+            }
+            .insert(txn)
+            .await?;
+            audit::record(
+                txn,
+                &caller,
+                audit::Change {
+                    action: "enrollment.create",
+                    entity_type: "enrollment",
+                    entity_id: created.id,
+                    before: None,
+                    after: Some(json!({
+                        "learnerId": learner_id,
+                        "contentItemId": content_item_id,
+                    })),
+                },
+            )
+            .await?;
+            Ok(created.id)
         })
     })
     .await
