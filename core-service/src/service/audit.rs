@@ -1,13 +1,18 @@
-//! The audit record (contract section 10): who, when, what, the request id, and the
-//! values before and after, written in the transaction of the change it records.
+//! The audit record as bodies of [`write_transaction`](crate::db::write_transaction)
+//! write it themselves, naming action and entity kind by their stored strings.
+//! [`db::write`](crate::db::write) bodies record typed changes instead
+//! ([`Write::record`](crate::db::Write::record)).
 
-use sea_orm::{ConnectionTrait, EntityTrait as _, Set, prelude::Uuid};
+use sea_orm::{ConnectionTrait, prelude::Uuid};
 use serde_json::Value;
 
-use super::ID_CHUNK;
-use crate::{access::Caller, domain::ids::new_id, entities::audit_log, error::ServiceResult};
+use crate::{
+    access::Caller,
+    db::{self, Actor, AuditAction},
+    error::{ServiceError, ServiceResult},
+};
 
-/// One change to record.
+/// One change to record, by the stored names of its action and entity kind.
 #[derive(Debug)]
 pub struct Change {
     pub action: &'static str,
@@ -15,6 +20,28 @@ pub struct Change {
     pub entity_id: Uuid,
     pub before: Option<Value>,
     pub after: Option<Value>,
+}
+
+impl TryFrom<Change> for db::Change {
+    type Error = ServiceError;
+
+    fn try_from(change: Change) -> ServiceResult<Self> {
+        let action = AuditAction::parse(change.action)
+            .filter(|action| action.entity().as_str() == change.entity_type)
+            .ok_or_else(|| {
+                ServiceError::Unexpected(anyhow::anyhow!(
+                    "no audit action {:?} on {:?}",
+                    change.action,
+                    change.entity_type
+                ))
+            })?;
+        Ok(db::Change {
+            action,
+            entity_id: change.entity_id,
+            before: change.before,
+            after: change.after,
+        })
+    }
 }
 
 pub async fn record(
@@ -30,27 +57,10 @@ pub async fn record_all(
     caller: &Caller,
     changes: Vec<Change>,
 ) -> ServiceResult<()> {
-    let now = chrono::Utc::now();
-    let rows: Vec<audit_log::ActiveModel> = changes
+    let changes = changes
         .into_iter()
-        .map(|change| audit_log::ActiveModel {
-            id: Set(new_id()),
-            account_id: Set(caller.account_id),
-            actor_user_id: Set(Some(caller.user_id)),
-            action: Set(change.action.to_owned()),
-            entity_type: Set(change.entity_type.to_owned()),
-            entity_id: Set(change.entity_id),
-            request_id: Set(caller.request_id.clone()),
-            before: Set(change.before.map(|v| v.to_string())),
-            after: Set(change.after.map(|v| v.to_string())),
-            created_at: Set(now),
-        })
-        .collect();
-    // Ten columns a row: stay below the bound-parameter limits.
-    for chunk in rows.chunks(ID_CHUNK / 10) {
-        audit_log::Entity::insert_many(chunk.to_vec())
-            .exec_without_returning(conn)
-            .await?;
-    }
+        .map(db::Change::try_from)
+        .collect::<ServiceResult<Vec<_>>>()?;
+    db::audit::insert(conn, &Actor::from(caller), changes).await?;
     Ok(())
 }

@@ -7,10 +7,10 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{ID_CHUNK, audit, scope};
+use super::scope;
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change, bulk},
     domain::ids::{clip, parse_uuid},
     entities::enrollment,
     error::{ServiceError, ServiceResult},
@@ -50,59 +50,52 @@ pub async fn delete_enrollments(
         })
         .collect::<ServiceResult<_>>()?;
     let ids: Vec<Uuid> = ids.into_iter().collect();
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let mut found = Vec::with_capacity(ids.len());
-            for chunk in ids.chunks(ID_CHUNK) {
-                found.extend(
-                    enrollment::Entity::find()
-                        .filter(enrollment::Column::AccountId.eq(caller.account_id))
-                        .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
-                        .all(txn)
-                        .await?,
-                );
-            }
-            if found.is_empty() {
-                return Ok(0);
-            }
-            if grant == Grant::InScope {
-                let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
-                let learners: Vec<Uuid> = learners.into_iter().collect();
-                let outside =
-                    scope::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
-                if !outside.is_empty() {
-                    return Err(ServiceError::denied(format!(
-                        "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
-                        found.iter().filter(|e| outside.contains(&e.learner_id)).count()
-                    )));
-                }
-            }
-            let found_ids: Vec<Uuid> = found.iter().map(|e| e.id).collect();
-            let mut deleted = 0;
-            for chunk in found_ids.chunks(ID_CHUNK) {
-                deleted += enrollment::Entity::delete_many()
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let mut found = Vec::with_capacity(ids.len());
+        for chunk in bulk::in_chunks(&ids) {
+            found.extend(
+                enrollment::Entity::find()
+                    .filter(enrollment::Column::AccountId.eq(caller.account_id))
                     .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
-                    .exec(txn)
-                    .await?
-                    .rows_affected;
+                    .all(txn)
+                    .await?,
+            );
+        }
+        if found.is_empty() {
+            return Ok(0);
+        }
+        if grant == Grant::InScope {
+            let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
+            let learners: Vec<Uuid> = learners.into_iter().collect();
+            let outside =
+                scope::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
+            if !outside.is_empty() {
+                return Err(ServiceError::denied(format!(
+                    "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
+                    found.iter().filter(|e| outside.contains(&e.learner_id)).count()
+                )));
             }
-            let changes = found
-                .into_iter()
-                .map(|e| audit::Change {
-                    action: "enrollment.delete",
-                    entity_type: "enrollment",
-                    entity_id: e.id,
-                    before: Some(json!({
-                        "learnerId": e.learner_id,
-                        "contentItemId": e.content_item_id,
-                    })),
-                    after: None,
-                })
-                .collect();
-            audit::record_all(txn, &caller, changes).await?;
-            Ok(deleted)
-        })
+        }
+        let found_ids: Vec<Uuid> = found.iter().map(|e| e.id).collect();
+        let mut deleted = 0;
+        for chunk in bulk::in_chunks(&found_ids) {
+            deleted += enrollment::Entity::delete_many()
+                .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
+                .exec(txn)
+                .await?
+                .rows_affected;
+        }
+        w.record_all(found.into_iter().map(|e| Change {
+            action: AuditAction::EnrollmentDeleted,
+            entity_id: e.id,
+            before: Some(json!({
+                "learnerId": e.learner_id,
+                "contentItemId": e.content_item_id,
+            })),
+            after: None,
+        }));
+        Ok(deleted)
     })
     .await
 }

@@ -8,10 +8,9 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::audit;
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change},
     domain::{
         ids::{not_found, parse_resource_id},
         names::GroupName,
@@ -81,37 +80,29 @@ pub async fn update_group(
     caller.grant(Operation::UpdateGroup)?;
     let name = name.as_deref().map(GroupName::parse).transpose()?;
     // After the name: a malformed id names nothing, so it must answer like an unknown one.
-    let raw_id = group_id.to_owned();
+    let raw_id = group_id;
     let id = parse_resource_id("Group", group_id)?;
     let Some(name) = name else {
         // A no-op writes nothing, not even the account lock; it still answers 404.
         find_in_account(db, caller.account_id, id)
             .await?
-            .ok_or_else(|| not_found("Group", &raw_id))?;
+            .ok_or_else(|| not_found("Group", raw_id))?;
         return Ok(());
     };
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_in_account(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| not_found("Group", &raw_id))?;
-            let mut updated: group::ActiveModel = current.clone().into();
-            updated.name = Set(name.into_inner());
-            let updated = updated.update(txn).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "group.update",
-                    entity_type: "group",
-                    entity_id: id,
-                    before: Some(json!({ "name": current.name })),
-                    after: Some(json!({ "name": updated.name })),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let current = find_in_account(w.txn(), caller.account_id, id)
+            .await?
+            .ok_or_else(|| not_found("Group", raw_id))?;
+        let mut updated: group::ActiveModel = current.clone().into();
+        updated.name = Set(name.into_inner());
+        let updated = updated.update(w.txn()).await?;
+        w.record(Change {
+            action: AuditAction::GroupUpdated,
+            entity_id: id,
+            before: Some(json!({ "name": current.name })),
+            after: Some(json!({ "name": updated.name })),
+        });
+        Ok(())
     })
     .await
 }

@@ -8,7 +8,8 @@
 //!   enrollments, points).
 //! - [`scope`]: department-subtree questions, answered through `department_closure`.
 //! - [`tree`]: keeping `department_closure` right when departments are added or moved.
-//! - [`audit`]: the audit record every change writes in its own transaction.
+//! - [`audit`]: the audit record as [`db::write_transaction`](crate::db::write_transaction)
+//!   bodies write it themselves.
 
 pub mod audit;
 pub mod content;
@@ -20,6 +21,6 @@ pub mod points;
 pub mod scope;
 pub mod tree;
 
-/// SQLite allows 32,766 bound parameters per statement; PostgreSQL 65,535. Lists of
-/// ids go to the database in chunks well below both.
+/// Ids per `IN (…)` list of the directory writes that have not moved onto
+/// [`db::bulk`](crate::db::bulk) yet.
 pub(crate) const ID_CHUNK: usize = 5_000;
