@@ -6,11 +6,13 @@
 //!   the credentials cache told when callers changed.
 //! - [`audit`]: the audit record, with its actions and entity kinds as enums.
 //! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.
+//! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
 
 use std::{path::Path, time::Duration};
 
 pub mod audit;
 pub mod bulk;
+pub mod conflict;
 pub mod write;
 
 use anyhow::Context as _;
@@ -22,6 +24,7 @@ use sea_orm::{
 
 pub use self::{
     audit::{Actor, AuditAction, AuditEntity, Change},
+    conflict::{UniqueKey, unique_violation},
     write::{Write, write, write_transaction},
 };
 
