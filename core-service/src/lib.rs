@@ -4,7 +4,8 @@
 //! Layout:
 //! - [`settings`]: the typed settings of `lms-core` (clap, with environment fallbacks).
 //! - [`app`]: start-up (`App::build` binds, `App::run_until` serves) and shutdown.
-//! - [`db`]: connecting to SQLite or PostgreSQL, migrations, write transactions.
+//! - [`db`]: connecting to SQLite or PostgreSQL, migrations, and the data-layer toolkit:
+//!   the write helper (account lock, audit rows, cache invalidation), bulk inserts.
 //! - [`entities`]: the SeaORM entities, one module per table (see `docs/data-model.md`).
 //! - [`domain`]: validated values (identifiers, names, roles, permissions).
 //! - [`auth`]: who is calling: argon2id passwords, the verified-credentials cache, throttling.

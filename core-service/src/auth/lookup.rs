@@ -1,7 +1,7 @@
 //! The database reads authentication needs: one indexed lookup for the login, and the
 //! role details only when the role needs them.
 
-use std::collections::HashSet;
+use std::{collections::HashSet, sync::Arc};
 
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
@@ -10,6 +10,7 @@ use sea_orm::{
     sea_query::{Expr, Query, UnionType},
 };
 
+use super::AuthRevision;
 use crate::{
     access::Caller,
     domain::roles::{Permission, Role},
@@ -71,6 +72,7 @@ pub(super) async fn load_caller(
     db: &DatabaseConnection,
     login: Login,
     request_id: Option<String>,
+    auth_revision: &Arc<AuthRevision>,
 ) -> ServiceResult<Caller> {
     let role = Role::parse(&login.role).ok_or_else(|| {
         ServiceError::Unexpected(anyhow::anyhow!(
@@ -97,6 +99,7 @@ pub(super) async fn load_caller(
         permissions,
         managed_department_ids,
         request_id,
+        auth_revision: Some(Arc::clone(auth_revision)),
     })
 }
 

@@ -254,7 +254,7 @@ impl Authenticator {
         };
         self.throttle.record_success(&throttle_key);
         let password_hash = login.password_hash.clone();
-        let caller = lookup::load_caller(&self.db, login, request_id).await?;
+        let caller = lookup::load_caller(&self.db, login, request_id, &self.revision).await?;
         if let Some(generation) = generation {
             self.cache
                 .remember_caller(&login_key, &password_hash, generation, &caller);

@@ -1,8 +1,6 @@
-//! `lms.v1.DirectoryService`: the writes of internal services, one method each.
-//!
-//! A committed change to who a user is (password, role, managed departments, active flag)
-//! tells the authenticator at once, so the user's very next request is read afresh here;
-//! other processes learn of it through the `auth_revisions` row.
+//! `lms.v1.DirectoryService`: the writes of internal services, one method each:
+//! convert the request, call the service, map the error. A committed change to who a
+//! user is tells the authenticator by itself (`db::write`), so nothing here has to.
 
 use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};
@@ -45,7 +43,6 @@ impl DirectoryService for DirectoryApi {
         let change = request.into_inner().try_into();
         let verifier = self.state.auth.verifier();
         users::set_user_password(&self.state.db, verifier, &caller, change).await?;
-        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserPasswordResponse {}))
     }
 
@@ -57,7 +54,6 @@ impl DirectoryService for DirectoryApi {
         let caller = caller(&self.state, &request).await?;
         let change = request.into_inner().try_into();
         users::set_user_role(&self.state.db, &caller, change).await?;
-        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserRoleResponse {}))
     }
 
@@ -69,7 +65,6 @@ impl DirectoryService for DirectoryApi {
         let caller = caller(&self.state, &request).await?;
         let change = request.into_inner().try_into();
         users::set_user_managed_departments(&self.state.db, &caller, change).await?;
-        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserManagedDepartmentsResponse {}))
     }
 
@@ -81,7 +76,6 @@ impl DirectoryService for DirectoryApi {
         let caller = caller(&self.state, &request).await?;
         let change = request.into_inner().into();
         users::set_user_active(&self.state.db, &caller, change).await?;
-        self.state.auth.users_changed();
         Ok(Response::new(pb::SetUserActiveResponse {}))
     }
 

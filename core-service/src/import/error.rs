@@ -33,8 +33,12 @@ pub enum ImportError {
     /// Hashing a plain-text password failed.
     #[error("password hashing failed: {0}")]
     Hashing(String),
+    /// A row of the document collides with one written meanwhile (a unique-key
+    /// violation, see `db::conflict`).
+    #[error("the database refused the import: {0}")]
+    Conflict(&'static str),
     #[error("the database failed during the import")]
-    Database(#[from] sea_orm::DbErr),
+    Database(#[source] sea_orm::DbErr),
 }
 
 impl ImportError {

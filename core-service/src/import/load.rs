@@ -9,9 +9,8 @@
 use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
 
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    Iterable as _, QueryFilter as _, QuerySelect as _, Set, SqliteTransactionMode,
-    TransactionOptions, TransactionTrait as _,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter as _,
+    QuerySelect as _, Set, SqliteTransactionMode, TransactionOptions, TransactionTrait as _,
 };
 use serde::Serialize;
 use serde_json::json;
@@ -23,6 +22,7 @@ use super::{
 };
 use crate::{
     auth::password::PasswordHasher,
+    db::bulk::{self, insert_all},
     domain::ids::new_id,
     entities::{
         account, audit_log, content_item, custom_role, custom_role_permission, department,
@@ -30,11 +30,6 @@ use crate::{
         user_managed_department, user_points,
     },
 };
-
-/// Bound parameters per INSERT: below SQLite's 32,766 and PostgreSQL's 65,535.
-const MAX_PARAMETERS: usize = 30_000;
-/// Ids per `IN (…)` list when checking what already exists.
-const ID_CHUNK: usize = 5_000;
 
 /// How much an import wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -427,7 +422,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
         .map(|account| account.url.clone())
         .collect();
     let mut taken_urls = HashSet::new();
-    for chunk in urls.chunks(ID_CHUNK) {
+    for chunk in bulk::in_chunks(&urls) {
         let found: Vec<String> = account::Entity::find()
             .select_only()
             .column(account::Column::Url)
@@ -476,7 +471,7 @@ async fn existing<E: EntityTrait>(
     ids: &[Uuid],
 ) -> Result<Vec<Uuid>, DbErr> {
     let mut found = Vec::new();
-    for chunk in ids.chunks(ID_CHUNK) {
+    for chunk in bulk::in_chunks(ids) {
         let rows: Vec<Uuid> = E::find()
             .select_only()
             .column(column)
@@ -487,28 +482,6 @@ async fn existing<E: EntityTrait>(
         found.extend(rows);
     }
     Ok(found)
-}
-
-/// Inserts `rows` with as few statements as the bound-parameter limit allows.
-async fn insert_all<A>(
-    conn: &impl ConnectionTrait,
-    rows: impl IntoIterator<Item = A>,
-) -> Result<(), DbErr>
-where
-    A: ActiveModelTrait + Send,
-{
-    let columns = <A::Entity as EntityTrait>::Column::iter().count().max(1);
-    let per_statement = (MAX_PARAMETERS / columns).max(1);
-    let mut rows = rows.into_iter();
-    loop {
-        let chunk: Vec<A> = rows.by_ref().take(per_statement).collect();
-        if chunk.is_empty() {
-            return Ok(());
-        }
-        <A::Entity as EntityTrait>::insert_many(chunk)
-            .exec_without_returning(conn)
-            .await?;
-    }
 }
 
 /// Replaces every plain password of `plan` by its argon2id hash, on the blocking pool

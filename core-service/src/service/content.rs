@@ -9,12 +9,12 @@ use sea_orm::{
 use serde_json::json;
 
 use super::{
-    ID_CHUNK, Parsed, audit,
+    Parsed,
     lookups::{find_user, require_users, unknown},
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change, bulk},
     domain::{
         content::{AddedDate, ViewUrl, default_view_url, format_added_date},
         ids::{IdList, ResourceRef, new_id},
@@ -101,43 +101,31 @@ pub async fn create_project(
     let new = new?;
     let name = new.name.into_inner();
     let authors = new.author_ids.into_inner();
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            require_users(txn, caller.account_id, &authors, "authorIds").await?;
-            let created = project::ActiveModel {
-                id: Set(new_id()),
-                account_id: Set(caller.account_id),
-                name: Set(name),
-            }
-            .insert(txn)
-            .await?;
-            let rows: Vec<project_author::ActiveModel> = authors
-                .iter()
-                .map(|user_id| project_author::ActiveModel {
-                    project_id: Set(created.id),
-                    user_id: Set(*user_id),
-                })
-                .collect();
-            for chunk in rows.chunks(ID_CHUNK / 2) {
-                project_author::Entity::insert_many(chunk.to_vec())
-                    .exec_without_returning(txn)
-                    .await?;
-            }
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "project.create",
-                    entity_type: "project",
-                    entity_id: created.id,
-                    before: None,
-                    after: Some(json!({ "name": created.name, "authorIds": authors })),
-                },
-            )
-            .await?;
-            Ok(created.id)
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        require_users(txn, caller.account_id, &authors, "authorIds").await?;
+        let created = project::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            name: Set(name),
+        }
+        .insert(txn)
+        .await?;
+        let rows: Vec<project_author::ActiveModel> = authors
+            .iter()
+            .map(|user_id| project_author::ActiveModel {
+                project_id: Set(created.id),
+                user_id: Set(*user_id),
+            })
+            .collect();
+        bulk::insert_all(txn, rows).await?;
+        w.record(Change {
+            action: AuditAction::ProjectCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({ "name": created.name, "authorIds": authors })),
+        });
+        Ok(created.id)
     })
     .await
 }
@@ -154,52 +142,44 @@ pub async fn create_content_item(
     let description = new.description.into_inner();
     let added_at = new.added_date.into_inner();
     let view_url = new.view_url.map(ViewUrl::into_inner);
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            project::Entity::find_by_id(project_id)
-                .filter(project::Column::AccountId.eq(caller.account_id))
-                .one(txn)
-                .await?
-                .ok_or_else(|| unknown("projectId", project_id, "project"))?;
-            find_user(txn, caller.account_id, user_id)
-                .await?
-                .ok_or_else(|| unknown("userId", user_id, "user"))?;
-            let created = content_item::ActiveModel {
-                id: Set(new_id()),
-                account_id: Set(caller.account_id),
-                project_id: Set(project_id),
-                title: Set(title),
-                description: Set(description),
-                user_id: Set(user_id),
-                added_at: Set(added_at),
-                content_type: Set(content_type),
-                view_url: Set(view_url),
-            }
-            .insert(txn)
-            .await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "content_item.create",
-                    entity_type: "content_item",
-                    entity_id: created.id,
-                    before: None,
-                    after: Some(json!({
-                        "projectId": created.project_id,
-                        "title": created.title,
-                        "description": created.description,
-                        "userId": created.user_id,
-                        "addedDate": format_added_date(created.added_at),
-                        "type": created.content_type,
-                        "viewUrl": created.view_url,
-                    })),
-                },
-            )
-            .await?;
-            Ok(created.id)
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        project::Entity::find_by_id(project_id)
+            .filter(project::Column::AccountId.eq(caller.account_id))
+            .one(txn)
+            .await?
+            .ok_or_else(|| unknown("projectId", project_id, "project"))?;
+        find_user(txn, caller.account_id, user_id)
+            .await?
+            .ok_or_else(|| unknown("userId", user_id, "user"))?;
+        let created = content_item::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            project_id: Set(project_id),
+            title: Set(title),
+            description: Set(description),
+            user_id: Set(user_id),
+            added_at: Set(added_at),
+            content_type: Set(content_type),
+            view_url: Set(view_url),
+        }
+        .insert(txn)
+        .await?;
+        w.record(Change {
+            action: AuditAction::ContentItemCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({
+                "projectId": created.project_id,
+                "title": created.title,
+                "description": created.description,
+                "userId": created.user_id,
+                "addedDate": format_added_date(created.added_at),
+                "type": created.content_type,
+                "viewUrl": created.view_url,
+            })),
+        });
+        Ok(created.id)
     })
     .await
 }

@@ -4,13 +4,13 @@ use sea_orm::{ActiveModelTrait as _, ConnectionTrait, DatabaseConnection, Set, p
 use serde_json::json;
 
 use super::{
-    Parsed, audit,
+    Parsed,
     lookups::{self as scope, find_department, unknown},
     tree,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change},
     domain::{
         ids::{ResourceRef, new_id},
         names::{DepartmentCode, DepartmentName},
@@ -45,47 +45,38 @@ pub async fn create_department(
     let new = new?;
     let (name, parent_id) = (new.name.into_inner(), new.parent_department_id);
     let code = new.code.into_inner();
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let parent = find_department(txn, caller.account_id, parent_id)
-                .await?
-                .ok_or_else(|| unknown("parentDepartmentId", parent_id, "department"))?;
-            if grant == Grant::InScope
-                && !scope::department_in_scope(txn, &caller.managed_department_ids, parent.id)
-                    .await?
-            {
-                return Err(ServiceError::denied(
-                    "You may add departments only under departments you manage.",
-                ));
-            }
-            let now = chrono::Utc::now();
-            let created = department::ActiveModel {
-                id: Set(new_id()),
-                account_id: Set(caller.account_id),
-                parent_id: Set(Some(parent.id)),
-                name: Set(name),
-                code: Set(code),
-                created_at: Set(now),
-                updated_at: Set(now),
-            }
-            .insert(txn)
-            .await?;
-            tree::attach_leaf(txn, caller.account_id, created.id, parent.id).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "department.create",
-                    entity_type: "department",
-                    entity_id: created.id,
-                    before: None,
-                    after: Some(snapshot(&created)),
-                },
-            )
-            .await?;
-            Ok(created.id)
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let parent = find_department(txn, caller.account_id, parent_id)
+            .await?
+            .ok_or_else(|| unknown("parentDepartmentId", parent_id, "department"))?;
+        if grant == Grant::InScope
+            && !scope::department_in_scope(txn, &caller.managed_department_ids, parent.id).await?
+        {
+            return Err(ServiceError::denied(
+                "You may add departments only under departments you manage.",
+            ));
+        }
+        let now = chrono::Utc::now();
+        let created = department::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            parent_id: Set(Some(parent.id)),
+            name: Set(name),
+            code: Set(code),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(txn)
+        .await?;
+        tree::attach_leaf(txn, caller.account_id, created.id, parent.id).await?;
+        w.record(Change {
+            action: AuditAction::DepartmentCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(snapshot(&created)),
+        });
+        Ok(created.id)
     })
     .await
 }
@@ -110,45 +101,38 @@ pub async fn update_department(
         find_updatable(db, caller, &department, department_id, scoped).await?;
         return Ok(());
     }
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_updatable(txn, &caller, &department, department_id, scoped).await?;
-            if let Some(parent_id) = new_parent_id {
-                check_new_parent(txn, &caller, &current, parent_id, scoped).await?;
-            }
-            let moves = new_parent_id.is_some_and(|p| current.parent_id != Some(p));
-            let mut updated: department::ActiveModel = current.clone().into();
-            if let Some(name) = name {
-                updated.name = Set(name.into_inner());
-            }
-            if let Some(code) = code {
-                updated.code = Set(code.into_inner());
-            }
-            if let Some(parent_id) = new_parent_id {
-                updated.parent_id = Set(Some(parent_id));
-            }
-            if !updated.is_changed() {
-                return Ok(());
-            }
-            updated.updated_at = Set(chrono::Utc::now());
-            let updated = updated.update(txn).await?;
-            if let (true, Some(parent_id)) = (moves, new_parent_id) {
-                tree::move_subtree(txn, caller.account_id, department_id, parent_id).await?;
-            }
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "department.update",
-                    entity_type: "department",
-                    entity_id: department_id,
-                    before: Some(snapshot(&current)),
-                    after: Some(snapshot(&updated)),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_updatable(txn, caller, &department, department_id, scoped).await?;
+        if let Some(parent_id) = new_parent_id {
+            check_new_parent(txn, caller, &current, parent_id, scoped).await?;
+        }
+        let moves = new_parent_id.is_some_and(|p| current.parent_id != Some(p));
+        let mut updated: department::ActiveModel = current.clone().into();
+        if let Some(name) = name {
+            updated.name = Set(name.into_inner());
+        }
+        if let Some(code) = code {
+            updated.code = Set(code.into_inner());
+        }
+        if let Some(parent_id) = new_parent_id {
+            updated.parent_id = Set(Some(parent_id));
+        }
+        if !updated.is_changed() {
+            return Ok(());
+        }
+        updated.updated_at = Set(chrono::Utc::now());
+        let updated = updated.update(txn).await?;
+        if let (true, Some(parent_id)) = (moves, new_parent_id) {
+            tree::move_subtree(txn, caller.account_id, department_id, parent_id).await?;
+        }
+        w.record(Change {
+            action: AuditAction::DepartmentUpdated,
+            entity_id: department_id,
+            before: Some(snapshot(&current)),
+            after: Some(snapshot(&updated)),
+        });
+        Ok(())
     })
     .await
 }

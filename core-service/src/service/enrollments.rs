@@ -11,12 +11,12 @@ use sea_orm::{
 use serde_json::json;
 
 use super::{
-    ID_CHUNK, Parsed, audit,
+    Parsed,
     lookups::{self, find_user, unknown},
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change, bulk},
     domain::ids::{IdList, new_id},
     entities::{content_item, enrollment},
     error::{ServiceError, ServiceResult},
@@ -38,59 +38,52 @@ pub async fn delete_enrollments(
 ) -> ServiceResult<u64> {
     let grant = caller.grant(Operation::DeleteEnrollments)?;
     let ids = enrollment_ids?.into_inner();
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let mut found = Vec::with_capacity(ids.len());
-            for chunk in ids.chunks(ID_CHUNK) {
-                found.extend(
-                    enrollment::Entity::find()
-                        .filter(enrollment::Column::AccountId.eq(caller.account_id))
-                        .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
-                        .all(txn)
-                        .await?,
-                );
-            }
-            if found.is_empty() {
-                return Ok(0);
-            }
-            if grant == Grant::InScope {
-                let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
-                let learners: Vec<Uuid> = learners.into_iter().collect();
-                let outside =
-                    lookups::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
-                if !outside.is_empty() {
-                    return Err(ServiceError::denied(format!(
-                        "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
-                        found.iter().filter(|e| outside.contains(&e.learner_id)).count()
-                    )));
-                }
-            }
-            let found_ids: Vec<Uuid> = found.iter().map(|e| e.id).collect();
-            let mut deleted = 0;
-            for chunk in found_ids.chunks(ID_CHUNK) {
-                deleted += enrollment::Entity::delete_many()
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let mut found = Vec::with_capacity(ids.len());
+        for chunk in bulk::in_chunks(&ids) {
+            found.extend(
+                enrollment::Entity::find()
+                    .filter(enrollment::Column::AccountId.eq(caller.account_id))
                     .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
-                    .exec(txn)
-                    .await?
-                    .rows_affected;
+                    .all(txn)
+                    .await?,
+            );
+        }
+        if found.is_empty() {
+            return Ok(0);
+        }
+        if grant == Grant::InScope {
+            let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
+            let learners: Vec<Uuid> = learners.into_iter().collect();
+            let outside =
+                lookups::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
+            if !outside.is_empty() {
+                return Err(ServiceError::denied(format!(
+                    "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
+                    found.iter().filter(|e| outside.contains(&e.learner_id)).count()
+                )));
             }
-            let changes = found
-                .into_iter()
-                .map(|e| audit::Change {
-                    action: "enrollment.delete",
-                    entity_type: "enrollment",
-                    entity_id: e.id,
-                    before: Some(json!({
-                        "learnerId": e.learner_id,
-                        "contentItemId": e.content_item_id,
-                    })),
-                    after: None,
-                })
-                .collect();
-            audit::record_all(txn, &caller, changes).await?;
-            Ok(deleted)
-        })
+        }
+        let found_ids: Vec<Uuid> = found.iter().map(|e| e.id).collect();
+        let mut deleted = 0;
+        for chunk in bulk::in_chunks(&found_ids) {
+            deleted += enrollment::Entity::delete_many()
+                .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
+                .exec(txn)
+                .await?
+                .rows_affected;
+        }
+        w.record_all(found.into_iter().map(|e| Change {
+            action: AuditAction::EnrollmentDeleted,
+            entity_id: e.id,
+            before: Some(json!({
+                "learnerId": e.learner_id,
+                "contentItemId": e.content_item_id,
+            })),
+            after: None,
+        }));
+        Ok(deleted)
     })
     .await
 }
@@ -107,55 +100,47 @@ pub async fn create_enrollment(
         learner_id,
         content_item_id,
     } = new?;
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            find_user(txn, caller.account_id, learner_id)
-                .await?
-                .ok_or_else(|| unknown("learnerId", learner_id, "user"))?;
-            content_item::Entity::find_by_id(content_item_id)
-                .filter(content_item::Column::AccountId.eq(caller.account_id))
-                .one(txn)
-                .await?
-                .ok_or_else(|| unknown("contentItemId", content_item_id, "content item"))?;
-            let existing = enrollment::Entity::find()
-                .select_only()
-                .column(enrollment::Column::Id)
-                .filter(enrollment::Column::AccountId.eq(caller.account_id))
-                .filter(enrollment::Column::LearnerId.eq(learner_id))
-                .filter(enrollment::Column::ContentItemId.eq(content_item_id))
-                .into_tuple::<Uuid>()
-                .one(txn)
-                .await?;
-            if let Some(existing) = existing {
-                return Ok(existing);
-            }
-            let created = enrollment::ActiveModel {
-                id: Set(new_id()),
-                account_id: Set(caller.account_id),
-                learner_id: Set(learner_id),
-                content_item_id: Set(content_item_id),
-                created_at: Set(chrono::Utc::now()),
-            }
-            .insert(txn)
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        find_user(txn, caller.account_id, learner_id)
+            .await?
+            .ok_or_else(|| unknown("learnerId", learner_id, "user"))?;
+        content_item::Entity::find_by_id(content_item_id)
+            .filter(content_item::Column::AccountId.eq(caller.account_id))
+            .one(txn)
+            .await?
+            .ok_or_else(|| unknown("contentItemId", content_item_id, "content item"))?;
+        let existing = enrollment::Entity::find()
+            .select_only()
+            .column(enrollment::Column::Id)
+            .filter(enrollment::Column::AccountId.eq(caller.account_id))
+            .filter(enrollment::Column::LearnerId.eq(learner_id))
+            .filter(enrollment::Column::ContentItemId.eq(content_item_id))
+            .into_tuple::<Uuid>()
+            .one(txn)
             .await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "enrollment.create",
-                    entity_type: "enrollment",
-                    entity_id: created.id,
-                    before: None,
-                    after: Some(json!({
-                        "learnerId": learner_id,
-                        "contentItemId": content_item_id,
-                    })),
-                },
-            )
-            .await?;
-            Ok(created.id)
-        })
+        if let Some(existing) = existing {
+            return Ok(existing);
+        }
+        let created = enrollment::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            learner_id: Set(learner_id),
+            content_item_id: Set(content_item_id),
+            created_at: Set(chrono::Utc::now()),
+        }
+        .insert(txn)
+        .await?;
+        w.record(Change {
+            action: AuditAction::EnrollmentCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({
+                "learnerId": learner_id,
+                "contentItemId": content_item_id,
+            })),
+        });
+        Ok(created.id)
     })
     .await
 }

@@ -10,12 +10,12 @@ use sea_orm::{
 use serde_json::json;
 
 use super::{
-    ID_CHUNK, Parsed, audit,
+    Parsed,
     lookups::{find_group, require_department, require_users},
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change, bulk},
     domain::{
         ids::{IdList, ResourceRef, new_id},
         names::GroupName,
@@ -112,28 +112,21 @@ pub async fn update_group(
             .ok_or_else(|| group.not_found("Group"))?;
         return Ok(());
     };
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_group(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| group.not_found("Group"))?;
-            let mut updated: group::ActiveModel = current.clone().into();
-            updated.name = Set(name.into_inner());
-            let updated = updated.update(txn).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "group.update",
-                    entity_type: "group",
-                    entity_id: id,
-                    before: Some(json!({ "name": current.name })),
-                    after: Some(json!({ "name": updated.name })),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_group(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| group.not_found("Group"))?;
+        let mut updated: group::ActiveModel = current.clone().into();
+        updated.name = Set(name.into_inner());
+        let updated = updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::GroupUpdated,
+            entity_id: id,
+            before: Some(json!({ "name": current.name })),
+            after: Some(json!({ "name": updated.name })),
+        });
+        Ok(())
     })
     .await
 }
@@ -147,37 +140,29 @@ pub async fn create_group(
     caller.grant(Operation::ManageDirectory)?;
     let new = new?;
     let (name, smart) = (new.name.into_inner(), new.smart_department_id);
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            if let Some(id) = smart {
-                require_department(txn, caller.account_id, id, "smartDepartmentId").await?;
-            }
-            let created = group::ActiveModel {
-                id: Set(new_id()),
-                account_id: Set(caller.account_id),
-                name: Set(name),
-                smart_department_id: Set(smart),
-            }
-            .insert(txn)
-            .await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "group.create",
-                    entity_type: "group",
-                    entity_id: created.id,
-                    before: None,
-                    after: Some(json!({
-                        "name": created.name,
-                        "smartDepartmentId": created.smart_department_id,
-                    })),
-                },
-            )
-            .await?;
-            Ok(created.id)
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        if let Some(id) = smart {
+            require_department(txn, caller.account_id, id, "smartDepartmentId").await?;
+        }
+        let created = group::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            name: Set(name),
+            smart_department_id: Set(smart),
+        }
+        .insert(txn)
+        .await?;
+        w.record(Change {
+            action: AuditAction::GroupCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({
+                "name": created.name,
+                "smartDepartmentId": created.smart_department_id,
+            })),
+        });
+        Ok(created.id)
     })
     .await
 }
@@ -194,57 +179,46 @@ pub async fn add_group_members(
     // After the ids: a malformed group id names nothing, so it answers like an unknown one.
     let id = group.id("Group")?;
     let users = user_ids.into_inner();
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let found = find_group(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| group.not_found("Group"))?;
-            if found.smart_department_id.is_some() {
-                return Err(ServiceError::Conflict(format!(
-                    "Group '{id}' is a smart group: its members are the users of its department subtree and cannot be added."
-                )));
-            }
-            require_users(txn, caller.account_id, &users, "userIds").await?;
-            let mut existing = HashSet::new();
-            for chunk in users.chunks(ID_CHUNK) {
-                existing.extend(
-                    group_member::Entity::find()
-                        .select_only()
-                        .column(group_member::Column::UserId)
-                        .filter(group_member::Column::GroupId.eq(id))
-                        .filter(group_member::Column::UserId.is_in(chunk.iter().copied()))
-                        .into_tuple::<Uuid>()
-                        .all(txn)
-                        .await?,
-                );
-            }
-            let added: Vec<Uuid> = users.into_iter().filter(|u| !existing.contains(u)).collect();
-            if added.is_empty() {
-                return Ok(0);
-            }
-            let rows: Vec<group_member::ActiveModel> = added
-                .iter()
-                .map(|user_id| group_member::ActiveModel { group_id: Set(id), user_id: Set(*user_id) })
-                .collect();
-            // Two columns a row: stay below the bound-parameter limits.
-            for chunk in rows.chunks(ID_CHUNK / 2) {
-                group_member::Entity::insert_many(chunk.to_vec()).exec_without_returning(txn).await?;
-            }
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "group.add_members",
-                    entity_type: "group",
-                    entity_id: id,
-                    before: None,
-                    after: Some(json!({ "addedUserIds": added })),
-                },
-            )
-            .await?;
-            Ok(added.len() as u64)
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let found = find_group(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| group.not_found("Group"))?;
+        if found.smart_department_id.is_some() {
+            return Err(ServiceError::Conflict(format!(
+                "Group '{id}' is a smart group: its members are the users of its department subtree and cannot be added."
+            )));
+        }
+        require_users(txn, caller.account_id, &users, "userIds").await?;
+        let mut existing = HashSet::new();
+        for chunk in bulk::in_chunks(&users) {
+            existing.extend(
+                group_member::Entity::find()
+                    .select_only()
+                    .column(group_member::Column::UserId)
+                    .filter(group_member::Column::GroupId.eq(id))
+                    .filter(group_member::Column::UserId.is_in(chunk.iter().copied()))
+                    .into_tuple::<Uuid>()
+                    .all(txn)
+                    .await?,
+            );
+        }
+        let added: Vec<Uuid> = users.into_iter().filter(|u| !existing.contains(u)).collect();
+        if added.is_empty() {
+            return Ok(0);
+        }
+        let rows: Vec<group_member::ActiveModel> = added
+            .iter()
+            .map(|user_id| group_member::ActiveModel { group_id: Set(id), user_id: Set(*user_id) })
+            .collect();
+        bulk::insert_all(txn, rows).await?;
+        w.record(Change {
+            action: AuditAction::GroupMembersAdded,
+            entity_id: id,
+            before: None,
+            after: Some(json!({ "addedUserIds": added })),
+        });
+        Ok(added.len() as u64)
     })
     .await
 }

@@ -15,8 +15,8 @@ use sea_orm::{
     sea_query::{Query, SelectStatement},
 };
 
-use super::ID_CHUNK;
 use crate::{
+    db::bulk,
     entities::{department, department_closure as closure, group, user},
     error::{ServiceError, ServiceResult},
 };
@@ -82,7 +82,7 @@ pub async fn require_departments(
     field: &str,
 ) -> ServiceResult<()> {
     let mut found = HashSet::with_capacity(ids.len());
-    for chunk in ids.chunks(ID_CHUNK) {
+    for chunk in bulk::in_chunks(ids) {
         found.extend(
             department::Entity::find()
                 .select_only()
@@ -162,7 +162,8 @@ pub async fn users_outside_scope(
     user_ids: &[Uuid],
 ) -> ServiceResult<Vec<Uuid>> {
     let mut outside = Vec::new();
-    for chunk in user_ids.chunks(ID_CHUNK) {
+    // The subquery binds every managed department again in each statement.
+    for chunk in bulk::in_chunks_beside(user_ids, managed.len()) {
         let mut query = user::Entity::find()
             .select_only()
             .column(user::Column::Id)
@@ -183,7 +184,7 @@ pub async fn existing_users(
     user_ids: &[Uuid],
 ) -> ServiceResult<HashSet<Uuid>> {
     let mut found = HashSet::with_capacity(user_ids.len());
-    for chunk in user_ids.chunks(ID_CHUNK) {
+    for chunk in bulk::in_chunks(user_ids) {
         found.extend(
             user::Entity::find()
                 .select_only()

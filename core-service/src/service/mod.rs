@@ -11,7 +11,10 @@
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
 //! - [`tree`]: keeping `department_closure` right when departments are added or moved.
-//! - [`audit`]: the audit record every change writes in its own transaction.
+//!
+//! Every write goes through [`db::write`](crate::db::write), which takes the account's
+//! lock, writes the audit rows the body records, and after the commit tells the
+//! authenticator when who a caller is changed: no service or adapter does that by hand.
 //!
 //! Every operation checks the caller's permission first, then its input, then what the
 //! addressed resource and referenced ids name: 403 before 400 before 404. Adapters
@@ -19,7 +22,6 @@
 //! outcome only once the permission is granted, so an unpermitted caller learns nothing
 //! about the input rules.
 
-pub mod audit;
 pub mod content;
 pub mod departments;
 pub mod enrollments;
@@ -31,7 +33,3 @@ pub mod users;
 
 /// A request's values parsed by the adapter, or the first that broke its rule.
 pub type Parsed<T> = Result<T, crate::domain::Invalid>;
-
-/// SQLite allows 32,766 bound parameters per statement; PostgreSQL 65,535. Lists of
-/// ids go to the database in chunks well below both.
-pub(crate) const ID_CHUNK: usize = 5_000;

@@ -13,12 +13,12 @@ use sea_orm::{
 use serde_json::json;
 
 use super::{
-    Parsed, audit,
+    Parsed,
     lookups::{self, find_user},
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change},
     domain::ids::{IdList, ResourceRef},
     entities::{user, user_points},
     error::{ServiceError, ServiceResult},
@@ -101,49 +101,41 @@ pub async fn add_points(
     caller.grant(Operation::ManageDirectory)?;
     let PointsChange { user, points } = change;
     let id = user.id("User")?;
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            find_user(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| user.not_found("User"))?;
-            let current = user_points::Entity::find_by_id(id).one(txn).await?;
-            let before = current.as_ref().map_or(0, |row| row.points);
-            let total = before.checked_add(points).ok_or_else(|| {
-                ServiceError::invalid(format!(
-                    "points {points} would take the user's total of {before} out of range."
-                ))
-            })?;
-            match current {
-                Some(row) => {
-                    let mut updated: user_points::ActiveModel = row.into();
-                    updated.points = Set(total);
-                    updated.update(txn).await?;
-                }
-                None => {
-                    user_points::ActiveModel {
-                        user_id: Set(id),
-                        account_id: Set(caller.account_id),
-                        points: Set(total),
-                    }
-                    .insert(txn)
-                    .await?;
-                }
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        let current = user_points::Entity::find_by_id(id).one(txn).await?;
+        let before = current.as_ref().map_or(0, |row| row.points);
+        let total = before.checked_add(points).ok_or_else(|| {
+            ServiceError::invalid(format!(
+                "points {points} would take the user's total of {before} out of range."
+            ))
+        })?;
+        match current {
+            Some(row) => {
+                let mut updated: user_points::ActiveModel = row.into();
+                updated.points = Set(total);
+                updated.update(txn).await?;
             }
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "points.add",
-                    entity_type: "user",
-                    entity_id: id,
-                    before: Some(json!({ "points": before })),
-                    after: Some(json!({ "points": total, "added": points })),
-                },
-            )
-            .await?;
-            Ok(total)
-        })
+            None => {
+                user_points::ActiveModel {
+                    user_id: Set(id),
+                    account_id: Set(caller.account_id),
+                    points: Set(total),
+                }
+                .insert(txn)
+                .await?;
+            }
+        }
+        w.record(Change {
+            action: AuditAction::PointsAdded,
+            entity_id: id,
+            before: Some(json!({ "points": before })),
+            after: Some(json!({ "points": total, "added": points })),
+        });
+        Ok(total)
     })
     .await
 }

@@ -5,8 +5,8 @@
 //! A password is hashed through the [`Verifier`] before the account's write transaction
 //! opens. A cached verification is honoured only while the stored password hash is
 //! unchanged; after a change of password, role, managed departments or active flag
-//! commits, the authenticator is told (`Authenticator::users_changed`), and triggers on
-//! these tables tell other processes (`auth::revision`).
+//! commits, [`db::write`] tells this process's authenticator, and triggers on these
+//! tables tell other processes (`auth::revision`).
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
@@ -15,13 +15,13 @@ use sea_orm::{
 use serde_json::json;
 
 use super::{
-    ID_CHUNK, Parsed, audit,
+    Parsed,
     lookups::{find_user, require_department, require_departments, unknown},
 };
 use crate::{
     access::{Caller, Operation},
     auth::Verifier,
-    db::write_transaction,
+    db::{self, AuditAction, Change, bulk},
     domain::{
         Invalid, Reason,
         ids::{IdList, ResourceRef, clip, new_id, parse_field_id},
@@ -33,7 +33,7 @@ use crate::{
 };
 
 /// A role checked for form: a built-in role, or `custom` with a custom role id.
-/// [`RoleChoice::check_exists`] checks the custom role in the account.
+/// `RoleChoice::check_exists` checks the custom role in the account.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RoleChoice {
     pub role: Role,
@@ -145,55 +145,47 @@ pub async fn create_user(
     let password_hash = verifier.hash(new.password.expose()).await?;
     let managed = new.managed_department_ids.into_inner();
     let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let key = login.key();
-            let taken = user::Entity::find()
-                .filter(user::Column::AccountId.eq(caller.account_id))
-                .filter(user::Column::EmailKey.eq(key.as_str()))
-                .count(txn)
-                .await?;
-            if taken > 0 {
-                return Err(ServiceError::Conflict(format!(
-                    "A user with login '{}' already exists.",
-                    clip(login.as_str())
-                )));
-            }
-            role.check_exists(txn, caller.account_id).await?;
-            require_department(txn, caller.account_id, department_id, "departmentId").await?;
-            require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
-            let now = chrono::Utc::now();
-            let created = user::ActiveModel {
-                id: Set(new_id()),
-                account_id: Set(caller.account_id),
-                email: Set(login.into_inner()),
-                email_key: Set(key),
-                password_hash: Set(password_hash),
-                role: Set(role.role.as_str().to_owned()),
-                custom_role_id: Set(role.custom_role_id),
-                department_id: Set(department_id),
-                active: Set(active),
-                created_at: Set(now),
-                updated_at: Set(now),
-            }
-            .insert(txn)
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let key = login.key();
+        let taken = user::Entity::find()
+            .filter(user::Column::AccountId.eq(caller.account_id))
+            .filter(user::Column::EmailKey.eq(key.as_str()))
+            .count(txn)
             .await?;
-            insert_managed(txn, created.id, &managed).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "user.create",
-                    entity_type: "user",
-                    entity_id: created.id,
-                    before: None,
-                    after: Some(user_snapshot(&created, &managed)),
-                },
-            )
-            .await?;
-            Ok(created.id)
-        })
+        if taken > 0 {
+            return Err(ServiceError::Conflict(format!(
+                "A user with login '{}' already exists.",
+                clip(login.as_str())
+            )));
+        }
+        role.check_exists(txn, caller.account_id).await?;
+        require_department(txn, caller.account_id, department_id, "departmentId").await?;
+        require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
+        let now = chrono::Utc::now();
+        let created = user::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            email: Set(login.into_inner()),
+            email_key: Set(key),
+            password_hash: Set(password_hash),
+            role: Set(role.role.as_str().to_owned()),
+            custom_role_id: Set(role.custom_role_id),
+            department_id: Set(department_id),
+            active: Set(active),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(txn)
+        .await?;
+        insert_managed(txn, created.id, &managed).await?;
+        w.record(Change {
+            action: AuditAction::UserCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(user_snapshot(&created, &managed)),
+        });
+        Ok(created.id)
     })
     .await
 }
@@ -215,30 +207,23 @@ pub async fn set_user_password(
         .await?
         .ok_or_else(|| user.not_found("User"))?;
     let password_hash = verifier.hash(password.expose()).await?;
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_user(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| user.not_found("User"))?;
-            let mut updated: user::ActiveModel = current.into();
-            updated.password_hash = Set(password_hash);
-            updated.updated_at = Set(chrono::Utc::now());
-            updated.update(txn).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "user.set_password",
-                    entity_type: "user",
-                    entity_id: id,
-                    // Never the hash itself.
-                    before: None,
-                    after: Some(json!({ "passwordChanged": true })),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        let mut updated: user::ActiveModel = current.into();
+        updated.password_hash = Set(password_hash);
+        updated.updated_at = Set(chrono::Utc::now());
+        updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::UserPasswordSet,
+            entity_id: id,
+            // Never the hash itself.
+            before: None,
+            after: Some(json!({ "passwordChanged": true })),
+        });
+        Ok(())
     })
     .await
 }
@@ -252,40 +237,31 @@ pub async fn set_user_role(
     caller.grant(Operation::ManageDirectory)?;
     let RoleChange { user, role } = change?;
     let id = user.id("User")?;
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_user(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| user.not_found("User"))?;
-            role.check_exists(txn, caller.account_id).await?;
-            let new_role = role.role.as_str();
-            if current.role == new_role && current.custom_role_id == role.custom_role_id {
-                return Ok(());
-            }
-            if current.role == Role::AccountOwner.as_str() && current.active {
-                keep_an_active_owner(txn, caller.account_id, id).await?;
-            }
-            let mut updated: user::ActiveModel = current.clone().into();
-            updated.role = Set(new_role.to_owned());
-            updated.custom_role_id = Set(role.custom_role_id);
-            updated.updated_at = Set(chrono::Utc::now());
-            updated.update(txn).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "user.set_role",
-                    entity_type: "user",
-                    entity_id: id,
-                    before: Some(
-                        json!({ "role": current.role, "customRoleId": current.custom_role_id }),
-                    ),
-                    after: Some(json!({ "role": new_role, "customRoleId": role.custom_role_id })),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        role.check_exists(txn, caller.account_id).await?;
+        let new_role = role.role.as_str();
+        if current.role == new_role && current.custom_role_id == role.custom_role_id {
+            return Ok(());
+        }
+        if current.role == Role::AccountOwner.as_str() && current.active {
+            keep_an_active_owner(txn, caller.account_id, id).await?;
+        }
+        let mut updated: user::ActiveModel = current.clone().into();
+        updated.role = Set(new_role.to_owned());
+        updated.custom_role_id = Set(role.custom_role_id);
+        updated.updated_at = Set(chrono::Utc::now());
+        updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::UserRoleSet,
+            entity_id: id,
+            before: Some(json!({ "role": current.role, "customRoleId": current.custom_role_id })),
+            after: Some(json!({ "role": new_role, "customRoleId": role.custom_role_id })),
+        });
+        Ok(())
     })
     .await
 }
@@ -303,35 +279,28 @@ pub async fn set_user_managed_departments(
     } = change?;
     let id = user.id("User")?;
     let managed = department_ids.into_inner();
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            find_user(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| user.not_found("User"))?;
-            require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
-            let before = managed_of(txn, id).await?;
-            if before == managed {
-                return Ok(());
-            }
-            user_managed_department::Entity::delete_many()
-                .filter(user_managed_department::Column::UserId.eq(id))
-                .exec(txn)
-                .await?;
-            insert_managed(txn, id, &managed).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "user.set_managed_departments",
-                    entity_type: "user",
-                    entity_id: id,
-                    before: Some(json!({ "managedDepartmentIds": before })),
-                    after: Some(json!({ "managedDepartmentIds": managed })),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
+        let before = managed_of(txn, id).await?;
+        if before == managed {
+            return Ok(());
+        }
+        user_managed_department::Entity::delete_many()
+            .filter(user_managed_department::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        insert_managed(txn, id, &managed).await?;
+        w.record(Change {
+            action: AuditAction::UserManagedDepartmentsSet,
+            entity_id: id,
+            before: Some(json!({ "managedDepartmentIds": before })),
+            after: Some(json!({ "managedDepartmentIds": managed })),
+        });
+        Ok(())
     })
     .await
 }
@@ -346,35 +315,28 @@ pub async fn set_user_active(
     caller.grant(Operation::ManageDirectory)?;
     let ActiveChange { user, active } = change;
     let id = user.id("User")?;
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_user(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| user.not_found("User"))?;
-            if current.active == active {
-                return Ok(());
-            }
-            if !active && current.role == Role::AccountOwner.as_str() {
-                keep_an_active_owner(txn, caller.account_id, id).await?;
-            }
-            let mut updated: user::ActiveModel = current.into();
-            updated.active = Set(active);
-            updated.updated_at = Set(chrono::Utc::now());
-            updated.update(txn).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "user.set_active",
-                    entity_type: "user",
-                    entity_id: id,
-                    before: Some(json!({ "active": !active })),
-                    after: Some(json!({ "active": active })),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        if current.active == active {
+            return Ok(());
+        }
+        if !active && current.role == Role::AccountOwner.as_str() {
+            keep_an_active_owner(txn, caller.account_id, id).await?;
+        }
+        let mut updated: user::ActiveModel = current.into();
+        updated.active = Set(active);
+        updated.updated_at = Set(chrono::Utc::now());
+        updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::UserActiveSet,
+            entity_id: id,
+            before: Some(json!({ "active": !active })),
+            after: Some(json!({ "active": active })),
+        });
+        Ok(())
     })
     .await
 }
@@ -404,12 +366,7 @@ async fn insert_managed(
             department_id: Set(*department_id),
         })
         .collect();
-    // Two columns a row: stay below the bound-parameter limits.
-    for chunk in rows.chunks(ID_CHUNK / 2) {
-        user_managed_department::Entity::insert_many(chunk.to_vec())
-            .exec_without_returning(conn)
-            .await?;
-    }
+    bulk::insert_all(conn, rows).await?;
     Ok(())
 }
 
