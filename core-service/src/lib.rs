@@ -4,7 +4,7 @@
 //! A request flows inward: [`grpc`] authenticates the caller ([`auth`]), converts the
 //! `lms.v1` message into parsed [`domain`] values, and calls one function of [`service`];
 //! the service checks the caller's permission ([`access`]), then the parsed input, then
-//! writes through [`db::write`]; [`grpc`] maps the [`error::ServiceError`] to a status.
+//! writes through [`db::write()`]; [`grpc`] maps the [`error::ServiceError`] to a status.
 //!
 //! Layout:
 //! - [`settings`]: the typed settings of `lms-core` (clap, with environment fallbacks).

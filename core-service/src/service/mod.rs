@@ -12,7 +12,7 @@
 //!   ids checked, department-subtree questions.
 //! - [`tree`]: keeping `department_closure` right when departments are added or moved.
 //!
-//! Every write goes through [`db::write`](crate::db::write), which takes the account's
+//! Every write goes through [`db::write`](crate::db::write()), which takes the account's
 //! lock, writes the audit rows the body records, and after the commit tells the
 //! authenticator when who a caller is changed: no service or adapter does that by hand.
 //!

@@ -5,7 +5,7 @@
 //! A password is hashed through the [`Verifier`] before the account's write transaction
 //! opens. A cached verification is honoured only while the stored password hash is
 //! unchanged; after a change of password, role, managed departments or active flag
-//! commits, [`db::write`] tells this process's authenticator, and triggers on these
+//! commits, [`db::write()`] tells this process's authenticator, and triggers on these
 //! tables tell other processes (`auth::revision`).
 
 use sea_orm::{
