@@ -922,6 +922,21 @@ mod tests {
     }
 
     #[test]
+    fn an_imported_password_needs_the_same_eight_characters_as_one_set_over_grpc() {
+        let mut doc = document();
+        doc["accounts"][0]["users"][0]["password"] = json!("seven77");
+        let message = refusal(doc);
+        assert!(
+            message.starts_with("accounts[0].users[0]")
+                && message.contains("password must be at least 8 characters"),
+            "{message}"
+        );
+        let mut doc = document();
+        doc["accounts"][0]["users"][0]["password"] = json!("eight888");
+        assert!(check(doc).is_ok());
+    }
+
+    #[test]
     fn groups_are_plain_or_smart_not_both() {
         let mut doc = document();
         doc["accounts"][0]["groups"][0]["smartDepartmentId"] = json!(SALES);
