@@ -217,7 +217,7 @@ mod tests {
             email: Set("owner@acme.example.com".into()),
             email_key: Set("owner@acme.example.com".into()),
             password_hash: Set("not a hash".into()),
-            role: Set(Role::AccountOwner.as_str().to_owned()),
+            role: Set(Role::AccountOwner),
             custom_role_id: Set(None),
             department_id: Set(root.id),
             active: Set(true),

@@ -229,7 +229,7 @@ async fn write(txn: &impl ConnectionTrait, plan: &Plan) -> Result<ImportSummary,
                     .iter()
                     .map(move |permission| custom_role_permission::ActiveModel {
                         custom_role_id: Set(row.id),
-                        permission: Set((*permission).to_owned()),
+                        permission: Set(permission.as_str().to_owned()),
                     })
             }),
     )
@@ -251,7 +251,7 @@ async fn write(txn: &impl ConnectionTrait, plan: &Plan) -> Result<ImportSummary,
                 email: Set(row.email.clone()),
                 email_key: Set(row.email_key.clone()),
                 password_hash: Set(hash.clone()),
-                role: Set(row.role.as_str().to_owned()),
+                role: Set(row.role),
                 custom_role_id: Set(row.custom_role_id),
                 department_id: Set(row.department_id),
                 active: Set(row.active),
