@@ -46,6 +46,13 @@ impl ServiceError {
     }
 }
 
+/// A value that breaks its rule is the caller's mistake; the message names the field.
+impl From<crate::domain::Invalid> for ServiceError {
+    fn from(invalid: crate::domain::Invalid) -> Self {
+        Self::InvalidArgument(format!("{invalid}."))
+    }
+}
+
 impl From<sea_orm::TransactionError<ServiceError>> for ServiceError {
     fn from(err: sea_orm::TransactionError<ServiceError>) -> Self {
         match err {

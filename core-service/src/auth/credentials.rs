@@ -23,11 +23,6 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// Logins are compared case-insensitively (contract section 2).
-pub fn email_key(email: &str) -> String {
-    email.trim().to_lowercase()
-}
-
 /// HMAC-SHA256 under a secret made at start-up, so neither the cache nor the throttle
 /// ever holds a password, and their keys are worthless outside this process.
 #[derive(Clone)]

@@ -240,10 +240,9 @@ async fn write(txn: &impl ConnectionTrait, plan: &Plan) -> Result<ImportSummary,
         for row in &account.users {
             let Password::Hashed(hash) = &row.password else {
                 // hash_passwords replaced every plain password; refuse rather than store one.
-                return Err(ImportError::Hashing(format!(
-                    "user {} has no password hash",
-                    row.id
-                )));
+                return Err(ImportError::Hashing(
+                    format!("user {} has no password hash", row.id).into(),
+                ));
             };
             users.push(user::ActiveModel {
                 id: Set(row.id),
@@ -520,8 +519,8 @@ async fn hash_passwords(plan: &mut Plan, hasher: &PasswordHasher) -> Result<(), 
     for task in tasks {
         let hashed = task
             .await
-            .map_err(|err| ImportError::Hashing(format!("the hashing task failed: {err}")))?
-            .map_err(|err| ImportError::Hashing(err.to_string()))?;
+            .map_err(|err| ImportError::Hashing(err.into()))?
+            .map_err(|err| ImportError::Hashing(err.into()))?;
         for (a, u, hash) in hashed {
             if let Some(user) = plan
                 .accounts

@@ -10,11 +10,8 @@
 //!   tree ordered parents first, its closure rows computed by `tree`).
 //! - `load`: [`import_document`] / [`import_file`]: the database checks, password
 //!   hashing off the async runtime, and the one transaction.
-//! - [`account_url`]: [`normalize_account_url`], the one stored form of an account URL
-//!   (also used by authentication).
 //! - [`demo`]: the demo account of `lms up --demo`.
 
-pub mod account_url;
 pub mod demo;
 pub mod document;
 mod error;
@@ -23,7 +20,6 @@ mod tree;
 mod validate;
 
 pub use self::{
-    account_url::{AccountUrlError, normalize_account_url},
     demo::{DEMO_ACCOUNT_URL, DEMO_PASSWORD, DemoAccount, demo_account, demo_document},
     document::ImportDocument,
     error::ImportError,

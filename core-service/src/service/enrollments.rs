@@ -1,22 +1,32 @@
-//! Delete enrollments (interface 4.5; contract section 7): all or nothing.
+//! Enrollments: delete them (interface 4.5; contract section 7), all or nothing, and
+//! enroll a user (a write of `lms.v1.DirectoryService`, for account owners and
+//! administrators).
 
 use std::collections::BTreeSet;
 
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
 };
 use serde_json::json;
 
-use super::scope;
+use super::{
+    Parsed,
+    lookups::{self, find_user, unknown},
+};
 use crate::{
     access::{Caller, Grant, Operation},
     db::{self, AuditAction, Change, bulk},
-    domain::ids::{clip, parse_uuid},
-    entities::enrollment,
+    domain::ids::{IdList, new_id},
+    entities::{content_item, enrollment},
     error::{ServiceError, ServiceResult},
 };
 
-pub const MAX_IDS: usize = 10_000;
+#[derive(Debug, Clone)]
+pub struct NewEnrollment {
+    pub learner_id: Uuid,
+    pub content_item_id: Uuid,
+}
 
 /// Deletes the named enrollments of the caller's account and returns how many went.
 /// Ids naming nothing are ignored (a retry still succeeds); if any named enrollment
@@ -24,32 +34,10 @@ pub const MAX_IDS: usize = 10_000;
 pub async fn delete_enrollments(
     db: &DatabaseConnection,
     caller: &Caller,
-    raw_ids: &[String],
+    enrollment_ids: Parsed<IdList>,
 ) -> ServiceResult<u64> {
     let grant = caller.grant(Operation::DeleteEnrollments)?;
-    if raw_ids.is_empty() {
-        return Err(ServiceError::invalid(
-            "enrollmentIds must contain at least one id.",
-        ));
-    }
-    if raw_ids.len() > MAX_IDS {
-        return Err(ServiceError::invalid(format!(
-            "enrollmentIds must contain at most {MAX_IDS} ids; {} were given.",
-            raw_ids.len()
-        )));
-    }
-    let ids: BTreeSet<Uuid> = raw_ids
-        .iter()
-        .map(|raw| {
-            parse_uuid(raw).ok_or_else(|| {
-                ServiceError::invalid(format!(
-                    "enrollmentIds: '{}' is not a valid identifier.",
-                    clip(raw)
-                ))
-            })
-        })
-        .collect::<ServiceResult<_>>()?;
-    let ids: Vec<Uuid> = ids.into_iter().collect();
+    let ids = enrollment_ids?.into_inner();
     db::write(db, caller, async |w| {
         let txn = w.txn();
         let mut found = Vec::with_capacity(ids.len());
@@ -69,7 +57,7 @@ pub async fn delete_enrollments(
             let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
             let learners: Vec<Uuid> = learners.into_iter().collect();
             let outside =
-                scope::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
+                lookups::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
             if !outside.is_empty() {
                 return Err(ServiceError::denied(format!(
                     "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
@@ -96,6 +84,63 @@ pub async fn delete_enrollments(
             after: None,
         }));
         Ok(deleted)
+    })
+    .await
+}
+
+/// Enrolls a user in a content item and returns the enrollment id. Enrolling the same
+/// user in the same item again returns the existing enrollment (a retry is harmless).
+pub async fn create_enrollment(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewEnrollment>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let NewEnrollment {
+        learner_id,
+        content_item_id,
+    } = new?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        find_user(txn, caller.account_id, learner_id)
+            .await?
+            .ok_or_else(|| unknown("learnerId", learner_id, "user"))?;
+        content_item::Entity::find_by_id(content_item_id)
+            .filter(content_item::Column::AccountId.eq(caller.account_id))
+            .one(txn)
+            .await?
+            .ok_or_else(|| unknown("contentItemId", content_item_id, "content item"))?;
+        let existing = enrollment::Entity::find()
+            .select_only()
+            .column(enrollment::Column::Id)
+            .filter(enrollment::Column::AccountId.eq(caller.account_id))
+            .filter(enrollment::Column::LearnerId.eq(learner_id))
+            .filter(enrollment::Column::ContentItemId.eq(content_item_id))
+            .into_tuple::<Uuid>()
+            .one(txn)
+            .await?;
+        if let Some(existing) = existing {
+            return Ok(existing);
+        }
+        let created = enrollment::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            learner_id: Set(learner_id),
+            content_item_id: Set(content_item_id),
+            created_at: Set(chrono::Utc::now()),
+        }
+        .insert(txn)
+        .await?;
+        w.record(Change {
+            action: AuditAction::EnrollmentCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({
+                "learnerId": learner_id,
+                "contentItemId": content_item_id,
+            })),
+        });
+        Ok(created.id)
     })
     .await
 }
