@@ -8,6 +8,7 @@
 use chrono::{DateTime, TimeZone as _, Utc};
 use lms_core::{
     db::{UniqueKey, unique_violation},
+    domain::roles::Role,
     entities::{
         account, audit_log, content_item, custom_role, custom_role_permission, department,
         department_closure, enrollment, group, group_member, project, project_author, user,
@@ -171,7 +172,7 @@ async fn check_entities(db: &DatabaseConnection) {
         email: "Owner@Acme.example.com".to_owned(),
         email_key: "owner@acme.example.com".to_owned(),
         password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo".to_owned(),
-        role: "custom".to_owned(),
+        role: Role::Custom,
         custom_role_id: Some(role_id),
         department_id: child_id,
         active: false,
@@ -187,7 +188,7 @@ async fn check_entities(db: &DatabaseConnection) {
         email: Set("learner@acme.example.com".to_owned()),
         email_key: Set("learner@acme.example.com".to_owned()),
         password_hash: Set("x".to_owned()),
-        role: Set("learner".to_owned()),
+        role: Set(Role::Learner),
         custom_role_id: Set(None),
         department_id: Set(root_id),
         active: NotSet,
@@ -469,7 +470,7 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         email: Set("OWNER@acme.example.com".to_owned()),
         email_key: Set("owner@acme.example.com".to_owned()),
         password_hash: Set("x".to_owned()),
-        role: Set("learner".to_owned()),
+        role: Set(Role::Learner),
         custom_role_id: Set(None),
         department_id: Set(root_id),
         active: Set(true),

@@ -15,7 +15,7 @@ use crate::{
     access::Caller,
     domain::roles::{Permission, Role},
     entities::{account, custom_role_permission, user, user_managed_department},
-    error::{ServiceError, ServiceResult},
+    error::ServiceResult,
 };
 
 pub(super) struct Login {
@@ -23,7 +23,7 @@ pub(super) struct Login {
     pub(super) account_url: String,
     pub(super) user_id: Uuid,
     pub(super) password_hash: String,
-    pub(super) role: String,
+    pub(super) role: Role,
     pub(super) custom_role_id: Option<Uuid>,
     pub(super) active: bool,
 }
@@ -49,7 +49,7 @@ pub(super) async fn find_login(
         .inner_join(account::Entity)
         .filter(account::Column::Url.eq(account_url))
         .filter(user::Column::EmailKey.eq(email_key))
-        .into_tuple::<(Uuid, Uuid, String, String, Option<Uuid>, bool)>()
+        .into_tuple::<(Uuid, Uuid, String, Role, Option<Uuid>, bool)>()
         .one(db)
         .await?;
     Ok(row.map(
@@ -74,13 +74,7 @@ pub(super) async fn load_caller(
     request_id: Option<String>,
     auth_revision: &Arc<AuthRevision>,
 ) -> ServiceResult<Caller> {
-    let role = Role::parse(&login.role).ok_or_else(|| {
-        ServiceError::Unexpected(anyhow::anyhow!(
-            "user {} has an unknown role {:?}",
-            login.user_id,
-            login.role
-        ))
-    })?;
+    let role = login.role;
     let scoped = matches!(
         role,
         Role::DepartmentAdministrator | Role::Publisher | Role::Custom

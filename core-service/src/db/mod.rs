@@ -25,7 +25,7 @@ use sea_orm::{
 pub use self::{
     audit::{Actor, AuditAction, AuditEntity, Change},
     conflict::{UniqueKey, unique_violation},
-    write::{Write, write, write_transaction},
+    write::{Write, write},
 };
 
 /// The default embedded database, relative to the working directory.

@@ -124,35 +124,6 @@ where
     Ok(value)
 }
 
-/// Runs `work` in a transaction that first takes the account's write lock, as [`write`]
-/// does, for bodies that write their audit rows themselves.
-pub async fn write_transaction<T, F>(
-    db: &DatabaseConnection,
-    account_id: Uuid,
-    work: F,
-) -> ServiceResult<T>
-where
-    T: Send,
-    F: for<'c> FnOnce(
-            &'c DatabaseTransaction,
-        ) -> std::pin::Pin<
-            Box<dyn std::future::Future<Output = ServiceResult<T>> + Send + 'c>,
-        > + Send,
-{
-    let txn = db.begin().await?;
-    lock_account(&txn, account_id).await?;
-    match work(&txn).await {
-        Ok(value) => {
-            txn.commit().await?;
-            Ok(value)
-        }
-        Err(err) => {
-            txn.rollback().await?;
-            Err(err)
-        }
-    }
-}
-
 async fn lock_account(txn: &impl ConnectionTrait, account_id: Uuid) -> ServiceResult<()> {
     let updated = account::Entity::update_many()
         .col_expr(
@@ -217,7 +188,7 @@ mod tests {
             email: Set("owner@acme.example.com".into()),
             email_key: Set("owner@acme.example.com".into()),
             password_hash: Set("not a hash".into()),
-            role: Set(Role::AccountOwner.as_str().to_owned()),
+            role: Set(Role::AccountOwner),
             custom_role_id: Set(None),
             department_id: Set(root.id),
             active: Set(true),

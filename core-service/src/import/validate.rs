@@ -71,7 +71,7 @@ pub(crate) struct DepartmentRow {
 pub(crate) struct CustomRoleRow {
     pub(crate) id: Uuid,
     pub(crate) name: String,
-    pub(crate) permissions: BTreeSet<&'static str>,
+    pub(crate) permissions: BTreeSet<Permission>,
 }
 
 /// A password as the document gives it.
@@ -344,7 +344,7 @@ impl Validator {
                         ),
                     )
                 })?;
-                permissions.insert(permission.as_str());
+                permissions.insert(permission);
             }
             known.custom_roles.insert(id);
             rows.push(CustomRoleRow {

@@ -169,7 +169,7 @@ pub async fn create_user(
             email: Set(login.into_inner()),
             email_key: Set(key),
             password_hash: Set(password_hash),
-            role: Set(role.role.as_str().to_owned()),
+            role: Set(role.role),
             custom_role_id: Set(role.custom_role_id),
             department_id: Set(department_id),
             active: Set(active),
@@ -243,15 +243,15 @@ pub async fn set_user_role(
             .await?
             .ok_or_else(|| user.not_found("User"))?;
         role.check_exists(txn, caller.account_id).await?;
-        let new_role = role.role.as_str();
+        let new_role = role.role;
         if current.role == new_role && current.custom_role_id == role.custom_role_id {
             return Ok(());
         }
-        if current.role == Role::AccountOwner.as_str() && current.active {
+        if current.role == Role::AccountOwner && current.active {
             keep_an_active_owner(txn, caller.account_id, id).await?;
         }
         let mut updated: user::ActiveModel = current.clone().into();
-        updated.role = Set(new_role.to_owned());
+        updated.role = Set(new_role);
         updated.custom_role_id = Set(role.custom_role_id);
         updated.updated_at = Set(chrono::Utc::now());
         updated.update(txn).await?;
@@ -323,7 +323,7 @@ pub async fn set_user_active(
         if current.active == active {
             return Ok(());
         }
-        if !active && current.role == Role::AccountOwner.as_str() {
+        if !active && current.role == Role::AccountOwner {
             keep_an_active_owner(txn, caller.account_id, id).await?;
         }
         let mut updated: user::ActiveModel = current.into();
@@ -379,7 +379,7 @@ async fn keep_an_active_owner(
 ) -> ServiceResult<()> {
     let others = user::Entity::find()
         .filter(user::Column::AccountId.eq(account_id))
-        .filter(user::Column::Role.eq(Role::AccountOwner.as_str()))
+        .filter(user::Column::Role.eq(Role::AccountOwner))
         .filter(user::Column::Active.eq(true))
         .filter(user::Column::Id.ne(user_id))
         .count(conn)
