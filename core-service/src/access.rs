@@ -4,11 +4,12 @@
 //! from the role alone; the services then apply the returned [`Grant`] to the data
 //! (scope checks need the department tree, see `service::scope`).
 
-use std::collections::HashSet;
+use std::{collections::HashSet, sync::Arc};
 
 use uuid::Uuid;
 
 use crate::{
+    auth::AuthRevision,
     domain::roles::{Permission, Role},
     error::{ServiceError, ServiceResult},
 };
@@ -27,6 +28,10 @@ pub struct Caller {
     pub managed_department_ids: Vec<Uuid>,
     /// The request id the caller sent, recorded in the audit table.
     pub request_id: Option<String>,
+    /// The revision of the authenticator that let the caller in, bumped when the caller
+    /// changes who a user is ([`Caller::users_changed`]); `None` for callers made
+    /// without one.
+    pub auth_revision: Option<Arc<AuthRevision>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +103,15 @@ pub enum Grant {
 }
 
 impl Caller {
+    /// The caller has committed a change to who a user is: every caller the authenticator
+    /// remembers is read from the database again on its next request. `db::write` calls
+    /// this; nothing else needs to.
+    pub fn users_changed(&self) {
+        if let Some(revision) = &self.auth_revision {
+            revision.bump();
+        }
+    }
+
     /// The caller's grant for `operation`, or PERMISSION_DENIED.
     pub fn grant(&self, operation: Operation) -> ServiceResult<Grant> {
         use Operation as Op;
@@ -137,6 +151,7 @@ mod tests {
             permissions: permissions.iter().copied().collect(),
             managed_department_ids: vec![],
             request_id: None,
+            auth_revision: None,
         }
     }
 

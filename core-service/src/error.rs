@@ -23,6 +23,8 @@ pub enum ServiceError {
     /// A request field is malformed or names nothing; the message names the field.
     #[error("{0}")]
     InvalidArgument(String),
+    /// The change collides with the current state, e.g. a login already taken (a
+    /// unique-key violation becomes this in `db::conflict`).
     #[error("{0}")]
     Conflict(String),
     /// Anything the caller cannot act on; logged, never shown.
@@ -44,9 +46,10 @@ impl ServiceError {
     }
 }
 
-impl From<sea_orm::DbErr> for ServiceError {
-    fn from(err: sea_orm::DbErr) -> Self {
-        Self::Unexpected(anyhow::Error::new(err).context("database error"))
+/// A value that breaks its rule is the caller's mistake; the message names the field.
+impl From<crate::domain::Invalid> for ServiceError {
+    fn from(invalid: crate::domain::Invalid) -> Self {
+        Self::InvalidArgument(format!("{invalid}."))
     }
 }
 

@@ -1,19 +1,31 @@
 //! The core of the learning management service: a tonic gRPC server that owns all
 //! data through SeaORM and decides every permission.
 //!
+//! A request flows inward: [`grpc`] authenticates the caller ([`auth`]), converts the
+//! `lms.v1` message into parsed [`domain`] values, and calls one function of [`service`];
+//! the service checks the caller's permission ([`access`]), then the parsed input, then
+//! writes through [`db::write()`]; [`grpc`] maps the [`error::ServiceError`] to a status.
+//!
 //! Layout:
 //! - [`settings`]: the typed settings of `lms-core` (clap, with environment fallbacks).
 //! - [`app`]: start-up (`App::build` binds, `App::run_until` serves until a shutdown future).
-//! - [`db`]: connecting to SQLite or PostgreSQL, migrations, write transactions.
+//! - [`db`]: connecting to SQLite or PostgreSQL, migrations, and the data-layer toolkit:
+//!   the write helper (account lock, audit rows, cache invalidation), bulk inserts.
 //! - [`entities`]: the SeaORM entities, one module per table (see `docs/data-model.md`).
-//! - [`domain`]: validated values (identifiers, names, roles, permissions).
+//! - [`domain`]: the one home of value rules: validated values (account URLs, logins,
+//!   passwords, names, dates, URLs, ids and id lists, roles), each `parse` failing with
+//!   [`domain::Invalid`], shared by the gRPC path and the import.
 //! - [`auth`]: who is calling: argon2id passwords, the verified-credentials cache, throttling.
 //! - [`access`]: what the caller may do: roles, permissions and department scope.
-//! - [`service`]: the operations, as functions over a database connection returning [`error::ServiceError`].
-//! - [`grpc`]: thin tonic adapters from `lms.v1` to [`service`], and the one error mapping.
+//! - [`service`]: the operations, one module per resource (users, departments, groups,
+//!   enrollments, content, points) plus shared lookups, as functions over a database
+//!   connection returning [`error::ServiceError`].
+//! - [`grpc`]: thin tonic adapters: `lms.v1` requests into parsed inputs (`TryFrom`),
+//!   the service call, and the one error mapping.
 //! - [`import`]: the import document (contract section 9).
 //! - [`telemetry`]: the span of one gRPC call, continuing the caller's W3C trace (the
 //!   subscriber, the shutdown signal and trace propagation come from `lms-runtime`).
+//! - [`error`]: [`error::ServiceError`], the one error of the services.
 
 pub mod access;
 pub mod app;

@@ -1,14 +1,21 @@
 //! The SeaORM entities match the schema the migrations make: on a freshly migrated
-//! database, one row per table goes in through its entity and comes back unchanged.
+//! database, one row per table goes in through its entity and comes back unchanged, and
+//! the schema's unique keys and foreign keys are reported alike by both backends.
 //!
 //! SQLite always runs; PostgreSQL runs too when `LMS_TEST_POSTGRES_URL` names a server
 //! (a fresh database is created there for the test and dropped afterwards).
 
 use chrono::{DateTime, TimeZone as _, Utc};
-use lms_core::entities::{
-    account, audit_log, content_item, custom_role, custom_role_permission, department,
-    department_closure, enrollment, group, group_member, project, project_author, user,
-    user_managed_department, user_points,
+use lms_core::{
+    db::{UniqueKey, unique_violation},
+    domain::roles::Role,
+    entities::{
+        account, audit_log, content_item, custom_role, custom_role_permission, department,
+        department_closure, enrollment, group, group_member, project, project_author, user,
+        user_managed_department, user_points,
+    },
+    error::ServiceError,
+    import::ImportError,
 };
 use lms_migrations::{Migrator, MigratorTrait as _};
 use sea_orm::{
@@ -165,7 +172,7 @@ async fn check_entities(db: &DatabaseConnection) {
         email: "Owner@Acme.example.com".to_owned(),
         email_key: "owner@acme.example.com".to_owned(),
         password_hash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo".to_owned(),
-        role: "custom".to_owned(),
+        role: Role::Custom,
         custom_role_id: Some(role_id),
         department_id: child_id,
         active: false,
@@ -181,7 +188,7 @@ async fn check_entities(db: &DatabaseConnection) {
         email: Set("learner@acme.example.com".to_owned()),
         email_key: Set("learner@acme.example.com".to_owned()),
         password_hash: Set("x".to_owned()),
-        role: Set("learner".to_owned()),
+        role: Set(Role::Learner),
         custom_role_id: Set(None),
         department_id: Set(root_id),
         active: NotSet,
@@ -192,6 +199,7 @@ async fn check_entities(db: &DatabaseConnection) {
     .await
     .expect("insert learner");
     assert!(learner.active, "users.active defaults to true");
+    unique_keys_are_conflicts(db, account_id, root_id).await;
 
     round_trip(
         db,
@@ -409,10 +417,20 @@ async fn check_entities(db: &DatabaseConnection) {
         created_at: at(13),
         updated_at: at(13),
     };
-    assert!(
-        orphan.into_active_model().insert(db).await.is_err(),
-        "a foreign key must refuse a department of an unknown account"
+    let refused = orphan
+        .into_active_model()
+        .insert(db)
+        .await
+        .expect_err("a foreign key must refuse a department of an unknown account");
+    assert_eq!(
+        unique_violation(&refused),
+        None,
+        "a foreign-key violation is no conflict"
     );
+    assert!(matches!(
+        ServiceError::from(refused),
+        ServiceError::Unexpected(_)
+    ));
     // Link tables cascade: deleting a group deletes its member rows.
     group::Entity::delete_by_id(group_id)
         .exec(db)
@@ -426,6 +444,61 @@ async fn check_entities(db: &DatabaseConnection) {
             .is_none(),
         "group_members rows go with their group"
     );
+}
+
+/// Writes that collide with a unique key of the seeded account are conflicts, told apart
+/// and worded the same on every backend.
+async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, root_id: Uuid) {
+    let same_url = account::ActiveModel {
+        id: Set(id()),
+        url: Set("https://acme.example.com".to_owned()),
+        revision: NotSet,
+        created_at: Set(at(0)),
+    }
+    .insert(db)
+    .await
+    .expect_err("a second account with the same URL");
+    assert_eq!(unique_violation(&same_url), Some(UniqueKey::AccountUrl));
+    let ImportError::Conflict(message) = ImportError::from(same_url) else {
+        panic!("the import must see a conflict");
+    };
+    assert_eq!(message, "An account with this URL already exists.");
+
+    let same_login = user::ActiveModel {
+        id: Set(id()),
+        account_id: Set(account_id),
+        email: Set("OWNER@acme.example.com".to_owned()),
+        email_key: Set("owner@acme.example.com".to_owned()),
+        password_hash: Set("x".to_owned()),
+        role: Set(Role::Learner),
+        custom_role_id: Set(None),
+        department_id: Set(root_id),
+        active: Set(true),
+        created_at: Set(at(7)),
+        updated_at: Set(at(7)),
+    }
+    .insert(db)
+    .await
+    .expect_err("a second user with the same login");
+    assert_eq!(unique_violation(&same_login), Some(UniqueKey::UserLogin));
+    let ServiceError::Conflict(message) = ServiceError::from(same_login) else {
+        panic!("the services must see a conflict");
+    };
+    assert_eq!(
+        message,
+        "A user with this login already exists in the account."
+    );
+
+    let same_id = account::ActiveModel {
+        id: Set(account_id),
+        url: Set("https://elsewhere.example.com".to_owned()),
+        revision: NotSet,
+        created_at: Set(at(0)),
+    }
+    .insert(db)
+    .await
+    .expect_err("a second account with the same id");
+    assert_eq!(unique_violation(&same_id), Some(UniqueKey::Row));
 }
 
 #[tokio::test]

@@ -495,7 +495,9 @@ async fn assert_lands_completely(db: &DatabaseConnection) {
     assert_eq!(owner.email_key, "owner@acme.example.com");
     assert!(owner.password_hash.starts_with("$argon2id$"));
     assert!(hasher().verify(OWNER_PASSWORD, &owner.password_hash));
-    assert!(owner.active && owner.role == "account_owner" && owner.custom_role_id.is_none());
+    assert!(
+        owner.active && owner.role.as_str() == "account_owner" && owner.custom_role_id.is_none()
+    );
     let author = user::Entity::find_by_id(id(a::AUTHOR))
         .one(db)
         .await
@@ -603,7 +605,7 @@ async fn the_demo_account_imports(db: &DatabaseConnection) {
         .await
         .expect("read")
         .expect("owner");
-    assert_eq!(owner.role, "account_owner");
+    assert_eq!(owner.role.as_str(), "account_owner");
     assert!(hasher().verify(DEMO_PASSWORD, &owner.password_hash));
     let plain = group::Entity::find_by_id(demo.plain_group_id)
         .one(db)

@@ -9,6 +9,7 @@
 //! apply the pending ones with [`MigratorTrait::up`].
 
 pub use m20261122_000005_auth_revision::NOTIFY_CHANNEL as AUTH_REVISION_CHANNEL;
+pub use m20261123_000006_user_role_values::ROLE_VALUES as USER_ROLE_VALUES;
 pub use sea_orm_migration::MigratorTrait;
 use sea_orm_migration::{MigrationTrait, async_trait};
 
@@ -17,6 +18,7 @@ mod m20261122_000002_users_and_roles;
 mod m20261122_000003_groups_projects_content;
 mod m20261122_000004_enrollments_points_audit;
 mod m20261122_000005_auth_revision;
+mod m20261123_000006_user_role_values;
 mod m20261123_000007_user_keyset_indexes;
 mod schema;
 
@@ -33,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000003_groups_projects_content::Migration),
             Box::new(m20261122_000004_enrollments_points_audit::Migration),
             Box::new(m20261122_000005_auth_revision::Migration),
+            Box::new(m20261123_000006_user_role_values::Migration),
             Box::new(m20261123_000007_user_keyset_indexes::Migration),
         ]
     }

@@ -1,14 +1,15 @@
 //! The migrations go up, all the way down and up again on a fresh database, and leave
-//! exactly the tables, indexes and foreign-key actions of `docs/data-model.md`.
+//! exactly the tables, indexes and foreign-key actions of `docs/data-model.md`, with
+//! `users.role` held to the role names.
 //!
 //! SQLite always runs; PostgreSQL runs when `LMS_TEST_POSTGRES_URL` names a server
 //! (a fresh database is created there for the test and dropped afterwards).
 
 use std::collections::BTreeSet;
 
-use lms_migrations::{Migrator, MigratorTrait as _};
+use lms_migrations::{Migrator, MigratorTrait as _, USER_ROLE_VALUES};
 use sea_orm_migration::sea_orm::{
-    ConnectionTrait as _, Database, DatabaseConnection, DbBackend, Statement,
+    ConnectionTrait as _, Database, DatabaseConnection, DbBackend, DbErr, Statement,
 };
 
 const TABLES: &[&str] = &[
@@ -240,10 +241,102 @@ async fn assert_full_schema(db: &DatabaseConnection) {
     assert!(status.is_empty(), "no migration may stay pending after up");
 }
 
+const ACCOUNT: &str = "0192a000-0000-7000-8000-000000000001";
+const ROOT: &str = "0192a000-0000-7000-8000-000000000002";
+const USER: &str = "0192a000-0000-7000-8000-000000000003";
+
+/// Inserts a user with `role` (and, the first time, its account and department) by hand,
+/// as SQL typed into a console would.
+async fn insert_user(db: &DatabaseConnection, id: &str, role: &str) -> Result<(), DbErr> {
+    let now = "2026-11-23 06:34:57+00:00";
+    for statement in [
+        format!(
+            "INSERT INTO accounts (id, url, revision, created_at) \
+             SELECT '{ACCOUNT}', 'https://acme.example.com', 0, '{now}' \
+             WHERE NOT EXISTS (SELECT 1 FROM accounts)"
+        ),
+        format!(
+            "INSERT INTO departments (id, account_id, parent_id, name, code, created_at, updated_at) \
+             SELECT '{ROOT}', '{ACCOUNT}', NULL, 'Acme', NULL, '{now}', '{now}' \
+             WHERE NOT EXISTS (SELECT 1 FROM departments)"
+        ),
+    ] {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+    db.execute_unprepared(&format!(
+        "INSERT INTO users (id, account_id, email, email_key, password_hash, role, \
+                            custom_role_id, department_id, active, created_at, updated_at) \
+         VALUES ('{id}', '{ACCOUNT}', '{id}@acme.example.com', '{id}@acme.example.com', 'x', \
+                 '{role}', NULL, '{ROOT}', TRUE, '{now}', '{now}')"
+    ))
+    .await
+    .map(drop)
+}
+
+async fn set_role(db: &DatabaseConnection, id: &str, role: &str) -> Result<(), DbErr> {
+    db.execute_unprepared(&format!(
+        "UPDATE users SET role = '{role}' WHERE id = '{id}'"
+    ))
+    .await
+    .map(drop)
+}
+
+/// Every role name of the contract is stored; anything else is refused on insert and on
+/// update, naming the rule.
+async fn assert_role_values_checked(db: &DatabaseConnection) {
+    for (n, role) in USER_ROLE_VALUES.iter().enumerate() {
+        let id = format!("0192a000-0000-7000-8000-00000000010{n}");
+        insert_user(db, &id, role).await.expect(role);
+    }
+    let refused = insert_user(db, USER, "superuser")
+        .await
+        .expect_err("an unknown role is refused on insert");
+    assert!(refused.to_string().contains("ck_users_role"), "{refused}");
+    let refused = set_role(db, "0192a000-0000-7000-8000-000000000100", "Learner")
+        .await
+        .expect_err("an unknown role is refused on update");
+    assert!(refused.to_string().contains("ck_users_role"), "{refused}");
+    set_role(db, "0192a000-0000-7000-8000-000000000100", "learner")
+        .await
+        .expect("a known role is accepted on update");
+    clear(db).await;
+}
+
+async fn clear(db: &DatabaseConnection) {
+    for table in ["users", "departments", "accounts"] {
+        db.execute_unprepared(&format!("DELETE FROM {table}"))
+            .await
+            .expect(table);
+    }
+}
+
+/// The check on role values comes and goes with its migration.
+async fn role_check_steps_down_and_up(db: &DatabaseConnection) {
+    let migrations = Migrator::migrations();
+    let position = migrations
+        .iter()
+        .position(|m| m.name() == "m20261123_000006_user_role_values")
+        .expect("the role-values migration is listed");
+    let steps = u32::try_from(migrations.len() - position).expect("few migrations");
+    Migrator::down(db, Some(steps))
+        .await
+        .expect("step down the role check");
+    insert_user(db, USER, "superuser")
+        .await
+        .expect("without the check, any value is stored");
+    clear(db).await;
+    Migrator::up(db, None)
+        .await
+        .expect("step up the role check");
+    assert_role_values_checked(db).await;
+}
+
 /// Up, all the way down, up again; the schema is complete after each up and empty after down.
 async fn round_trip(db: &DatabaseConnection) {
     Migrator::up(db, None).await.expect("first up");
     assert_full_schema(db).await;
+    assert_role_values_checked(db).await;
+    role_check_steps_down_and_up(db).await;
     // Up again is a no-op.
     Migrator::up(db, None).await.expect("repeated up");
 

@@ -228,6 +228,7 @@ mod tests {
             permissions: Default::default(),
             managed_department_ids: vec![],
             request_id: Some("req-1".into()),
+            auth_revision: None,
         }
     }
 

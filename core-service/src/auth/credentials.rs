@@ -14,11 +14,6 @@ pub struct Credentials {
     pub password: Secret<String>,
 }
 
-/// Logins are compared case-insensitively (contract section 2).
-pub fn email_key(email: &str) -> String {
-    email.trim().to_lowercase()
-}
-
 /// HMAC-SHA256 under a secret made at start-up, so neither the cache nor the throttle
 /// ever holds a password, and their keys are worthless outside this process.
 #[derive(Clone)]

@@ -1,7 +1,7 @@
 //! The database reads authentication needs: one indexed lookup for the login, and the
 //! role details only when the role needs them.
 
-use std::collections::HashSet;
+use std::{collections::HashSet, sync::Arc};
 
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
@@ -10,11 +10,12 @@ use sea_orm::{
     sea_query::{Expr, Query, UnionType},
 };
 
+use super::AuthRevision;
 use crate::{
     access::Caller,
     domain::roles::{Permission, Role},
     entities::{account, custom_role_permission, user, user_managed_department},
-    error::{ServiceError, ServiceResult},
+    error::ServiceResult,
 };
 
 pub(super) struct Login {
@@ -22,7 +23,7 @@ pub(super) struct Login {
     pub(super) account_url: String,
     pub(super) user_id: Uuid,
     pub(super) password_hash: String,
-    pub(super) role: String,
+    pub(super) role: Role,
     pub(super) custom_role_id: Option<Uuid>,
     pub(super) active: bool,
 }
@@ -48,7 +49,7 @@ pub(super) async fn find_login(
         .inner_join(account::Entity)
         .filter(account::Column::Url.eq(account_url))
         .filter(user::Column::EmailKey.eq(email_key))
-        .into_tuple::<(Uuid, Uuid, String, String, Option<Uuid>, bool)>()
+        .into_tuple::<(Uuid, Uuid, String, Role, Option<Uuid>, bool)>()
         .one(db)
         .await?;
     Ok(row.map(
@@ -71,14 +72,9 @@ pub(super) async fn load_caller(
     db: &DatabaseConnection,
     login: Login,
     request_id: Option<String>,
+    auth_revision: &Arc<AuthRevision>,
 ) -> ServiceResult<Caller> {
-    let role = Role::parse(&login.role).ok_or_else(|| {
-        ServiceError::Unexpected(anyhow::anyhow!(
-            "user {} has an unknown role {:?}",
-            login.user_id,
-            login.role
-        ))
-    })?;
+    let role = login.role;
     let scoped = matches!(
         role,
         Role::DepartmentAdministrator | Role::Publisher | Role::Custom
@@ -97,6 +93,7 @@ pub(super) async fn load_caller(
         permissions,
         managed_department_ids,
         request_id,
+        auth_revision: Some(Arc::clone(auth_revision)),
     })
 }
 

@@ -39,7 +39,7 @@ use tracing::Instrument as _;
 pub use self::{
     cache::VerifiedCache,
     clock::{Clock, ManualClock, SystemClock},
-    credentials::{CredentialKeyer, Credentials, email_key},
+    credentials::{CredentialKeyer, Credentials},
     password::{PasswordHasher, PasswordPolicy},
     revision::AuthRevision,
     throttle::Throttle,
@@ -47,8 +47,8 @@ pub use self::{
 };
 use crate::{
     access::Caller,
+    domain::{account_url::normalize_account_url, login::email_key},
     error::{ServiceError, ServiceResult},
-    import::account_url::normalize_account_url,
 };
 
 /// Tunables of authentication; the defaults follow contract section 2.
@@ -263,7 +263,7 @@ impl Authenticator {
         };
         self.throttle.record_success(&throttle_key);
         let password_hash = login.password_hash.clone();
-        let caller = lookup::load_caller(&self.db, login, request_id).await?;
+        let caller = lookup::load_caller(&self.db, login, request_id, &self.revision).await?;
         if let Some(generation) = generation {
             self.cache
                 .remember_caller(&login_key, &password_hash, generation, &caller);

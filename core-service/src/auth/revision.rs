@@ -39,6 +39,14 @@ pub struct AuthRevision {
     trust_for: Duration,
 }
 
+impl std::fmt::Debug for AuthRevision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthRevision")
+            .field("generation", &self.generation.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
 impl AuthRevision {
     /// `poll_interval` is how often [`watch`] reads the database row; remembered callers are
     /// trusted while its last read is younger than a few intervals.
@@ -63,6 +71,12 @@ impl AuthRevision {
     /// Something that decides who a caller is has changed (and is committed).
     pub fn bump(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Bumps so far, trusted or not.
+    #[cfg(test)]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     fn mark_watched(&self) {

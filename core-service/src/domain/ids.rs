@@ -1,8 +1,15 @@
 //! Identifiers are UUIDs in hyphenated form, accepted in any case and written lower-case.
 
+use std::collections::BTreeSet;
+
 use uuid::Uuid;
 
-use crate::error::{ServiceError, ServiceResult};
+use super::invalid::{Invalid, Reason};
+use crate::error::ServiceError;
+
+/// Ids one call may name in a list (members, authors, managed departments, enrollments,
+/// users whose points are read): bounded so one request cannot hold the database long.
+pub const MAX_LIST_IDS: usize = 10_000;
 
 /// A new identifier: UUID v7, so ids of new rows sort by creation time.
 pub fn new_id() -> Uuid {
@@ -21,22 +28,99 @@ pub fn parse_uuid(raw: &str) -> Option<Uuid> {
 }
 
 /// An identifier given in a request field: malformed is a client error naming the field.
-pub fn parse_field_id(field: &str, raw: &str) -> ServiceResult<Uuid> {
+pub fn parse_field_id(field: &'static str, raw: &str) -> Result<Uuid, Invalid> {
     parse_uuid(raw).ok_or_else(|| {
-        if raw.trim().is_empty() {
-            ServiceError::invalid(format!("{field} is required."))
+        let reason = if raw.trim().is_empty() {
+            Reason::Missing
         } else {
-            ServiceError::invalid(format!(
-                "{field} '{}' is not a valid identifier.",
-                clip(raw)
-            ))
-        }
+            Reason::NotAnId { raw: clip(raw) }
+        };
+        Invalid::new(field, reason)
     })
 }
 
-/// The identifier of the resource a call addresses: malformed means it names nothing.
-pub fn parse_resource_id(what: &str, raw: &str) -> ServiceResult<Uuid> {
-    parse_uuid(raw).ok_or_else(|| not_found(what, raw))
+/// An optional identifier field: absent or blank means none.
+pub fn parse_optional_field_id(
+    field: &'static str,
+    raw: Option<&str>,
+) -> Result<Option<Uuid>, Invalid> {
+    raw.filter(|raw| !raw.trim().is_empty())
+        .map(|raw| parse_field_id(field, raw))
+        .transpose()
+}
+
+/// The identifier of the resource a call addresses, as given. Parsing cannot fail: a
+/// malformed id names nothing, so it answers NOT_FOUND like an unknown one, and only
+/// after the request's fields were judged ([`ResourceRef::id`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRef {
+    raw: String,
+    id: Option<Uuid>,
+}
+
+impl ResourceRef {
+    pub fn parse(raw: impl Into<String>) -> Self {
+        let raw = raw.into();
+        let id = parse_uuid(&raw);
+        Self { raw, id }
+    }
+
+    /// The id, or NOT_FOUND for `what` (`"Group"`) when it cannot name anything.
+    pub fn id(&self, what: &str) -> Result<Uuid, ServiceError> {
+        self.id.ok_or_else(|| not_found(what, &self.raw))
+    }
+
+    /// NOT_FOUND for `what`, echoing the id as the caller gave it.
+    pub fn not_found(&self, what: &str) -> ServiceError {
+        not_found(what, &self.raw)
+    }
+}
+
+/// Ids of a list field: each a UUID, repeated ids counted once, at most
+/// [`MAX_LIST_IDS`] given. Ascending.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IdList(Vec<Uuid>);
+
+impl IdList {
+    pub fn parse(field: &'static str, raw_ids: &[String]) -> Result<Self, Invalid> {
+        if raw_ids.len() > MAX_LIST_IDS {
+            return Err(Invalid::new(
+                field,
+                Reason::TooManyIds {
+                    max: MAX_LIST_IDS,
+                    given: raw_ids.len(),
+                },
+            ));
+        }
+        let ids: BTreeSet<Uuid> = raw_ids
+            .iter()
+            .map(|raw| {
+                parse_uuid(raw)
+                    .ok_or_else(|| Invalid::new(field, Reason::NotAnIdInList { raw: clip(raw) }))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self(ids.into_iter().collect()))
+    }
+
+    /// Like [`IdList::parse`], and refusing an empty list.
+    pub fn parse_non_empty(field: &'static str, raw_ids: &[String]) -> Result<Self, Invalid> {
+        if raw_ids.is_empty() {
+            return Err(Invalid::new(field, Reason::NoIds));
+        }
+        Self::parse(field, raw_ids)
+    }
+
+    pub fn as_slice(&self) -> &[Uuid] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn into_inner(self) -> Vec<Uuid> {
+        self.0
+    }
 }
 
 /// The one "does not exist" message, used both for malformed ids and for ids of other accounts.
@@ -72,9 +156,9 @@ mod tests {
 
     #[test]
     fn field_errors_name_the_field() {
-        let err = parse_field_id("parentDepartmentId", "nope").unwrap_err();
+        let err = ServiceError::from(parse_field_id("parentDepartmentId", "nope").unwrap_err());
         assert!(err.to_string().contains("parentDepartmentId"));
-        let err = parse_field_id("parentDepartmentId", "  ").unwrap_err();
+        let err = ServiceError::from(parse_field_id("parentDepartmentId", "  ").unwrap_err());
         assert_eq!(err.to_string(), "parentDepartmentId is required.");
     }
 
@@ -82,5 +166,36 @@ mod tests {
     fn echoed_input_is_clipped() {
         let long = "x".repeat(1000);
         assert!(clip(&long).chars().count() <= 65);
+    }
+
+    #[test]
+    fn id_lists_are_deduplicated_and_name_the_field_of_a_bad_id() {
+        let a = Uuid::now_v7();
+        let ids = IdList::parse("userIds", &[a.to_string(), a.to_string().to_uppercase()]).unwrap();
+        assert_eq!(ids.into_inner(), vec![a]);
+        let err = ServiceError::from(IdList::parse("userIds", &["x".into()]).unwrap_err());
+        assert_eq!(err.to_string(), "userIds: 'x' is not a valid identifier.");
+    }
+
+    #[test]
+    fn id_lists_are_bounded_and_may_be_required_to_name_one() {
+        let too_many = vec![Uuid::nil().to_string(); MAX_LIST_IDS + 1];
+        let err = IdList::parse("userIds", &too_many).unwrap_err();
+        assert!(err.to_string().contains("at most 10000 ids"), "{err}");
+        assert!(IdList::parse("userIds", &[]).unwrap().is_empty());
+        let err = IdList::parse_non_empty("enrollmentIds", &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "enrollmentIds must contain at least one id"
+        );
+    }
+
+    #[test]
+    fn a_resource_ref_answers_not_found_only_when_asked() {
+        let malformed = ResourceRef::parse("nope");
+        let err = malformed.id("Group").unwrap_err();
+        assert_eq!(err.to_string(), "Group 'nope' was not found.");
+        let id = Uuid::now_v7();
+        assert_eq!(ResourceRef::parse(id.to_string()).id("Group").unwrap(), id);
     }
 }

@@ -1,9 +1,24 @@
-//! Validated domain values: once one exists it is valid ("parse, don't validate").
+//! Validated domain values, the one home of every value rule: once a value exists it is
+//! valid ("parse, don't validate"). Each `parse` returns [`Invalid`], which the service
+//! maps to INVALID_ARGUMENT and the import to a refusal naming the entry.
 //!
-//! - [`ids`]: identifiers from requests (body fields and addressed resources).
+//! - [`invalid`]: [`Invalid`] `{ field, reason }`, the one error of every parse.
+//! - [`ids`]: identifiers in request fields, addressed resources ([`ids::ResourceRef`])
+//!   and id lists with their one limit ([`ids::MAX_LIST_IDS`]).
+//! - [`account_url`]: [`account_url::AccountUrl`], the one stored form of an account URL.
+//! - [`login`]: [`login::Login`] (with [`login::email_key`]) and [`login::PlainPassword`].
+//! - [`text`]: bounded required text ([`text::required_text`]) and descriptions.
 //! - [`names`]: department names and codes, group names.
+//! - [`content`]: [`content::AddedDate`] and [`content::ViewUrl`] of content items.
 //! - [`roles`]: built-in roles and custom-role permissions.
 
+pub mod account_url;
+pub mod content;
 pub mod ids;
+pub mod invalid;
+pub mod login;
 pub mod names;
 pub mod roles;
+pub mod text;
+
+pub use self::invalid::{Invalid, Reason};

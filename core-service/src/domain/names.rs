@@ -1,35 +1,19 @@
 //! Names and codes with the bounds of contract sections 6 and 7.
 
-use crate::error::{ServiceError, ServiceResult};
+use super::{
+    invalid::{Invalid, Reason},
+    text::{MAX_NAME_CHARS, required_text},
+};
 
-const MAX_NAME_CHARS: usize = 255;
-const MAX_CODE_CHARS: usize = 64;
-
-fn parse_name(field: &str, raw: &str) -> ServiceResult<String> {
-    let name = raw.trim();
-    if name.is_empty() {
-        return Err(ServiceError::invalid(format!("{field} must not be blank.")));
-    }
-    if name.chars().count() > MAX_NAME_CHARS {
-        return Err(ServiceError::invalid(format!(
-            "{field} must be at most {MAX_NAME_CHARS} characters."
-        )));
-    }
-    if name.chars().any(char::is_control) {
-        return Err(ServiceError::invalid(format!(
-            "{field} must not contain control characters."
-        )));
-    }
-    Ok(name.to_owned())
-}
+pub const MAX_CODE_CHARS: usize = 64;
 
 /// A department name: not blank, at most 255 characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DepartmentName(String);
 
 impl DepartmentName {
-    pub fn parse(raw: &str) -> ServiceResult<Self> {
-        parse_name("name", raw).map(Self)
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        required_text("name", raw, MAX_NAME_CHARS).map(Self)
     }
 
     pub fn into_inner(self) -> String {
@@ -42,8 +26,22 @@ impl DepartmentName {
 pub struct GroupName(String);
 
 impl GroupName {
-    pub fn parse(raw: &str) -> ServiceResult<Self> {
-        parse_name("name", raw).map(Self)
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        required_text("name", raw, MAX_NAME_CHARS).map(Self)
+    }
+
+    pub fn into_inner(self) -> String {
+        self.0
+    }
+}
+
+/// A project name: not blank, at most 255 characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectName(String);
+
+impl ProjectName {
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        required_text("name", raw, MAX_NAME_CHARS).map(Self)
     }
 
     pub fn into_inner(self) -> String {
@@ -52,21 +50,22 @@ impl GroupName {
 }
 
 /// A department code: at most 64 characters; empty means "no code".
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DepartmentCode(Option<String>);
 
 impl DepartmentCode {
-    pub fn parse(raw: &str) -> ServiceResult<Self> {
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
         let code = raw.trim();
         if code.chars().count() > MAX_CODE_CHARS {
-            return Err(ServiceError::invalid(format!(
-                "code must be at most {MAX_CODE_CHARS} characters."
-            )));
+            return Err(Invalid::new(
+                "code",
+                Reason::TooLong {
+                    max: MAX_CODE_CHARS,
+                },
+            ));
         }
         if code.chars().any(char::is_control) {
-            return Err(ServiceError::invalid(
-                "code must not contain control characters.",
-            ));
+            return Err(Invalid::new("code", Reason::ControlCharacters));
         }
         Ok(Self((!code.is_empty()).then(|| code.to_owned())))
     }

@@ -1,15 +1,28 @@
 //! Built-in roles and the permissions a custom role can carry (contract section 3).
+//!
+//! Both are stored by name: [`Role`] is the type of `users.role` (the database refuses
+//! other names, migration 6), [`Permission`] of `custom_role_permissions.permission`.
 
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+use sea_orm::{DeriveActiveEnum, EnumIter, sea_query::StringLen};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, EnumIter, DeriveActiveEnum)]
+#[sea_orm(rs_type = "String", db_type = "String(StringLen::N(64))")]
 pub enum Role {
+    #[sea_orm(string_value = "account_owner")]
     AccountOwner,
+    #[sea_orm(string_value = "account_administrator")]
     AccountAdministrator,
+    #[sea_orm(string_value = "department_administrator")]
     DepartmentAdministrator,
+    #[sea_orm(string_value = "publisher")]
     Publisher,
+    #[sea_orm(string_value = "author")]
     Author,
+    #[sea_orm(string_value = "learner")]
     Learner,
+    #[sea_orm(string_value = "custom")]
     Custom,
 }
 
@@ -47,7 +60,14 @@ impl fmt::Display for Role {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// By name, as the audit record shows it.
+impl serde::Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Permission {
     DepartmentCreate,
     DepartmentUpdate,
@@ -105,5 +125,15 @@ mod tests {
             assert_eq!(Permission::parse(permission.as_str()), Some(permission));
         }
         assert_eq!(Role::parse("Account_Owner"), None);
+    }
+
+    #[test]
+    fn roles_are_stored_as_the_names_the_database_accepts() {
+        use sea_orm::ActiveEnum as _;
+        let stored: Vec<String> = Role::ALL.iter().map(Role::to_value).collect();
+        assert_eq!(stored, lms_migrations::USER_ROLE_VALUES);
+        for role in Role::ALL {
+            assert_eq!(role.to_value(), role.as_str());
+        }
     }
 }

@@ -2,6 +2,8 @@
 
 use sea_orm::entity::prelude::*;
 
+use crate::domain::roles::Role;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
 #[sea_orm(table_name = "users")]
 pub struct Model {
@@ -17,9 +19,8 @@ pub struct Model {
     /// An argon2id PHC string.
     #[sea_orm(column_type = "Text")]
     pub password_hash: String,
-    /// A built-in role name, or `custom` (then `custom_role_id` is set).
-    #[sea_orm(column_type = "String(StringLen::N(64))")]
-    pub role: String,
+    /// A built-in role, or `custom` (then `custom_role_id` is set); stored by name.
+    pub role: Role,
     pub custom_role_id: Option<Uuid>,
     pub department_id: Uuid,
     pub active: bool,

@@ -6,8 +6,11 @@ use futures::{Stream, StreamExt as _};
 use lms_proto::v1::{self as pb, admin_service_server::AdminService};
 use tonic::{Request, Response, Status};
 
-use super::{SharedState, request::caller};
-use crate::service::{content, departments, enrollments, groups, points};
+use super::{SharedState, convert, request::caller};
+use crate::{
+    domain::ids::ResourceRef,
+    service::{content, departments, enrollments, groups, points},
+};
 
 pub struct AdminApi {
     state: SharedState,
@@ -29,14 +32,8 @@ impl AdminService for AdminApi {
         request: Request<pb::UpdateDepartmentRequest>,
     ) -> Result<Response<pb::UpdateDepartmentResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        let changes = departments::DepartmentChanges {
-            name: req.name,
-            parent_department_id: req.parent_department_id,
-            code: req.code,
-        };
-        departments::update_department(&self.state.db, &caller, &req.department_id, changes)
-            .await?;
+        let changes = request.into_inner().try_into();
+        departments::update_department(&self.state.db, &caller, changes).await?;
         Ok(Response::new(pb::UpdateDepartmentResponse {}))
     }
 
@@ -46,12 +43,7 @@ impl AdminService for AdminApi {
         request: Request<pb::CreateDepartmentRequest>,
     ) -> Result<Response<pb::CreateDepartmentResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        let new = departments::NewDepartment {
-            name: req.name,
-            parent_department_id: req.parent_department_id,
-            code: req.code,
-        };
+        let new = request.into_inner().try_into();
         let id = departments::create_department(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateDepartmentResponse {
             department_id: id.to_string(),
@@ -64,8 +56,8 @@ impl AdminService for AdminApi {
         request: Request<pb::UpdateGroupRequest>,
     ) -> Result<Response<pb::UpdateGroupResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        groups::update_group(&self.state.db, &caller, &req.group_id, req.name).await?;
+        let changes = request.into_inner().try_into();
+        groups::update_group(&self.state.db, &caller, changes).await?;
         Ok(Response::new(pb::UpdateGroupResponse {}))
     }
 
@@ -75,7 +67,8 @@ impl AdminService for AdminApi {
         request: Request<pb::GetGroupRequest>,
     ) -> Result<Response<pb::GetGroupResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let group = groups::get_group(&self.state.db, &caller, &request.get_ref().group_id).await?;
+        let group_ref = ResourceRef::parse(request.into_inner().group_id);
+        let group = groups::get_group(&self.state.db, &caller, &group_ref).await?;
         Ok(Response::new(pb::GetGroupResponse {
             group: Some(pb::Group {
                 group_id: group.id.to_string(),
@@ -93,7 +86,7 @@ impl AdminService for AdminApi {
         request: Request<pb::DeleteEnrollmentsRequest>,
     ) -> Result<Response<pb::DeleteEnrollmentsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let ids = &request.get_ref().enrollment_ids;
+        let ids = convert::enrollment_ids(request.get_ref());
         let deleted_count = enrollments::delete_enrollments(&self.state.db, &caller, ids).await?;
         Ok(Response::new(pb::DeleteEnrollmentsResponse {
             deleted_count,
@@ -106,9 +99,8 @@ impl AdminService for AdminApi {
         request: Request<pb::GetContentItemRequest>,
     ) -> Result<Response<pb::GetContentItemResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let item =
-            content::get_content_item(&self.state.db, &caller, &request.get_ref().content_item_id)
-                .await?;
+        let item_ref = ResourceRef::parse(request.into_inner().content_item_id);
+        let item = content::get_content_item(&self.state.db, &caller, &item_ref).await?;
         Ok(Response::new(pb::GetContentItemResponse {
             content_item: Some(pb::ContentItem {
                 content_item_id: item.id.to_string(),
@@ -130,7 +122,8 @@ impl AdminService for AdminApi {
         request: Request<pb::GetPointsRequest>,
     ) -> Result<Response<Self::GetPointsStream>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let rows = points::points(&self.state.db, &caller, &request.get_ref().user_ids).await?;
+        let filter = convert::points_filter(request.get_ref());
+        let rows = points::points(&self.state.db, &caller, filter).await?;
         let span = tracing::Span::current();
         let stream = rows.map(move |row| {
             let _entered = span.enter();

@@ -1,14 +1,12 @@
-//! `lms.v1.DirectoryService`: the writes of internal services, one method each.
-//!
-//! A committed change to who a user is (password, role, managed departments, active flag)
-//! tells the authenticator at once, so the user's very next request is read afresh here;
-//! other processes learn of it through the `auth_revisions` row.
+//! `lms.v1.DirectoryService`: the writes of internal services, one method each:
+//! convert the request, call the service, map the error. A committed change to who a
+//! user is tells the authenticator by itself (`db::write`), so nothing here has to.
 
 use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};
 
 use super::{SharedState, request::caller};
-use crate::service::directory;
+use crate::service::{content, enrollments, groups, points, users};
 
 pub struct DirectoryApi {
     state: SharedState,
@@ -20,13 +18,6 @@ impl DirectoryApi {
     }
 }
 
-fn role(assignment: Option<pb::RoleAssignment>) -> Option<directory::RoleAssignment> {
-    assignment.map(|a| directory::RoleAssignment {
-        role: a.role,
-        custom_role_id: a.custom_role_id,
-    })
-}
-
 #[tonic::async_trait]
 impl DirectoryService for DirectoryApi {
     #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/CreateUser")]
@@ -35,17 +26,9 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::CreateUserRequest>,
     ) -> Result<Response<pb::CreateUserResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        let new = directory::NewUser {
-            email: req.email,
-            password: req.password,
-            role: role(req.role),
-            department_id: req.department_id,
-            managed_department_ids: req.managed_department_ids,
-            active: req.active,
-        };
+        let new = request.into_inner().try_into();
         let verifier = self.state.auth.verifier();
-        let id = directory::create_user(&self.state.db, verifier, &caller, new).await?;
+        let id = users::create_user(&self.state.db, verifier, &caller, new).await?;
         Ok(Response::new(pb::CreateUserResponse {
             user_id: id.to_string(),
         }))
@@ -57,17 +40,9 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserPasswordRequest>,
     ) -> Result<Response<pb::SetUserPasswordResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.get_ref();
+        let change = request.into_inner().try_into();
         let verifier = self.state.auth.verifier();
-        directory::set_user_password(
-            &self.state.db,
-            verifier,
-            &caller,
-            &req.user_id,
-            &req.password,
-        )
-        .await?;
-        self.state.auth.users_changed();
+        users::set_user_password(&self.state.db, verifier, &caller, change).await?;
         Ok(Response::new(pb::SetUserPasswordResponse {}))
     }
 
@@ -77,9 +52,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserRoleRequest>,
     ) -> Result<Response<pb::SetUserRoleResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        directory::set_user_role(&self.state.db, &caller, &req.user_id, role(req.role)).await?;
-        self.state.auth.users_changed();
+        let change = request.into_inner().try_into();
+        users::set_user_role(&self.state.db, &caller, change).await?;
         Ok(Response::new(pb::SetUserRoleResponse {}))
     }
 
@@ -89,15 +63,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserManagedDepartmentsRequest>,
     ) -> Result<Response<pb::SetUserManagedDepartmentsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.get_ref();
-        directory::set_user_managed_departments(
-            &self.state.db,
-            &caller,
-            &req.user_id,
-            &req.managed_department_ids,
-        )
-        .await?;
-        self.state.auth.users_changed();
+        let change = request.into_inner().try_into();
+        users::set_user_managed_departments(&self.state.db, &caller, change).await?;
         Ok(Response::new(pb::SetUserManagedDepartmentsResponse {}))
     }
 
@@ -107,9 +74,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserActiveRequest>,
     ) -> Result<Response<pb::SetUserActiveResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.get_ref();
-        directory::set_user_active(&self.state.db, &caller, &req.user_id, req.active).await?;
-        self.state.auth.users_changed();
+        let change = request.into_inner().into();
+        users::set_user_active(&self.state.db, &caller, change).await?;
         Ok(Response::new(pb::SetUserActiveResponse {}))
     }
 
@@ -119,12 +85,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::CreateGroupRequest>,
     ) -> Result<Response<pb::CreateGroupResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        let new = directory::NewGroup {
-            name: req.name,
-            smart_department_id: req.smart_department_id,
-        };
-        let id = directory::create_group(&self.state.db, &caller, new).await?;
+        let new = request.into_inner().try_into();
+        let id = groups::create_group(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateGroupResponse {
             group_id: id.to_string(),
         }))
@@ -136,8 +98,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::AddGroupMembersRequest>,
     ) -> Result<Response<pb::AddGroupMembersResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.get_ref();
-        directory::add_group_members(&self.state.db, &caller, &req.group_id, &req.user_ids).await?;
+        let new = request.into_inner().try_into();
+        groups::add_group_members(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::AddGroupMembersResponse {}))
     }
 
@@ -147,12 +109,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::CreateProjectRequest>,
     ) -> Result<Response<pb::CreateProjectResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        let new = directory::NewProject {
-            name: req.name,
-            author_ids: req.author_ids,
-        };
-        let id = directory::create_project(&self.state.db, &caller, new).await?;
+        let new = request.into_inner().try_into();
+        let id = content::create_project(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateProjectResponse {
             project_id: id.to_string(),
         }))
@@ -164,17 +122,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::CreateContentItemRequest>,
     ) -> Result<Response<pb::CreateContentItemResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        let new = directory::NewContentItem {
-            project_id: req.project_id,
-            title: req.title,
-            description: req.description,
-            user_id: req.user_id,
-            content_type: req.r#type,
-            added_date: req.added_date,
-            view_url: req.view_url,
-        };
-        let id = directory::create_content_item(&self.state.db, &caller, new).await?;
+        let new = request.into_inner().try_into();
+        let id = content::create_content_item(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateContentItemResponse {
             content_item_id: id.to_string(),
         }))
@@ -186,12 +135,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::CreateEnrollmentRequest>,
     ) -> Result<Response<pb::CreateEnrollmentResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.into_inner();
-        let new = directory::NewEnrollment {
-            learner_id: req.learner_id,
-            content_item_id: req.content_item_id,
-        };
-        let id = directory::create_enrollment(&self.state.db, &caller, new).await?;
+        let new = request.into_inner().try_into();
+        let id = enrollments::create_enrollment(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateEnrollmentResponse {
             enrollment_id: id.to_string(),
         }))
@@ -203,9 +148,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::AddPointsRequest>,
     ) -> Result<Response<pb::AddPointsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let req = request.get_ref();
-        let total =
-            directory::add_points(&self.state.db, &caller, &req.user_id, req.points).await?;
+        let change = request.into_inner().into();
+        let total = points::add_points(&self.state.db, &caller, change).await?;
         Ok(Response::new(pb::AddPointsResponse { total }))
     }
 }

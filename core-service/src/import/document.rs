@@ -10,7 +10,7 @@ use std::{fmt, path::Path};
 
 use serde::{Deserialize, Serialize};
 
-use super::ImportError;
+use super::{ImportError, error::Cause};
 
 /// A whole import document: one or more accounts with everything in them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,28 +229,25 @@ impl ImportDocument {
         // A UTF-8 byte order mark is harmless; serde_json would refuse it.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let parse_error =
-            |line: Option<usize>, column: Option<usize>, message: String| ImportError::Parse {
+            |line: Option<usize>, column: Option<usize>, source: Cause| ImportError::Parse {
                 file: path.to_path_buf(),
                 line,
                 column,
-                message,
+                message: source.to_string(),
+                source,
             };
         match format {
             Format::Json => serde_json::from_str(text).map_err(|err| {
                 let (line, column) = (err.line(), err.column());
                 let known = line > 0;
-                parse_error(
-                    known.then_some(line),
-                    known.then_some(column),
-                    err.to_string(),
-                )
+                parse_error(known.then_some(line), known.then_some(column), err.into())
             }),
             Format::Yaml => serde_norway::from_str(text).map_err(|err| {
                 let location = err.location();
                 parse_error(
                     location.as_ref().map(|l| l.line()),
                     location.as_ref().map(|l| l.column()),
-                    err.to_string(),
+                    err.into(),
                 )
             }),
         }

@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// The cause of a failure that came from a library, kept for the error chain.
+pub(crate) type Cause = Box<dyn std::error::Error + Send + Sync>;
+
 /// Why an import was refused. Whatever the variant, nothing was written.
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -23,6 +26,8 @@ pub enum ImportError {
         line: Option<usize>,
         column: Option<usize>,
         message: String,
+        #[source]
+        source: Cause,
     },
     /// The file's extension names no supported format.
     #[error(
@@ -31,10 +36,14 @@ pub enum ImportError {
     )]
     UnsupportedFormat { file: PathBuf },
     /// Hashing a plain-text password failed.
-    #[error("password hashing failed: {0}")]
-    Hashing(String),
+    #[error("password hashing failed")]
+    Hashing(#[source] Cause),
+    /// A row of the document collides with one written meanwhile (a unique-key
+    /// violation, see `db::conflict`).
+    #[error("the database refused the import: {0}")]
+    Conflict(&'static str),
     #[error("the database failed during the import")]
-    Database(#[from] sea_orm::DbErr),
+    Database(#[source] sea_orm::DbErr),
 }
 
 impl ImportError {

@@ -9,12 +9,10 @@
 use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
 
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    Iterable as _, QueryFilter as _, QuerySelect as _, Set, SqliteTransactionMode,
-    TransactionOptions, TransactionTrait as _,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter as _,
+    QuerySelect as _, SqliteTransactionMode, TransactionOptions, TransactionTrait as _,
 };
 use serde::Serialize;
-use serde_json::json;
 use uuid::Uuid;
 
 use super::{
@@ -23,18 +21,9 @@ use super::{
 };
 use crate::{
     auth::password::PasswordHasher,
-    domain::ids::new_id,
-    entities::{
-        account, audit_log, content_item, custom_role, custom_role_permission, department,
-        department_closure, enrollment, group, group_member, project, project_author, user,
-        user_managed_department, user_points,
-    },
+    db::bulk::{self, insert_all},
+    entities::{account, content_item, custom_role, department, enrollment, group, project, user},
 };
-
-/// Bound parameters per INSERT: below SQLite's 32,766 and PostgreSQL's 65,535.
-const MAX_PARAMETERS: usize = 30_000;
-/// Ids per `IN (…)` list when checking what already exists.
-const ID_CHUNK: usize = 5_000;
 
 /// How much an import wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -161,261 +150,327 @@ pub async fn import_document(
     }
 }
 
+/// Inserts the plan, parents before children, and one audit row per account.
 async fn write(txn: &impl ConnectionTrait, plan: &Plan) -> Result<ImportSummary, ImportError> {
     check_not_taken(txn, plan).await?;
     let now = chrono::Utc::now();
+    insert_all(txn, rows::accounts(plan, now)).await?;
+    insert_all(txn, rows::departments(plan, now)).await?;
+    insert_all(txn, rows::department_closure(plan)).await?;
+    insert_all(txn, rows::custom_roles(plan)).await?;
+    insert_all(txn, rows::custom_role_permissions(plan)).await?;
+    insert_all(txn, rows::users(plan, now)?).await?;
+    insert_all(txn, rows::user_managed_departments(plan)).await?;
+    insert_all(txn, rows::groups(plan)).await?;
+    insert_all(txn, rows::group_members(plan)).await?;
+    insert_all(txn, rows::projects(plan)).await?;
+    insert_all(txn, rows::project_authors(plan)).await?;
+    insert_all(txn, rows::content_items(plan)).await?;
+    insert_all(txn, rows::enrollments(plan, now)).await?;
+    insert_all(txn, rows::user_points(plan)).await?;
+    insert_all(txn, rows::audit_log(plan, now)).await?;
+    let mut total = ImportSummary::default();
+    for account in &plan.accounts {
+        total.add(&ImportSummary::of(account));
+    }
+    Ok(total)
+}
 
-    insert_all(
-        txn,
-        plan.accounts.iter().map(|account| account::ActiveModel {
-            id: Set(account.id),
-            url: Set(account.url.clone()),
-            revision: Set(0),
-            created_at: Set(now),
-        }),
-    )
-    .await?;
+/// The rows of each table, built from the plan: one function per table, in the order
+/// [`write`] inserts them.
+mod rows {
+    use chrono::{DateTime, Utc};
+    use sea_orm::Set;
+    use serde_json::json;
+    use uuid::Uuid;
 
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account
-                .departments
-                .iter()
-                .map(move |row| department::ActiveModel {
+    use super::{ImportError, ImportSummary};
+    use crate::{
+        db::{Actor, AuditAction, Change, audit},
+        entities::{
+            account, audit_log, content_item, custom_role, custom_role_permission, department,
+            department_closure, enrollment, group, group_member, project, project_author, user,
+            user_managed_department, user_points,
+        },
+        import::validate::{AccountPlan, Password, Plan},
+    };
+
+    /// `build(account id, item)` for every item `items` picks from each account.
+    fn per_account<'a, T: 'a, R, I>(
+        plan: &'a Plan,
+        items: impl Fn(&'a AccountPlan) -> I + 'a,
+        build: impl Fn(Uuid, T) -> R + Copy + 'a,
+    ) -> impl Iterator<Item = R> + 'a
+    where
+        I: IntoIterator<Item = T> + 'a,
+    {
+        plan.accounts.iter().flat_map(move |account| {
+            items(account)
+                .into_iter()
+                .map(move |item| build(account.id, item))
+        })
+    }
+
+    pub(super) fn accounts(
+        plan: &Plan,
+        now: DateTime<Utc>,
+    ) -> impl Iterator<Item = account::ActiveModel> + '_ {
+        plan.accounts
+            .iter()
+            .map(move |account| account::ActiveModel {
+                id: Set(account.id),
+                url: Set(account.url.clone()),
+                revision: Set(0),
+                created_at: Set(now),
+            })
+    }
+
+    pub(super) fn departments(
+        plan: &Plan,
+        now: DateTime<Utc>,
+    ) -> impl Iterator<Item = department::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.departments,
+            move |account_id, row| department::ActiveModel {
+                id: Set(row.id),
+                account_id: Set(account_id),
+                parent_id: Set(row.parent_id),
+                name: Set(row.name.clone()),
+                code: Set(row.code.clone()),
+                created_at: Set(now),
+                updated_at: Set(now),
+            },
+        )
+    }
+
+    pub(super) fn department_closure(
+        plan: &Plan,
+    ) -> impl Iterator<Item = department_closure::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.closure,
+            |account_id, row| department_closure::ActiveModel {
+                account_id: Set(account_id),
+                ancestor_id: Set(row.ancestor),
+                descendant_id: Set(row.descendant),
+                depth: Set(row.depth),
+            },
+        )
+    }
+
+    pub(super) fn custom_roles(plan: &Plan) -> impl Iterator<Item = custom_role::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.custom_roles,
+            |account_id, row| custom_role::ActiveModel {
+                id: Set(row.id),
+                account_id: Set(account_id),
+                name: Set(row.name.clone()),
+            },
+        )
+    }
+
+    pub(super) fn custom_role_permissions(
+        plan: &Plan,
+    ) -> impl Iterator<Item = custom_role_permission::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| {
+                account
+                    .custom_roles
+                    .iter()
+                    .flat_map(|row| row.permissions.iter().map(move |p| (row.id, *p)))
+            },
+            |_, (custom_role_id, permission)| custom_role_permission::ActiveModel {
+                custom_role_id: Set(custom_role_id),
+                permission: Set(permission.as_str().to_owned()),
+            },
+        )
+    }
+
+    /// Refused when a user still has a plain password: every one was hashed before the
+    /// transaction opened, and a plain one must never be stored.
+    pub(super) fn users(
+        plan: &Plan,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<user::ActiveModel>, ImportError> {
+        per_account(
+            plan,
+            |account| &account.users,
+            |account_id, row| {
+                let Password::Hashed(hash) = &row.password else {
+                    return Err(ImportError::Hashing(
+                        format!("user {} has no password hash", row.id).into(),
+                    ));
+                };
+                Ok(user::ActiveModel {
                     id: Set(row.id),
-                    account_id: Set(account.id),
-                    parent_id: Set(row.parent_id),
-                    name: Set(row.name.clone()),
-                    code: Set(row.code.clone()),
+                    account_id: Set(account_id),
+                    email: Set(row.email.clone()),
+                    email_key: Set(row.email_key.clone()),
+                    password_hash: Set(hash.clone()),
+                    role: Set(row.role),
+                    custom_role_id: Set(row.custom_role_id),
+                    department_id: Set(row.department_id),
+                    active: Set(row.active),
                     created_at: Set(now),
                     updated_at: Set(now),
                 })
-        }),
-    )
-    .await?;
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account
-                .closure
-                .iter()
-                .map(move |row| department_closure::ActiveModel {
-                    account_id: Set(account.id),
-                    ancestor_id: Set(row.ancestor),
-                    descendant_id: Set(row.descendant),
-                    depth: Set(row.depth),
-                })
-        }),
-    )
-    .await?;
-
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account
-                .custom_roles
-                .iter()
-                .map(move |row| custom_role::ActiveModel {
-                    id: Set(row.id),
-                    account_id: Set(account.id),
-                    name: Set(row.name.clone()),
-                })
-        }),
-    )
-    .await?;
-    insert_all(
-        txn,
-        plan.accounts
-            .iter()
-            .flat_map(|account| &account.custom_roles)
-            .flat_map(|row| {
-                row.permissions
-                    .iter()
-                    .map(move |permission| custom_role_permission::ActiveModel {
-                        custom_role_id: Set(row.id),
-                        permission: Set((*permission).to_owned()),
-                    })
-            }),
-    )
-    .await?;
-
-    let mut users = Vec::new();
-    for account in &plan.accounts {
-        for row in &account.users {
-            let Password::Hashed(hash) = &row.password else {
-                // hash_passwords replaced every plain password; refuse rather than store one.
-                return Err(ImportError::Hashing(format!(
-                    "user {} has no password hash",
-                    row.id
-                )));
-            };
-            users.push(user::ActiveModel {
-                id: Set(row.id),
-                account_id: Set(account.id),
-                email: Set(row.email.clone()),
-                email_key: Set(row.email_key.clone()),
-                password_hash: Set(hash.clone()),
-                role: Set(row.role.as_str().to_owned()),
-                custom_role_id: Set(row.custom_role_id),
-                department_id: Set(row.department_id),
-                active: Set(row.active),
-                created_at: Set(now),
-                updated_at: Set(now),
-            });
-        }
+            },
+        )
+        .collect()
     }
-    insert_all(txn, users).await?;
-    insert_all(
-        txn,
-        plan.accounts
-            .iter()
-            .flat_map(|account| &account.users)
-            .flat_map(|row| {
-                row.managed_department_ids.iter().map(move |department| {
-                    user_managed_department::ActiveModel {
-                        user_id: Set(row.id),
-                        department_id: Set(*department),
-                    }
-                })
-            }),
-    )
-    .await?;
 
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account.groups.iter().map(move |row| group::ActiveModel {
+    pub(super) fn user_managed_departments(
+        plan: &Plan,
+    ) -> impl Iterator<Item = user_managed_department::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| {
+                account
+                    .users
+                    .iter()
+                    .flat_map(|row| row.managed_department_ids.iter().map(move |d| (row.id, *d)))
+            },
+            |_, (user_id, department_id)| user_managed_department::ActiveModel {
+                user_id: Set(user_id),
+                department_id: Set(department_id),
+            },
+        )
+    }
+
+    pub(super) fn groups(plan: &Plan) -> impl Iterator<Item = group::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.groups,
+            |account_id, row| group::ActiveModel {
                 id: Set(row.id),
-                account_id: Set(account.id),
+                account_id: Set(account_id),
                 name: Set(row.name.clone()),
                 smart_department_id: Set(row.smart_department_id),
-            })
-        }),
-    )
-    .await?;
-    insert_all(
-        txn,
-        plan.accounts
-            .iter()
-            .flat_map(|account| &account.groups)
-            .flat_map(|row| {
-                row.member_ids
-                    .iter()
-                    .map(move |member| group_member::ActiveModel {
-                        group_id: Set(row.id),
-                        user_id: Set(*member),
-                    })
-            }),
-    )
-    .await?;
-
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account
-                .projects
-                .iter()
-                .map(move |row| project::ActiveModel {
-                    id: Set(row.id),
-                    account_id: Set(account.id),
-                    name: Set(row.name.clone()),
-                })
-        }),
-    )
-    .await?;
-    insert_all(
-        txn,
-        plan.accounts
-            .iter()
-            .flat_map(|account| &account.projects)
-            .flat_map(|row| {
-                row.author_ids
-                    .iter()
-                    .map(move |author| project_author::ActiveModel {
-                        project_id: Set(row.id),
-                        user_id: Set(*author),
-                    })
-            }),
-    )
-    .await?;
-
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account
-                .content_items
-                .iter()
-                .map(move |row| content_item::ActiveModel {
-                    id: Set(row.id),
-                    account_id: Set(account.id),
-                    project_id: Set(row.project_id),
-                    title: Set(row.title.clone()),
-                    description: Set(row.description.clone()),
-                    user_id: Set(row.user_id),
-                    added_at: Set(row.added_at),
-                    content_type: Set(row.content_type.clone()),
-                    view_url: Set(row.view_url.clone()),
-                })
-        }),
-    )
-    .await?;
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account
-                .enrollments
-                .iter()
-                .map(move |row| enrollment::ActiveModel {
-                    id: Set(row.id),
-                    account_id: Set(account.id),
-                    learner_id: Set(row.learner_id),
-                    content_item_id: Set(row.content_item_id),
-                    created_at: Set(now),
-                })
-        }),
-    )
-    .await?;
-    insert_all(
-        txn,
-        plan.accounts.iter().flat_map(|account| {
-            account
-                .points
-                .iter()
-                .map(move |row| user_points::ActiveModel {
-                    user_id: Set(row.user_id),
-                    account_id: Set(account.id),
-                    points: Set(row.points),
-                })
-        }),
-    )
-    .await?;
-
-    let mut total = ImportSummary::default();
-    let mut audit = Vec::with_capacity(plan.accounts.len());
-    for account in &plan.accounts {
-        let summary = ImportSummary::of(account);
-        total.add(&summary);
-        let mut after = serde_json::to_value(summary).unwrap_or_else(|_| json!({}));
-        if let Some(object) = after.as_object_mut() {
-            object.remove("accounts");
-            object.insert("url".to_owned(), json!(account.url));
-        }
-        audit.push(audit_log::ActiveModel {
-            id: Set(new_id()),
-            account_id: Set(account.id),
-            actor_user_id: Set(None),
-            action: Set("import".to_owned()),
-            entity_type: Set("account".to_owned()),
-            entity_id: Set(account.id),
-            request_id: Set(None),
-            before: Set(None),
-            after: Set(Some(after.to_string())),
-            created_at: Set(now),
-        });
+            },
+        )
     }
-    insert_all(txn, audit).await?;
-    Ok(total)
+
+    pub(super) fn group_members(
+        plan: &Plan,
+    ) -> impl Iterator<Item = group_member::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| {
+                account
+                    .groups
+                    .iter()
+                    .flat_map(|row| row.member_ids.iter().map(move |u| (row.id, *u)))
+            },
+            |_, (group_id, user_id)| group_member::ActiveModel {
+                group_id: Set(group_id),
+                user_id: Set(user_id),
+            },
+        )
+    }
+
+    pub(super) fn projects(plan: &Plan) -> impl Iterator<Item = project::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.projects,
+            |account_id, row| project::ActiveModel {
+                id: Set(row.id),
+                account_id: Set(account_id),
+                name: Set(row.name.clone()),
+            },
+        )
+    }
+
+    pub(super) fn project_authors(
+        plan: &Plan,
+    ) -> impl Iterator<Item = project_author::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| {
+                account
+                    .projects
+                    .iter()
+                    .flat_map(|row| row.author_ids.iter().map(move |u| (row.id, *u)))
+            },
+            |_, (project_id, user_id)| project_author::ActiveModel {
+                project_id: Set(project_id),
+                user_id: Set(user_id),
+            },
+        )
+    }
+
+    pub(super) fn content_items(
+        plan: &Plan,
+    ) -> impl Iterator<Item = content_item::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.content_items,
+            |account_id, row| content_item::ActiveModel {
+                id: Set(row.id),
+                account_id: Set(account_id),
+                project_id: Set(row.project_id),
+                title: Set(row.title.clone()),
+                description: Set(row.description.clone()),
+                user_id: Set(row.user_id),
+                added_at: Set(row.added_at),
+                content_type: Set(row.content_type.clone()),
+                view_url: Set(row.view_url.clone()),
+            },
+        )
+    }
+
+    pub(super) fn enrollments(
+        plan: &Plan,
+        now: DateTime<Utc>,
+    ) -> impl Iterator<Item = enrollment::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.enrollments,
+            move |account_id, row| enrollment::ActiveModel {
+                id: Set(row.id),
+                account_id: Set(account_id),
+                learner_id: Set(row.learner_id),
+                content_item_id: Set(row.content_item_id),
+                created_at: Set(now),
+            },
+        )
+    }
+
+    pub(super) fn user_points(plan: &Plan) -> impl Iterator<Item = user_points::ActiveModel> + '_ {
+        per_account(
+            plan,
+            |account| &account.points,
+            |account_id, row| user_points::ActiveModel {
+                user_id: Set(row.user_id),
+                account_id: Set(account_id),
+                points: Set(row.points),
+            },
+        )
+    }
+
+    /// One row per account, by nobody, with what the import wrote into it.
+    pub(super) fn audit_log(
+        plan: &Plan,
+        now: DateTime<Utc>,
+    ) -> impl Iterator<Item = audit_log::ActiveModel> + '_ {
+        plan.accounts.iter().map(move |account| {
+            let mut after =
+                serde_json::to_value(ImportSummary::of(account)).unwrap_or_else(|_| json!({}));
+            if let Some(object) = after.as_object_mut() {
+                object.remove("accounts");
+                object.insert("url".to_owned(), json!(account.url));
+            }
+            let change = Change {
+                action: AuditAction::Imported,
+                entity_id: account.id,
+                before: None,
+                after: Some(after),
+            };
+            audit::row(&Actor::system(account.id), change, now)
+        })
+    }
 }
 
 /// Refuses the plan when one of its ids or account URLs is already in the database,
@@ -427,7 +482,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
         .map(|account| account.url.clone())
         .collect();
     let mut taken_urls = HashSet::new();
-    for chunk in urls.chunks(ID_CHUNK) {
+    for chunk in bulk::in_chunks(&urls) {
         let found: Vec<String> = account::Entity::find()
             .select_only()
             .column(account::Column::Url)
@@ -476,7 +531,7 @@ async fn existing<E: EntityTrait>(
     ids: &[Uuid],
 ) -> Result<Vec<Uuid>, DbErr> {
     let mut found = Vec::new();
-    for chunk in ids.chunks(ID_CHUNK) {
+    for chunk in bulk::in_chunks(ids) {
         let rows: Vec<Uuid> = E::find()
             .select_only()
             .column(column)
@@ -487,28 +542,6 @@ async fn existing<E: EntityTrait>(
         found.extend(rows);
     }
     Ok(found)
-}
-
-/// Inserts `rows` with as few statements as the bound-parameter limit allows.
-async fn insert_all<A>(
-    conn: &impl ConnectionTrait,
-    rows: impl IntoIterator<Item = A>,
-) -> Result<(), DbErr>
-where
-    A: ActiveModelTrait + Send,
-{
-    let columns = <A::Entity as EntityTrait>::Column::iter().count().max(1);
-    let per_statement = (MAX_PARAMETERS / columns).max(1);
-    let mut rows = rows.into_iter();
-    loop {
-        let chunk: Vec<A> = rows.by_ref().take(per_statement).collect();
-        if chunk.is_empty() {
-            return Ok(());
-        }
-        <A::Entity as EntityTrait>::insert_many(chunk)
-            .exec_without_returning(conn)
-            .await?;
-    }
 }
 
 /// Replaces every plain password of `plan` by its argon2id hash, on the blocking pool
@@ -547,8 +580,8 @@ async fn hash_passwords(plan: &mut Plan, hasher: &PasswordHasher) -> Result<(), 
     for task in tasks {
         let hashed = task
             .await
-            .map_err(|err| ImportError::Hashing(format!("the hashing task failed: {err}")))?
-            .map_err(|err| ImportError::Hashing(err.to_string()))?;
+            .map_err(|err| ImportError::Hashing(err.into()))?
+            .map_err(|err| ImportError::Hashing(err.into()))?;
         for (a, u, hash) in hashed {
             if let Some(user) = plan
                 .accounts

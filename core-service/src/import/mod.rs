@@ -10,10 +10,7 @@
 //!   tree ordered parents first, its closure rows computed by `tree`).
 //! - `load`: [`import_document`] / [`import_file`]: the database checks, password
 //!   hashing off the async runtime, and the one transaction.
-//! - [`account_url`]: [`normalize_account_url`], the one stored form of an account URL
-//!   (also used by authentication).
 
-pub mod account_url;
 pub mod document;
 mod error;
 mod load;
@@ -21,7 +18,6 @@ mod tree;
 mod validate;
 
 pub use self::{
-    account_url::{AccountUrlError, normalize_account_url},
     document::ImportDocument,
     error::ImportError,
     load::{ImportSummary, import_document, import_file},

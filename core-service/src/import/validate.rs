@@ -15,25 +15,22 @@ use uuid::Uuid;
 
 use super::{
     ImportError,
-    account_url::normalize_account_url,
     document::{AccountEntry, ImportDocument},
     tree::{ClosureRow, Cycle, closure_rows, parents_first},
 };
 use crate::{
-    auth::{credentials::email_key, password::validate_argon2id_phc},
+    auth::password::validate_argon2id_phc,
     domain::{
+        Invalid,
+        account_url::AccountUrl,
+        content::{AddedDate, ViewUrl},
         ids::{clip, new_id, parse_uuid},
+        login::{Login, PlainPassword},
+        names::{DepartmentCode, DepartmentName, GroupName},
         roles::{Permission, Role},
+        text::{Description, MAX_NAME_CHARS, MAX_TYPE_CHARS, required_text},
     },
 };
-
-const MAX_NAME_CHARS: usize = 255;
-const MAX_CODE_CHARS: usize = 64;
-const MAX_EMAIL_CHARS: usize = 255;
-const MAX_TYPE_CHARS: usize = 255;
-const MAX_DESCRIPTION_CHARS: usize = 65_535;
-const MAX_URL_CHARS: usize = 2_048;
-const MAX_PASSWORD_CHARS: usize = 1_024;
 
 /// What an import writes, validated.
 #[derive(Debug)]
@@ -48,7 +45,7 @@ pub(crate) struct Plan {
 pub(crate) struct AccountPlan {
     pub(crate) entry: String,
     pub(crate) id: Uuid,
-    /// Normalized (see [`normalize_account_url`]).
+    /// Normalized (see [`AccountUrl`]).
     pub(crate) url: String,
     /// The root first, then every department after its parent.
     pub(crate) departments: Vec<DepartmentRow>,
@@ -74,7 +71,7 @@ pub(crate) struct DepartmentRow {
 pub(crate) struct CustomRoleRow {
     pub(crate) id: Uuid,
     pub(crate) name: String,
-    pub(crate) permissions: BTreeSet<&'static str>,
+    pub(crate) permissions: BTreeSet<Permission>,
 }
 
 /// A password as the document gives it.
@@ -204,8 +201,9 @@ impl Validator {
 
     fn account(&mut self, a: usize, account: &AccountEntry) -> Result<AccountPlan, ImportError> {
         let entry = format!("accounts[{a}] (url \"{}\")", clip(&account.url));
-        let url = normalize_account_url(&account.url)
-            .map_err(|err| ImportError::invalid(&entry, format!("url: {err}")))?;
+        let url = AccountUrl::parse(&account.url)
+            .map_err(refused(&entry))?
+            .into_inner();
         if let Some(first) = self.urls.get(&url) {
             return Err(ImportError::invalid(
                 &entry,
@@ -254,7 +252,9 @@ impl Validator {
         let root_row = DepartmentRow {
             id: self.register_id(&root_entry, &root.id)?,
             parent_id: None,
-            name: required_text(&root_entry, "name", &root.name, MAX_NAME_CHARS)?,
+            name: DepartmentName::parse(&root.name)
+                .map_err(refused(&root_entry))?
+                .into_inner(),
             code: optional_code(&root_entry, root.code.as_deref())?,
         };
         known.departments.insert(root_row.id);
@@ -270,7 +270,9 @@ impl Validator {
                     "parentDepartmentId",
                     &department.parent_department_id,
                 )?),
-                name: required_text(&entry, "name", &department.name, MAX_NAME_CHARS)?,
+                name: DepartmentName::parse(&department.name)
+                    .map_err(refused(&entry))?
+                    .into_inner(),
                 code: optional_code(&entry, department.code.as_deref())?,
             };
             known.departments.insert(row.id);
@@ -327,7 +329,8 @@ impl Validator {
         for (i, role) in account.custom_roles.iter().enumerate() {
             let entry = label(a, "customRoles", i, "id", &role.id);
             let id = self.register_id(&entry, &role.id)?;
-            let name = required_text(&entry, "name", &role.name, MAX_NAME_CHARS)?;
+            let name =
+                required_text("name", &role.name, MAX_NAME_CHARS).map_err(refused(&entry))?;
             let mut permissions = BTreeSet::new();
             for raw in &role.permissions {
                 let permission = Permission::parse(raw).ok_or_else(|| {
@@ -341,7 +344,7 @@ impl Validator {
                         ),
                     )
                 })?;
-                permissions.insert(permission.as_str());
+                permissions.insert(permission);
             }
             known.custom_roles.insert(id);
             rows.push(CustomRoleRow {
@@ -364,8 +367,9 @@ impl Validator {
         for (i, user) in account.users.iter().enumerate() {
             let entry = label(a, "users", i, "email", &user.email);
             let id = self.register_id(&entry, &user.id)?;
-            let email = parse_email(&entry, &user.email)?;
-            let key = email_key(&email);
+            let login = Login::parse(&user.email).map_err(refused(&entry))?;
+            let key = login.key();
+            let email = login.into_inner();
             if let Some(first) = logins.get(&key) {
                 return Err(ImportError::invalid(
                     &entry,
@@ -461,7 +465,9 @@ impl Validator {
         for (i, group) in account.groups.iter().enumerate() {
             let entry = label(a, "groups", i, "id", &group.id);
             let id = self.register_id(&entry, &group.id)?;
-            let name = required_text(&entry, "name", &group.name, MAX_NAME_CHARS)?;
+            let name = GroupName::parse(&group.name)
+                .map_err(refused(&entry))?
+                .into_inner();
             let (smart_department_id, member_ids) =
                 match (&group.user_ids, given(group.smart_department_id.as_deref())) {
                     (Some(_), Some(_)) => {
@@ -510,7 +516,8 @@ impl Validator {
         for (i, project) in account.projects.iter().enumerate() {
             let entry = label(a, "projects", i, "id", &project.id);
             let id = self.register_id(&entry, &project.id)?;
-            let name = required_text(&entry, "name", &project.name, MAX_NAME_CHARS)?;
+            let name =
+                required_text("name", &project.name, MAX_NAME_CHARS).map_err(refused(&entry))?;
             let author_ids = references(
                 &entry,
                 "authorIds",
@@ -542,33 +549,23 @@ impl Validator {
             require(&entry, "projectId", project_id, &known.projects, "project")?;
             let user_id = reference(&entry, "userId", &item.user_id)?;
             require(&entry, "userId", user_id, &known.users, "user")?;
-            let title = required_text(&entry, "title", &item.title, MAX_NAME_CHARS)?;
-            if item.description.chars().count() > MAX_DESCRIPTION_CHARS {
-                return Err(ImportError::invalid(
-                    &entry,
-                    format!("description must be at most {MAX_DESCRIPTION_CHARS} characters"),
-                ));
-            }
-            // Line breaks are fine in a description; NUL is stored by no database.
-            if item.description.contains('\0') {
-                return Err(ImportError::invalid(
-                    &entry,
-                    "description must not contain NUL characters",
-                ));
-            }
-            let added_at = added_date(&entry, &item.added_date)?;
-            let content_type = required_text(&entry, "type", &item.content_type, MAX_TYPE_CHARS)?;
-            let view_url = given(item.view_url.as_deref())
-                .map(|raw| view_url(&entry, raw))
-                .transpose()?;
+            let title =
+                required_text("title", &item.title, MAX_NAME_CHARS).map_err(refused(&entry))?;
+            let description = Description::parse(&item.description).map_err(refused(&entry))?;
+            let added_at = AddedDate::parse(&item.added_date).map_err(refused(&entry))?;
+            let content_type = required_text("type", &item.content_type, MAX_TYPE_CHARS)
+                .map_err(refused(&entry))?;
+            let view_url = ViewUrl::parse_optional(item.view_url.as_deref())
+                .map_err(refused(&entry))?
+                .map(ViewUrl::into_inner);
             known.content_items.insert(id);
             rows.push(ContentItemRow {
                 id,
                 project_id,
                 title,
-                description: item.description.clone(),
+                description: description.into_inner(),
                 user_id,
-                added_at,
+                added_at: added_at.into_inner(),
                 content_type,
                 view_url,
             });
@@ -684,79 +681,19 @@ fn references(
     Ok(ids)
 }
 
-/// Trimmed; not blank, at most `max` characters, no control characters.
-fn required_text(entry: &str, field: &str, raw: &str, max: usize) -> Result<String, ImportError> {
-    let text = raw.trim();
-    if text.is_empty() {
-        return Err(ImportError::invalid(
-            entry,
-            format!("{field} must not be blank"),
-        ));
-    }
-    if text.chars().count() > max {
-        return Err(ImportError::invalid(
-            entry,
-            format!("{field} must be at most {max} characters"),
-        ));
-    }
-    if text.chars().any(char::is_control) {
-        return Err(ImportError::invalid(
-            entry,
-            format!("{field} must not contain control characters"),
-        ));
-    }
-    Ok(text.to_owned())
-}
-
-/// A department code: at most 64 characters; empty (or `null`) means none.
+/// A department code: empty (or `null`) means none.
 fn optional_code(entry: &str, raw: Option<&str>) -> Result<Option<String>, ImportError> {
-    let Some(code) = raw.map(str::trim).filter(|code| !code.is_empty()) else {
-        return Ok(None);
-    };
-    if code.chars().count() > MAX_CODE_CHARS {
-        return Err(ImportError::invalid(
-            entry,
-            format!("code must be at most {MAX_CODE_CHARS} characters"),
-        ));
+    match raw {
+        Some(raw) => Ok(DepartmentCode::parse(raw)
+            .map_err(refused(entry))?
+            .into_inner()),
+        None => Ok(None),
     }
-    if code.chars().any(char::is_control) {
-        return Err(ImportError::invalid(
-            entry,
-            "code must not contain control characters",
-        ));
-    }
-    Ok(Some(code.to_owned()))
 }
 
-/// The login as sent in `X-Auth-Email`: visible ASCII, `name@domain`.
-fn parse_email(entry: &str, raw: &str) -> Result<String, ImportError> {
-    let email = raw.trim();
-    if email.is_empty() {
-        return Err(ImportError::invalid(entry, "email must not be blank"));
-    }
-    if email.chars().count() > MAX_EMAIL_CHARS {
-        return Err(ImportError::invalid(
-            entry,
-            format!("email must be at most {MAX_EMAIL_CHARS} characters"),
-        ));
-    }
-    if !email.chars().all(|c| c.is_ascii_graphic()) {
-        return Err(ImportError::invalid(
-            entry,
-            "email must consist of visible ASCII characters (no spaces), as it is sent in the X-Auth-Email header",
-        ));
-    }
-    match email.split_once('@') {
-        Some((local, domain))
-            if !local.is_empty() && !domain.is_empty() && !domain.contains('@') =>
-        {
-            Ok(email.to_owned())
-        }
-        _ => Err(ImportError::invalid(
-            entry,
-            "email must be an address of the form name@domain",
-        )),
-    }
+/// The refusal of `entry` for a value that breaks its rule.
+fn refused(entry: &str) -> impl Fn(Invalid) -> ImportError + '_ {
+    move |invalid| ImportError::invalid(entry, invalid.to_string())
 }
 
 /// Exactly one of a plain password (sendable in `X-Auth-Password`) and an argon2id hash.
@@ -771,28 +708,8 @@ fn password(entry: &str, plain: Option<&str>, hash: Option<&str>) -> Result<Pass
             "password or passwordHash is required",
         )),
         (Some(plain), None) => {
-            if plain.is_empty() {
-                return Err(ImportError::invalid(entry, "password must not be empty"));
-            }
-            if plain.chars().count() > MAX_PASSWORD_CHARS {
-                return Err(ImportError::invalid(
-                    entry,
-                    format!("password must be at most {MAX_PASSWORD_CHARS} characters"),
-                ));
-            }
-            if !plain.chars().all(|c| c == ' ' || c.is_ascii_graphic()) {
-                return Err(ImportError::invalid(
-                    entry,
-                    "password must consist of printable ASCII characters, as it is sent in the X-Auth-Password header",
-                ));
-            }
-            if plain.starts_with(' ') || plain.ends_with(' ') {
-                return Err(ImportError::invalid(
-                    entry,
-                    "password must not start or end with a space, as header values are trimmed",
-                ));
-            }
-            Ok(Password::Plain(plain.to_owned()))
+            let plain = PlainPassword::parse(plain).map_err(refused(entry))?;
+            Ok(Password::Plain(plain.expose().to_owned()))
         }
         (None, Some(hash)) => {
             let hash = hash.trim();
@@ -804,51 +721,6 @@ fn password(entry: &str, plain: Option<&str>, hash: Option<&str>) -> Result<Pass
             })?;
             Ok(Password::Hashed(hash.to_owned()))
         }
-    }
-}
-
-/// RFC 3339 with an offset; stored in UTC to the second.
-fn added_date(entry: &str, raw: &str) -> Result<DateTime<Utc>, ImportError> {
-    let at = DateTime::parse_from_rfc3339(raw.trim()).map_err(|_| {
-        ImportError::invalid(
-            entry,
-            format!(
-                "addedDate \"{}\" must be a date and time with an offset, e.g. 2019-03-26T06:34:57+00:00",
-                clip(raw)
-            ),
-        )
-    })?;
-    let at = at.with_timezone(&Utc);
-    Ok(DateTime::from_timestamp(at.timestamp(), 0).unwrap_or(at))
-}
-
-/// An absolute `http` or `https` URL with a host.
-fn view_url(entry: &str, raw: &str) -> Result<String, ImportError> {
-    let raw = raw.trim();
-    let invalid = || {
-        ImportError::invalid(
-            entry,
-            format!(
-                "viewUrl \"{}\" must be an absolute http or https URL",
-                clip(raw)
-            ),
-        )
-    };
-    if raw.chars().count() > MAX_URL_CHARS {
-        return Err(ImportError::invalid(
-            entry,
-            format!("viewUrl must be at most {MAX_URL_CHARS} characters"),
-        ));
-    }
-    let uri: http::Uri = raw.parse().map_err(|_| invalid())?;
-    let scheme_ok = uri
-        .scheme_str()
-        .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"));
-    let host_ok = uri.host().is_some_and(|h| !h.is_empty());
-    if scheme_ok && host_ok {
-        Ok(raw.to_owned())
-    } else {
-        Err(invalid())
     }
 }
 
@@ -879,9 +751,9 @@ mod tests {
             ],
             "customRoles": [{"id": ROLE, "name": "Trainer", "permissions": ["group.read", "group.read"]}],
             "users": [
-                {"id": OWNER, "email": "Owner@Acme.example.com", "password": "pw", "role": "account_owner",
+                {"id": OWNER, "email": "Owner@Acme.example.com", "password": "password", "role": "account_owner",
                  "departmentId": ROOT},
-                {"id": TRAINER, "email": "trainer@acme.example.com", "password": "pw", "role": "custom",
+                {"id": TRAINER, "email": "trainer@acme.example.com", "password": "password", "role": "custom",
                  "customRoleId": ROLE, "departmentId": EAST, "managedDepartmentIds": [SALES, SALES]}
             ],
             "groups": [{"id": GROUP, "name": "Interns", "userIds": [TRAINER]}],
@@ -1047,6 +919,21 @@ mod tests {
             .remove("password");
         doc["accounts"][0]["users"][0]["passwordHash"] = json!("$2b$12$abcdefghijklmnopqrstuv");
         assert!(refusal(doc).contains("argon2id PHC"));
+    }
+
+    #[test]
+    fn an_imported_password_needs_the_same_eight_characters_as_one_set_over_grpc() {
+        let mut doc = document();
+        doc["accounts"][0]["users"][0]["password"] = json!("seven77");
+        let message = refusal(doc);
+        assert!(
+            message.starts_with("accounts[0].users[0]")
+                && message.contains("password must be at least 8 characters"),
+            "{message}"
+        );
+        let mut doc = document();
+        doc["accounts"][0]["users"][0]["password"] = json!("eight888");
+        assert!(check(doc).is_ok());
     }
 
     #[test]

@@ -1,15 +1,49 @@
-//! Read a content item (interface 4.6; contract section 8).
+//! Projects and content items: read a content item (interface 4.6; contract section 8),
+//! and create projects and content items (writes of `lms.v1.DirectoryService`, for
+//! account owners and administrators).
 
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, Set, prelude::Uuid,
 };
+use serde_json::json;
 
+use super::{
+    Parsed,
+    lookups::{find_user, require_users, unknown},
+};
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::ids::{not_found, parse_resource_id},
-    entities::{content_item, project_author},
+    db::{self, AuditAction, Change, bulk},
+    domain::{
+        content::{AddedDate, ViewUrl, default_view_url, format_added_date},
+        ids::{IdList, ResourceRef, new_id},
+        names::ProjectName,
+        text::Description,
+    },
+    entities::{content_item, project, project_author},
     error::{ServiceError, ServiceResult},
 };
+
+#[derive(Debug, Clone)]
+pub struct NewProject {
+    pub name: ProjectName,
+    pub author_ids: IdList,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewContentItem {
+    pub project_id: Uuid,
+    /// Checked by `required_text` (at most `MAX_NAME_CHARS`).
+    pub title: String,
+    pub description: Description,
+    pub user_id: Uuid,
+    /// Checked by `required_text` (at most `MAX_TYPE_CHARS`).
+    pub content_type: String,
+    pub added_date: AddedDate,
+    /// Absent means `{account URL}/view/{id}`.
+    pub view_url: Option<ViewUrl>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContentItemView {
@@ -26,15 +60,15 @@ pub struct ContentItemView {
 pub async fn get_content_item(
     db: &DatabaseConnection,
     caller: &Caller,
-    content_item_id: &str,
+    content_item: &ResourceRef,
 ) -> ServiceResult<ContentItemView> {
     let grant = caller.grant(Operation::GetContentItem)?;
-    let id = parse_resource_id("Content item", content_item_id)?;
+    let id = content_item.id("Content item")?;
     let item = content_item::Entity::find_by_id(id)
         .filter(content_item::Column::AccountId.eq(caller.account_id))
         .one(db)
         .await?
-        .ok_or_else(|| not_found("Content item", content_item_id))?;
+        .ok_or_else(|| content_item.not_found("Content item"))?;
     if grant == Grant::AuthoredProjects
         && project_author::Entity::find_by_id((item.project_id, caller.user_id))
             .one(db)
@@ -58,36 +92,94 @@ pub async fn get_content_item(
     })
 }
 
-/// `{account URL}/view/{contentItemId}`.
-pub fn default_view_url(account_url: &str, id: Uuid) -> String {
-    format!("{}/view/{id}", account_url.trim_end_matches('/'))
+pub async fn create_project(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewProject>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let new = new?;
+    let name = new.name.into_inner();
+    let authors = new.author_ids.into_inner();
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        require_users(txn, caller.account_id, &authors, "authorIds").await?;
+        let created = project::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            name: Set(name),
+        }
+        .insert(txn)
+        .await?;
+        let rows: Vec<project_author::ActiveModel> = authors
+            .iter()
+            .map(|user_id| project_author::ActiveModel {
+                project_id: Set(created.id),
+                user_id: Set(*user_id),
+            })
+            .collect();
+        bulk::insert_all(txn, rows).await?;
+        w.record(Change {
+            action: AuditAction::ProjectCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({ "name": created.name, "authorIds": authors })),
+        });
+        Ok(created.id)
+    })
+    .await
 }
 
-/// Stored in UTC, so the offset is always `+00:00` (never `Z`).
-pub fn format_added_date(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone as _;
-
-    #[test]
-    fn added_dates_have_seconds_and_a_numeric_offset() {
-        let at = chrono::Utc
-            .with_ymd_and_hms(2019, 3, 26, 6, 34, 57)
-            .unwrap()
-            + chrono::Duration::milliseconds(789);
-        assert_eq!(format_added_date(at), "2019-03-26T06:34:57+00:00");
-    }
-
-    #[test]
-    fn view_urls_hang_off_the_account_url() {
-        let id = Uuid::nil();
-        assert_eq!(
-            default_view_url("https://a.example.com/", id),
-            "https://a.example.com/view/00000000-0000-0000-0000-000000000000"
-        );
-    }
+pub async fn create_content_item(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewContentItem>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let new = new?;
+    let (project_id, user_id) = (new.project_id, new.user_id);
+    let (title, content_type) = (new.title, new.content_type);
+    let description = new.description.into_inner();
+    let added_at = new.added_date.into_inner();
+    let view_url = new.view_url.map(ViewUrl::into_inner);
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        project::Entity::find_by_id(project_id)
+            .filter(project::Column::AccountId.eq(caller.account_id))
+            .one(txn)
+            .await?
+            .ok_or_else(|| unknown("projectId", project_id, "project"))?;
+        find_user(txn, caller.account_id, user_id)
+            .await?
+            .ok_or_else(|| unknown("userId", user_id, "user"))?;
+        let created = content_item::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            project_id: Set(project_id),
+            title: Set(title),
+            description: Set(description),
+            user_id: Set(user_id),
+            added_at: Set(added_at),
+            content_type: Set(content_type),
+            view_url: Set(view_url),
+        }
+        .insert(txn)
+        .await?;
+        w.record(Change {
+            action: AuditAction::ContentItemCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({
+                "projectId": created.project_id,
+                "title": created.title,
+                "description": created.description,
+                "userId": created.user_id,
+                "addedDate": format_added_date(created.added_at),
+                "type": created.content_type,
+                "viewUrl": created.view_url,
+            })),
+        });
+        Ok(created.id)
+    })
+    .await
 }

@@ -1,91 +1,82 @@
 //! Create and update departments (interface 4.1, 4.2; contract section 6).
 
-use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
-    QueryFilter as _, Set, prelude::Uuid,
-};
+use sea_orm::{ActiveModelTrait as _, ConnectionTrait, DatabaseConnection, Set, prelude::Uuid};
 use serde_json::json;
 
-use super::{audit, scope, tree};
+use super::{
+    Parsed,
+    lookups::{self as scope, find_department, unknown},
+    tree,
+};
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change},
     domain::{
-        ids::{new_id, not_found, parse_field_id, parse_resource_id},
+        ids::{ResourceRef, new_id},
         names::{DepartmentCode, DepartmentName},
     },
     entities::department,
     error::{ServiceError, ServiceResult},
 };
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct NewDepartment {
-    pub name: String,
-    pub parent_department_id: String,
-    pub code: Option<String>,
+    pub name: DepartmentName,
+    pub parent_department_id: Uuid,
+    /// Absent or empty means no code.
+    pub code: DepartmentCode,
 }
 
 /// Absent fields stay as they are; a present empty `code` clears it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DepartmentChanges {
-    pub name: Option<String>,
-    pub parent_department_id: Option<String>,
-    pub code: Option<String>,
+    pub department: ResourceRef,
+    pub name: Option<DepartmentName>,
+    pub parent_department_id: Option<Uuid>,
+    pub code: Option<DepartmentCode>,
 }
 
 pub async fn create_department(
     db: &DatabaseConnection,
     caller: &Caller,
-    new: NewDepartment,
+    new: Parsed<NewDepartment>,
 ) -> ServiceResult<Uuid> {
     let grant = caller.grant(Operation::CreateDepartment)?;
-    let name = DepartmentName::parse(&new.name)?.into_inner();
-    let parent_id = parse_field_id("parentDepartmentId", &new.parent_department_id)?;
-    let code = match &new.code {
-        Some(code) => DepartmentCode::parse(code)?.into_inner(),
-        None => None,
-    };
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let parent = find_in_account(txn, caller.account_id, parent_id)
-                .await?
-                .ok_or_else(|| unknown_parent(&new.parent_department_id))?;
-            if grant == Grant::InScope
-                && !scope::department_in_scope(txn, &caller.managed_department_ids, parent.id)
-                    .await?
-            {
-                return Err(ServiceError::denied(
-                    "You may add departments only under departments you manage.",
-                ));
-            }
-            let now = chrono::Utc::now();
-            let created = department::ActiveModel {
-                id: Set(new_id()),
-                account_id: Set(caller.account_id),
-                parent_id: Set(Some(parent.id)),
-                name: Set(name),
-                code: Set(code),
-                created_at: Set(now),
-                updated_at: Set(now),
-            }
-            .insert(txn)
-            .await?;
-            tree::attach_leaf(txn, caller.account_id, created.id, parent.id).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "department.create",
-                    entity_type: "department",
-                    entity_id: created.id,
-                    before: None,
-                    after: Some(snapshot(&created)),
-                },
-            )
-            .await?;
-            Ok(created.id)
-        })
+    let new = new?;
+    let (name, parent_id) = (new.name.into_inner(), new.parent_department_id);
+    let code = new.code.into_inner();
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let parent = find_department(txn, caller.account_id, parent_id)
+            .await?
+            .ok_or_else(|| unknown("parentDepartmentId", parent_id, "department"))?;
+        if grant == Grant::InScope
+            && !scope::department_in_scope(txn, &caller.managed_department_ids, parent.id).await?
+        {
+            return Err(ServiceError::denied(
+                "You may add departments only under departments you manage.",
+            ));
+        }
+        let now = chrono::Utc::now();
+        let created = department::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            parent_id: Set(Some(parent.id)),
+            name: Set(name),
+            code: Set(code),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(txn)
+        .await?;
+        tree::attach_leaf(txn, caller.account_id, created.id, parent.id).await?;
+        w.record(Change {
+            action: AuditAction::DepartmentCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(snapshot(&created)),
+        });
+        Ok(created.id)
     })
     .await
 }
@@ -93,74 +84,55 @@ pub async fn create_department(
 pub async fn update_department(
     db: &DatabaseConnection,
     caller: &Caller,
-    department_id: &str,
-    changes: DepartmentChanges,
+    changes: Parsed<DepartmentChanges>,
 ) -> ServiceResult<()> {
     let grant = caller.grant(Operation::UpdateDepartment)?;
-    let name = changes
-        .name
-        .as_deref()
-        .map(DepartmentName::parse)
-        .transpose()?;
-    let code = changes
-        .code
-        .as_deref()
-        .map(DepartmentCode::parse)
-        .transpose()?;
-    let new_parent_id = changes
-        .parent_department_id
-        .as_deref()
-        .map(|raw| parse_field_id("parentDepartmentId", raw))
-        .transpose()?;
+    let DepartmentChanges {
+        department,
+        name,
+        parent_department_id: new_parent_id,
+        code,
+    } = changes?;
     // After the fields: a malformed id names nothing, so it must answer like an unknown one.
-    let raw_id = department_id.to_owned();
-    let department_id = parse_resource_id("Department", department_id)?;
+    let department_id = department.id("Department")?;
     let scoped = grant == Grant::InScope;
     if name.is_none() && code.is_none() && new_parent_id.is_none() {
         // A no-op writes nothing, not even the account lock; it still answers 404 and 403.
-        find_updatable(db, caller, department_id, &raw_id, scoped).await?;
+        find_updatable(db, caller, &department, department_id, scoped).await?;
         return Ok(());
     }
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_updatable(txn, &caller, department_id, &raw_id, scoped).await?;
-            if let Some(parent_id) = new_parent_id {
-                let raw_parent = changes.parent_department_id.as_deref().unwrap_or_default();
-                check_new_parent(txn, &caller, &current, parent_id, raw_parent, scoped).await?;
-            }
-            let moves = new_parent_id.is_some_and(|p| current.parent_id != Some(p));
-            let mut updated: department::ActiveModel = current.clone().into();
-            if let Some(name) = name {
-                updated.name = Set(name.into_inner());
-            }
-            if let Some(code) = code {
-                updated.code = Set(code.into_inner());
-            }
-            if let Some(parent_id) = new_parent_id {
-                updated.parent_id = Set(Some(parent_id));
-            }
-            if !updated.is_changed() {
-                return Ok(());
-            }
-            updated.updated_at = Set(chrono::Utc::now());
-            let updated = updated.update(txn).await?;
-            if let (true, Some(parent_id)) = (moves, new_parent_id) {
-                tree::move_subtree(txn, caller.account_id, department_id, parent_id).await?;
-            }
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "department.update",
-                    entity_type: "department",
-                    entity_id: department_id,
-                    before: Some(snapshot(&current)),
-                    after: Some(snapshot(&updated)),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_updatable(txn, caller, &department, department_id, scoped).await?;
+        if let Some(parent_id) = new_parent_id {
+            check_new_parent(txn, caller, &current, parent_id, scoped).await?;
+        }
+        let moves = new_parent_id.is_some_and(|p| current.parent_id != Some(p));
+        let mut updated: department::ActiveModel = current.clone().into();
+        if let Some(name) = name {
+            updated.name = Set(name.into_inner());
+        }
+        if let Some(code) = code {
+            updated.code = Set(code.into_inner());
+        }
+        if let Some(parent_id) = new_parent_id {
+            updated.parent_id = Set(Some(parent_id));
+        }
+        if !updated.is_changed() {
+            return Ok(());
+        }
+        updated.updated_at = Set(chrono::Utc::now());
+        let updated = updated.update(txn).await?;
+        if let (true, Some(parent_id)) = (moves, new_parent_id) {
+            tree::move_subtree(txn, caller.account_id, department_id, parent_id).await?;
+        }
+        w.record(Change {
+            action: AuditAction::DepartmentUpdated,
+            entity_id: department_id,
+            before: Some(snapshot(&current)),
+            after: Some(snapshot(&updated)),
+        });
+        Ok(())
     })
     .await
 }
@@ -169,13 +141,13 @@ pub async fn update_department(
 async fn find_updatable(
     conn: &impl ConnectionTrait,
     caller: &Caller,
+    department: &ResourceRef,
     department_id: Uuid,
-    raw_id: &str,
     scoped: bool,
 ) -> ServiceResult<department::Model> {
-    let current = find_in_account(conn, caller.account_id, department_id)
+    let current = find_department(conn, caller.account_id, department_id)
         .await?
-        .ok_or_else(|| not_found("Department", raw_id))?;
+        .ok_or_else(|| department.not_found("Department"))?;
     if scoped
         && !scope::department_in_scope(conn, &caller.managed_department_ids, department_id).await?
     {
@@ -193,7 +165,6 @@ async fn check_new_parent(
     caller: &Caller,
     department: &department::Model,
     parent_id: Uuid,
-    raw_parent: &str,
     scoped: bool,
 ) -> ServiceResult<()> {
     if department.parent_id.is_none() {
@@ -206,9 +177,9 @@ async fn check_new_parent(
     if department.parent_id == Some(parent_id) {
         return Ok(());
     }
-    find_in_account(txn, caller.account_id, parent_id)
+    find_department(txn, caller.account_id, parent_id)
         .await?
-        .ok_or_else(|| unknown_parent(raw_parent))?;
+        .ok_or_else(|| unknown("parentDepartmentId", parent_id, "department"))?;
     if scoped && !scope::department_in_scope(txn, &caller.managed_department_ids, parent_id).await?
     {
         return Err(ServiceError::denied(
@@ -221,24 +192,6 @@ async fn check_new_parent(
         ));
     }
     Ok(())
-}
-
-async fn find_in_account(
-    conn: &impl ConnectionTrait,
-    account_id: Uuid,
-    department_id: Uuid,
-) -> ServiceResult<Option<department::Model>> {
-    Ok(department::Entity::find_by_id(department_id)
-        .filter(department::Column::AccountId.eq(account_id))
-        .one(conn)
-        .await?)
-}
-
-fn unknown_parent(raw: &str) -> ServiceError {
-    ServiceError::invalid(format!(
-        "parentDepartmentId '{}' does not name a department of this account.",
-        crate::domain::ids::clip(raw)
-    ))
 }
 
 fn snapshot(department: &department::Model) -> serde_json::Value {

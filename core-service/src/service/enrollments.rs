@@ -1,22 +1,32 @@
-//! Delete enrollments (interface 4.5; contract section 7): all or nothing.
+//! Enrollments: delete them (interface 4.5; contract section 7), all or nothing, and
+//! enroll a user (a write of `lms.v1.DirectoryService`, for account owners and
+//! administrators).
 
 use std::collections::BTreeSet;
 
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
 };
 use serde_json::json;
 
-use super::{ID_CHUNK, audit, scope};
+use super::{
+    Parsed,
+    lookups::{self, find_user, unknown},
+};
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
-    domain::ids::{clip, parse_uuid},
-    entities::enrollment,
+    db::{self, AuditAction, Change, bulk},
+    domain::ids::{IdList, new_id},
+    entities::{content_item, enrollment},
     error::{ServiceError, ServiceResult},
 };
 
-pub const MAX_IDS: usize = 10_000;
+#[derive(Debug, Clone)]
+pub struct NewEnrollment {
+    pub learner_id: Uuid,
+    pub content_item_id: Uuid,
+}
 
 /// Deletes the named enrollments of the caller's account and returns how many went.
 /// Ids naming nothing are ignored (a retry still succeeds); if any named enrollment
@@ -24,85 +34,113 @@ pub const MAX_IDS: usize = 10_000;
 pub async fn delete_enrollments(
     db: &DatabaseConnection,
     caller: &Caller,
-    raw_ids: &[String],
+    enrollment_ids: Parsed<IdList>,
 ) -> ServiceResult<u64> {
     let grant = caller.grant(Operation::DeleteEnrollments)?;
-    if raw_ids.is_empty() {
-        return Err(ServiceError::invalid(
-            "enrollmentIds must contain at least one id.",
-        ));
-    }
-    if raw_ids.len() > MAX_IDS {
-        return Err(ServiceError::invalid(format!(
-            "enrollmentIds must contain at most {MAX_IDS} ids; {} were given.",
-            raw_ids.len()
-        )));
-    }
-    let ids: BTreeSet<Uuid> = raw_ids
-        .iter()
-        .map(|raw| {
-            parse_uuid(raw).ok_or_else(|| {
-                ServiceError::invalid(format!(
-                    "enrollmentIds: '{}' is not a valid identifier.",
-                    clip(raw)
-                ))
-            })
-        })
-        .collect::<ServiceResult<_>>()?;
-    let ids: Vec<Uuid> = ids.into_iter().collect();
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let mut found = Vec::with_capacity(ids.len());
-            for chunk in ids.chunks(ID_CHUNK) {
-                found.extend(
-                    enrollment::Entity::find()
-                        .filter(enrollment::Column::AccountId.eq(caller.account_id))
-                        .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
-                        .all(txn)
-                        .await?,
-                );
-            }
-            if found.is_empty() {
-                return Ok(0);
-            }
-            if grant == Grant::InScope {
-                let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
-                let learners: Vec<Uuid> = learners.into_iter().collect();
-                let outside =
-                    scope::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
-                if !outside.is_empty() {
-                    return Err(ServiceError::denied(format!(
-                        "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
-                        found.iter().filter(|e| outside.contains(&e.learner_id)).count()
-                    )));
-                }
-            }
-            let found_ids: Vec<Uuid> = found.iter().map(|e| e.id).collect();
-            let mut deleted = 0;
-            for chunk in found_ids.chunks(ID_CHUNK) {
-                deleted += enrollment::Entity::delete_many()
+    let ids = enrollment_ids?.into_inner();
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let mut found = Vec::with_capacity(ids.len());
+        for chunk in bulk::in_chunks(&ids) {
+            found.extend(
+                enrollment::Entity::find()
+                    .filter(enrollment::Column::AccountId.eq(caller.account_id))
                     .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
-                    .exec(txn)
-                    .await?
-                    .rows_affected;
+                    .all(txn)
+                    .await?,
+            );
+        }
+        if found.is_empty() {
+            return Ok(0);
+        }
+        if grant == Grant::InScope {
+            let learners: BTreeSet<Uuid> = found.iter().map(|e| e.learner_id).collect();
+            let learners: Vec<Uuid> = learners.into_iter().collect();
+            let outside =
+                lookups::users_outside_scope(txn, &caller.managed_department_ids, &learners).await?;
+            if !outside.is_empty() {
+                return Err(ServiceError::denied(format!(
+                    "{} of the enrollments belong to learners outside the departments you manage; nothing was deleted.",
+                    found.iter().filter(|e| outside.contains(&e.learner_id)).count()
+                )));
             }
-            let changes = found
-                .into_iter()
-                .map(|e| audit::Change {
-                    action: "enrollment.delete",
-                    entity_type: "enrollment",
-                    entity_id: e.id,
-                    before: Some(json!({
-                        "learnerId": e.learner_id,
-                        "contentItemId": e.content_item_id,
-                    })),
-                    after: None,
-                })
-                .collect();
-            audit::record_all(txn, &caller, changes).await?;
-            Ok(deleted)
-        })
+        }
+        let found_ids: Vec<Uuid> = found.iter().map(|e| e.id).collect();
+        let mut deleted = 0;
+        for chunk in bulk::in_chunks(&found_ids) {
+            deleted += enrollment::Entity::delete_many()
+                .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
+                .exec(txn)
+                .await?
+                .rows_affected;
+        }
+        w.record_all(found.into_iter().map(|e| Change {
+            action: AuditAction::EnrollmentDeleted,
+            entity_id: e.id,
+            before: Some(json!({
+                "learnerId": e.learner_id,
+                "contentItemId": e.content_item_id,
+            })),
+            after: None,
+        }));
+        Ok(deleted)
+    })
+    .await
+}
+
+/// Enrolls a user in a content item and returns the enrollment id. Enrolling the same
+/// user in the same item again returns the existing enrollment (a retry is harmless).
+pub async fn create_enrollment(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewEnrollment>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let NewEnrollment {
+        learner_id,
+        content_item_id,
+    } = new?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        find_user(txn, caller.account_id, learner_id)
+            .await?
+            .ok_or_else(|| unknown("learnerId", learner_id, "user"))?;
+        content_item::Entity::find_by_id(content_item_id)
+            .filter(content_item::Column::AccountId.eq(caller.account_id))
+            .one(txn)
+            .await?
+            .ok_or_else(|| unknown("contentItemId", content_item_id, "content item"))?;
+        let existing = enrollment::Entity::find()
+            .select_only()
+            .column(enrollment::Column::Id)
+            .filter(enrollment::Column::AccountId.eq(caller.account_id))
+            .filter(enrollment::Column::LearnerId.eq(learner_id))
+            .filter(enrollment::Column::ContentItemId.eq(content_item_id))
+            .into_tuple::<Uuid>()
+            .one(txn)
+            .await?;
+        if let Some(existing) = existing {
+            return Ok(existing);
+        }
+        let created = enrollment::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            learner_id: Set(learner_id),
+            content_item_id: Set(content_item_id),
+            created_at: Set(chrono::Utc::now()),
+        }
+        .insert(txn)
+        .await?;
+        w.record(Change {
+            action: AuditAction::EnrollmentCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({
+                "learnerId": learner_id,
+                "contentItemId": content_item_id,
+            })),
+        });
+        Ok(created.id)
     })
     .await
 }

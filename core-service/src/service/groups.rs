@@ -1,24 +1,48 @@
-//! Read and rename groups (interface 4.3, 4.4; contract section 7).
+//! Groups: read and rename (interface 4.3, 4.4; contract section 7), and create and add
+//! members (writes of `lms.v1.DirectoryService`, for account owners and administrators).
 
-use std::sync::OnceLock;
+use std::{collections::HashSet, sync::OnceLock};
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
-    EntityTrait as _, QueryFilter as _, Set, Statement, prelude::Uuid,
+    EntityTrait as _, QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
 };
 use serde_json::json;
 
-use super::audit;
+use super::{
+    Parsed,
+    lookups::{find_group, require_department, require_users},
+};
 use crate::{
     access::{Caller, Grant, Operation},
-    db::write_transaction,
+    db::{self, AuditAction, Change, bulk},
     domain::{
-        ids::{not_found, parse_resource_id},
+        ids::{IdList, ResourceRef, new_id},
         names::GroupName,
     },
-    entities::group,
-    error::ServiceResult,
+    entities::{group, group_member},
+    error::{ServiceError, ServiceResult},
 };
+
+#[derive(Debug, Clone)]
+pub struct NewGroup {
+    pub name: GroupName,
+    /// Set for a smart group: its members are this department's subtree.
+    pub smart_department_id: Option<Uuid>,
+}
+
+/// Absent fields stay as they are.
+#[derive(Debug, Clone)]
+pub struct GroupChanges {
+    pub group: ResourceRef,
+    pub name: Option<GroupName>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewMembers {
+    pub group: ResourceRef,
+    pub user_ids: IdList,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupView {
@@ -34,29 +58,29 @@ pub struct GroupView {
 pub async fn get_group(
     db: &DatabaseConnection,
     caller: &Caller,
-    group_id: &str,
+    group: &ResourceRef,
 ) -> ServiceResult<GroupView> {
     let grant = caller.grant(Operation::GetGroup)?;
-    let id = parse_resource_id("Group", group_id)?;
+    let id = group.id("Group")?;
     let count_only = grant == Grant::CountOnly;
     let statement =
         group_with_members(db.get_database_backend(), caller.account_id, id, count_only);
     let rows = db.query_all_raw(statement).await?;
-    let mut group = None;
+    let mut found = None;
     let mut user_ids = Vec::new();
     let mut counted = 0;
     for row in rows {
         if row.try_get::<i32>("", READ_KIND)? == GROUP_ROW {
             let name: String = row.try_get("", "name")?;
             let smart: Option<Uuid> = row.try_get("", "smart_department_id")?;
-            group = Some((name, smart.is_some()));
+            found = Some((name, smart.is_some()));
         } else if count_only {
             counted = row.try_get::<i64>("", READ_COUNT)?;
         } else {
             user_ids.extend(row.try_get::<Option<Uuid>>("", READ_ID)?);
         }
     }
-    let (name, is_smart) = group.ok_or_else(|| not_found("Group", group_id))?;
+    let (name, is_smart) = found.ok_or_else(|| group.not_found("Group"))?;
     // Byte order of UUIDs is the order of their lower-case text: ascending `userId`.
     user_ids.sort_unstable();
     Ok(GroupView {
@@ -75,43 +99,126 @@ pub async fn get_group(
 pub async fn update_group(
     db: &DatabaseConnection,
     caller: &Caller,
-    group_id: &str,
-    name: Option<String>,
+    changes: Parsed<GroupChanges>,
 ) -> ServiceResult<()> {
     caller.grant(Operation::UpdateGroup)?;
-    let name = name.as_deref().map(GroupName::parse).transpose()?;
+    let GroupChanges { group, name } = changes?;
     // After the name: a malformed id names nothing, so it must answer like an unknown one.
-    let raw_id = group_id.to_owned();
-    let id = parse_resource_id("Group", group_id)?;
+    let id = group.id("Group")?;
     let Some(name) = name else {
         // A no-op writes nothing, not even the account lock; it still answers 404.
-        find_in_account(db, caller.account_id, id)
+        find_group(db, caller.account_id, id)
             .await?
-            .ok_or_else(|| not_found("Group", &raw_id))?;
+            .ok_or_else(|| group.not_found("Group"))?;
         return Ok(());
     };
-    let caller = caller.clone();
-    write_transaction(db, caller.account_id, move |txn| {
-        Box::pin(async move {
-            let current = find_in_account(txn, caller.account_id, id)
-                .await?
-                .ok_or_else(|| not_found("Group", &raw_id))?;
-            let mut updated: group::ActiveModel = current.clone().into();
-            updated.name = Set(name.into_inner());
-            let updated = updated.update(txn).await?;
-            audit::record(
-                txn,
-                &caller,
-                audit::Change {
-                    action: "group.update",
-                    entity_type: "group",
-                    entity_id: id,
-                    before: Some(json!({ "name": current.name })),
-                    after: Some(json!({ "name": updated.name })),
-                },
-            )
-            .await
-        })
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_group(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| group.not_found("Group"))?;
+        let mut updated: group::ActiveModel = current.clone().into();
+        updated.name = Set(name.into_inner());
+        let updated = updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::GroupUpdated,
+            entity_id: id,
+            before: Some(json!({ "name": current.name })),
+            after: Some(json!({ "name": updated.name })),
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// Creates a plain group, or a smart group when `smart_department_id` is given.
+pub async fn create_group(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewGroup>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let new = new?;
+    let (name, smart) = (new.name.into_inner(), new.smart_department_id);
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        if let Some(id) = smart {
+            require_department(txn, caller.account_id, id, "smartDepartmentId").await?;
+        }
+        let created = group::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            name: Set(name),
+            smart_department_id: Set(smart),
+        }
+        .insert(txn)
+        .await?;
+        w.record(Change {
+            action: AuditAction::GroupCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(json!({
+                "name": created.name,
+                "smartDepartmentId": created.smart_department_id,
+            })),
+        });
+        Ok(created.id)
+    })
+    .await
+}
+
+/// Adds users to a plain group and returns how many were new to it; existing members
+/// are left as they are. A smart group has no stored members: FAILED_PRECONDITION.
+pub async fn add_group_members(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    new: Parsed<NewMembers>,
+) -> ServiceResult<u64> {
+    caller.grant(Operation::ManageDirectory)?;
+    let NewMembers { group, user_ids } = new?;
+    // After the ids: a malformed group id names nothing, so it answers like an unknown one.
+    let id = group.id("Group")?;
+    let users = user_ids.into_inner();
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let found = find_group(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| group.not_found("Group"))?;
+        if found.smart_department_id.is_some() {
+            return Err(ServiceError::Conflict(format!(
+                "Group '{id}' is a smart group: its members are the users of its department subtree and cannot be added."
+            )));
+        }
+        require_users(txn, caller.account_id, &users, "userIds").await?;
+        let mut existing = HashSet::new();
+        for chunk in bulk::in_chunks(&users) {
+            existing.extend(
+                group_member::Entity::find()
+                    .select_only()
+                    .column(group_member::Column::UserId)
+                    .filter(group_member::Column::GroupId.eq(id))
+                    .filter(group_member::Column::UserId.is_in(chunk.iter().copied()))
+                    .into_tuple::<Uuid>()
+                    .all(txn)
+                    .await?,
+            );
+        }
+        let added: Vec<Uuid> = users.into_iter().filter(|u| !existing.contains(u)).collect();
+        if added.is_empty() {
+            return Ok(0);
+        }
+        let rows: Vec<group_member::ActiveModel> = added
+            .iter()
+            .map(|user_id| group_member::ActiveModel { group_id: Set(id), user_id: Set(*user_id) })
+            .collect();
+        bulk::insert_all(txn, rows).await?;
+        w.record(Change {
+            action: AuditAction::GroupMembersAdded,
+            entity_id: id,
+            before: None,
+            after: Some(json!({ "addedUserIds": added })),
+        });
+        Ok(added.len() as u64)
     })
     .await
 }
@@ -178,15 +285,4 @@ fn group_with_members(
         sql[index].as_str(),
         [group_id.into(), account_id.into()],
     )
-}
-
-async fn find_in_account(
-    conn: &impl ConnectionTrait,
-    account_id: Uuid,
-    group_id: Uuid,
-) -> ServiceResult<Option<group::Model>> {
-    Ok(group::Entity::find_by_id(group_id)
-        .filter(group::Column::AccountId.eq(account_id))
-        .one(conn)
-        .await?)
 }

@@ -1,22 +1,35 @@
-//! Read gamification points (interface 4.7; contract section 8), as a stream in
+//! Gamification points: read them (interface 4.7; contract section 8) as a stream in
 //! ascending user id order, read from the database one page at a time so that a large
-//! account is never held whole in memory.
+//! account is never held whole in memory; and add to a user's total (a write of
+//! `lms.v1.DirectoryService`, for account owners and administrators).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
 use sea_orm::{
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, QueryOrder as _, QuerySelect as _, Set, prelude::Uuid,
 };
+use serde_json::json;
 
-use super::scope;
+use super::{
+    Parsed,
+    lookups::{self, find_user},
+};
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::ids::{clip, parse_uuid},
+    db::{self, AuditAction, Change},
+    domain::ids::{IdList, ResourceRef},
     entities::{user, user_points},
     error::{ServiceError, ServiceResult},
 };
+
+/// Points to add (possibly negative) to a user's total.
+#[derive(Debug, Clone)]
+pub struct PointsChange {
+    pub user: ResourceRef,
+    pub points: i64,
+}
 
 /// Users read per database round trip.
 const PAGE: u64 = 1_000;
@@ -32,29 +45,20 @@ pub struct UserPointsRow {
 pub async fn points(
     db: &DatabaseConnection,
     caller: &Caller,
-    raw_user_ids: &[String],
+    user_ids: Parsed<IdList>,
 ) -> ServiceResult<impl Stream<Item = ServiceResult<UserPointsRow>> + Send + 'static> {
     let grant = caller.grant(Operation::GetPoints)?;
-    let filter: Option<Vec<Uuid>> = if raw_user_ids.is_empty() {
+    let user_ids = user_ids?;
+    // No ids means every user the caller may see.
+    let filter: Option<Vec<Uuid>> = if user_ids.is_empty() {
         None
     } else {
-        let ids: BTreeSet<Uuid> = raw_user_ids
-            .iter()
-            .map(|raw| {
-                parse_uuid(raw).ok_or_else(|| {
-                    ServiceError::invalid(format!(
-                        "userIds: '{}' is not a valid identifier.",
-                        clip(raw)
-                    ))
-                })
-            })
-            .collect::<ServiceResult<_>>()?;
-        let ids: Vec<Uuid> = ids.into_iter().collect();
-        let known = scope::existing_users(db, caller.account_id, &ids).await?;
+        let ids = user_ids.into_inner();
+        let known = lookups::existing_users(db, caller.account_id, &ids).await?;
         let ids: Vec<Uuid> = ids.into_iter().filter(|id| known.contains(id)).collect();
         if grant == Grant::InScope {
             let outside =
-                scope::users_outside_scope(db, &caller.managed_department_ids, &ids).await?;
+                lookups::users_outside_scope(db, &caller.managed_department_ids, &ids).await?;
             if let Some(first) = outside.iter().min() {
                 return Err(ServiceError::denied(format!(
                     "userIds: user '{first}' is outside the departments you manage."
@@ -85,6 +89,55 @@ pub async fn points(
         .try_flatten()
         .boxed(),
     )
+}
+
+/// Adds `points` (possibly negative) to the user's total and returns the new total.
+/// The account write lock serializes concurrent additions, so none is lost.
+pub async fn add_points(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    change: PointsChange,
+) -> ServiceResult<i64> {
+    caller.grant(Operation::ManageDirectory)?;
+    let PointsChange { user, points } = change;
+    let id = user.id("User")?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        let current = user_points::Entity::find_by_id(id).one(txn).await?;
+        let before = current.as_ref().map_or(0, |row| row.points);
+        let total = before.checked_add(points).ok_or_else(|| {
+            ServiceError::invalid(format!(
+                "points {points} would take the user's total of {before} out of range."
+            ))
+        })?;
+        match current {
+            Some(row) => {
+                let mut updated: user_points::ActiveModel = row.into();
+                updated.points = Set(total);
+                updated.update(txn).await?;
+            }
+            None => {
+                user_points::ActiveModel {
+                    user_id: Set(id),
+                    account_id: Set(caller.account_id),
+                    points: Set(total),
+                }
+                .insert(txn)
+                .await?;
+            }
+        }
+        w.record(Change {
+            action: AuditAction::PointsAdded,
+            entity_id: id,
+            before: Some(json!({ "points": before })),
+            after: Some(json!({ "points": total, "added": points })),
+        });
+        Ok(total)
+    })
+    .await
 }
 
 struct Pager {
@@ -121,7 +174,8 @@ impl Pager {
                 }
                 if let Some(managed) = &self.managed {
                     query = query.filter(
-                        user::Column::DepartmentId.in_subquery(scope::subtree_departments(managed)),
+                        user::Column::DepartmentId
+                            .in_subquery(lookups::subtree_departments(managed)),
                     );
                 }
                 query.into_tuple().all(&self.db).await?

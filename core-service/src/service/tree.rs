@@ -1,5 +1,5 @@
 //! Keeps `department_closure` equal to the transitive closure of `departments.parent_id`.
-//! Callers run these inside a write transaction (see `db::write_transaction`), which
+//! Callers run these inside a write transaction (see [`db::write`](crate::db::write())), which
 //! serializes tree changes per account.
 
 use sea_orm::{
@@ -7,8 +7,7 @@ use sea_orm::{
     prelude::Uuid,
 };
 
-use super::ID_CHUNK;
-use crate::{entities::department_closure as closure, error::ServiceResult};
+use crate::{db::bulk, entities::department_closure as closure, error::ServiceResult};
 
 /// Links a new leaf `department_id` under `parent_id`.
 pub async fn attach_leaf(
@@ -51,16 +50,16 @@ pub async fn move_subtree(
         .filter_map(|(id, depth)| (depth > 0).then_some(id))
         .collect();
     let subtree_ids: Vec<Uuid> = subtree.iter().map(|(id, _)| *id).collect();
-    for ancestors in old_ancestors.chunks(ID_CHUNK / 2) {
-        for descendants in subtree_ids.chunks(ID_CHUNK / 2) {
-            closure::Entity::delete_many()
-                .filter(closure::Column::AncestorId.is_in(ancestors.iter().copied()))
-                .filter(closure::Column::DescendantId.is_in(descendants.iter().copied()))
-                .exec(conn)
-                .await?;
-        }
+    for (ancestors, descendants) in bulk::in_chunk_pairs(&old_ancestors, &subtree_ids) {
+        closure::Entity::delete_many()
+            .filter(closure::Column::AncestorId.is_in(ancestors.iter().copied()))
+            .filter(closure::Column::DescendantId.is_in(descendants.iter().copied()))
+            .exec(conn)
+            .await?;
     }
     let new_ancestors = ancestors_of(conn, new_parent_id).await?;
+    // Collected first: a borrowing iterator held across the inserts' awaits would keep
+    // the caller's future from being `Send`.
     let rows: Vec<closure::ActiveModel> = new_ancestors
         .iter()
         .flat_map(|(ancestor_id, above)| {
@@ -69,12 +68,7 @@ pub async fn move_subtree(
             })
         })
         .collect();
-    // Four columns a row: stay below the bound-parameter limits.
-    for chunk in rows.chunks(ID_CHUNK / 4) {
-        closure::Entity::insert_many(chunk.to_vec())
-            .exec_without_returning(conn)
-            .await?;
-    }
+    bulk::insert_all(conn, rows).await?;
     Ok(())
 }
 

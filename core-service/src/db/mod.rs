@@ -1,21 +1,31 @@
-//! Connecting to the database (the URL alone chooses SQLite or PostgreSQL),
-//! applying migrations, and the write-transaction discipline.
+//! The data layer's toolkit.
+//!
+//! Layout:
+//! - this module: connecting (the URL alone chooses SQLite or PostgreSQL) and migrating.
+//! - [`write`]: the one way a change is written: account lock, audit rows, commit, then
+//!   the credentials cache told when callers changed.
+//! - [`audit`]: the audit record, with its actions and entity kinds as enums.
+//! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.
+//! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
 
 use std::{path::Path, time::Duration};
+
+pub mod audit;
+pub mod bulk;
+pub mod conflict;
+pub mod write;
 
 use anyhow::Context as _;
 use lms_migrations::{Migrator, MigratorTrait as _};
 use sea_orm::{
-    ColumnTrait as _, ConnectOptions, ConnectionTrait, Database, DatabaseConnection,
-    DatabaseTransaction, EntityTrait as _, QueryFilter as _, TransactionTrait as _,
-    prelude::{Expr, Uuid},
-    sea_query::ExprTrait as _,
+    ConnectOptions, Database, DatabaseConnection,
     sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous},
 };
 
-use crate::{
-    entities::account,
-    error::{ServiceError, ServiceResult},
+pub use self::{
+    audit::{Actor, AuditAction, AuditEntity, Change},
+    conflict::{UniqueKey, unique_violation},
+    write::{Write, write},
 };
 
 /// The default embedded database, relative to the working directory.
@@ -99,57 +109,6 @@ pub fn redact_url(url: &str) -> String {
         }
         _ => url.to_owned(),
     }
-}
-
-/// Runs `work` in a transaction that first takes the account's write lock.
-///
-/// Bumping `accounts.revision` before anything is read serializes the writers of one
-/// account on both backends: a row lock on PostgreSQL, the database write lock on SQLite
-/// (taken before any read, so SQLite never has to upgrade a stale snapshot). Tree moves
-/// rely on it: two concurrent moves can never both pass the cycle check.
-pub async fn write_transaction<T, F>(
-    db: &DatabaseConnection,
-    account_id: Uuid,
-    work: F,
-) -> ServiceResult<T>
-where
-    T: Send,
-    F: for<'c> FnOnce(
-            &'c DatabaseTransaction,
-        ) -> std::pin::Pin<
-            Box<dyn std::future::Future<Output = ServiceResult<T>> + Send + 'c>,
-        > + Send,
-{
-    let txn = db.begin().await?;
-    lock_account(&txn, account_id).await?;
-    let result = work(&txn).await;
-    match result {
-        Ok(value) => {
-            txn.commit().await?;
-            Ok(value)
-        }
-        Err(err) => {
-            txn.rollback().await?;
-            Err(err)
-        }
-    }
-}
-
-async fn lock_account(txn: &impl ConnectionTrait, account_id: Uuid) -> ServiceResult<()> {
-    let updated = account::Entity::update_many()
-        .col_expr(
-            account::Column::Revision,
-            Expr::col(account::Column::Revision).add(1),
-        )
-        .filter(account::Column::Id.eq(account_id))
-        .exec(txn)
-        .await?;
-    if updated.rows_affected != 1 {
-        return Err(ServiceError::Unexpected(anyhow::anyhow!(
-            "account {account_id} vanished"
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

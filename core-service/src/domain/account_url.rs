@@ -5,6 +5,10 @@
 //! (which stores the normalized form) and authentication (which looks it up) go through
 //! [`normalize_account_url`], so the two can never disagree.
 
+use std::fmt;
+
+use super::invalid::{Invalid, Reason};
+
 /// Longest account URL accepted, in bytes.
 const MAX_URL_LEN: usize = 2_048;
 
@@ -25,6 +29,33 @@ pub enum AccountUrlError {
     UserInfo,
     #[error("the account URL must not have a query or a fragment")]
     QueryOrFragment,
+}
+
+/// An account URL in its stored form (see [`normalize_account_url`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AccountUrl(String);
+
+impl AccountUrl {
+    /// Normalizes `raw`; a refusal names the field `url`.
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        normalize_account_url(raw)
+            .map(Self)
+            .map_err(|err| Invalid::new("url", Reason::AccountUrl(err)))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_inner(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for AccountUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// The stored form of an account URL: scheme and host lower-cased, a default port
@@ -184,6 +215,21 @@ mod tests {
         );
         let long = format!("https://a.example.com/{}", "x".repeat(MAX_URL_LEN));
         assert_eq!(normalize_account_url(&long), Err(AccountUrlError::TooLong));
+    }
+
+    #[test]
+    fn a_refused_account_url_names_the_field() {
+        let err = AccountUrl::parse("ftp://a.example.com").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "url: the account URL must start with http:// or https://"
+        );
+        assert_eq!(
+            AccountUrl::parse("HTTPS://A.example.com/")
+                .unwrap()
+                .as_str(),
+            "https://a.example.com"
+        );
     }
 
     #[test]

@@ -1,0 +1,246 @@
+//! The audit record (contract section 10): who, when, what, the request id, and the
+//! values before and after, written in the transaction of the change it records.
+//!
+//! [`AuditAction`] and [`AuditEntity`] are stored as the strings the `audit_log` table has
+//! always held (`department.update`, `department`), so rows written before they were
+//! enums read the same.
+
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, prelude::Uuid};
+use serde_json::Value;
+
+use super::bulk;
+use crate::{access::Caller, domain::ids::new_id, entities::audit_log};
+
+/// What happened; the value of `audit_log.action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditAction {
+    DepartmentCreated,
+    DepartmentUpdated,
+    UserCreated,
+    UserPasswordSet,
+    UserRoleSet,
+    UserManagedDepartmentsSet,
+    UserActiveSet,
+    GroupCreated,
+    GroupUpdated,
+    GroupMembersAdded,
+    ProjectCreated,
+    ContentItemCreated,
+    EnrollmentCreated,
+    EnrollmentDeleted,
+    PointsAdded,
+    /// A whole account written by the import.
+    Imported,
+}
+
+impl AuditAction {
+    pub const ALL: [AuditAction; 16] = [
+        AuditAction::DepartmentCreated,
+        AuditAction::DepartmentUpdated,
+        AuditAction::UserCreated,
+        AuditAction::UserPasswordSet,
+        AuditAction::UserRoleSet,
+        AuditAction::UserManagedDepartmentsSet,
+        AuditAction::UserActiveSet,
+        AuditAction::GroupCreated,
+        AuditAction::GroupUpdated,
+        AuditAction::GroupMembersAdded,
+        AuditAction::ProjectCreated,
+        AuditAction::ContentItemCreated,
+        AuditAction::EnrollmentCreated,
+        AuditAction::EnrollmentDeleted,
+        AuditAction::PointsAdded,
+        AuditAction::Imported,
+    ];
+
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditAction::DepartmentCreated => "department.create",
+            AuditAction::DepartmentUpdated => "department.update",
+            AuditAction::UserCreated => "user.create",
+            AuditAction::UserPasswordSet => "user.set_password",
+            AuditAction::UserRoleSet => "user.set_role",
+            AuditAction::UserManagedDepartmentsSet => "user.set_managed_departments",
+            AuditAction::UserActiveSet => "user.set_active",
+            AuditAction::GroupCreated => "group.create",
+            AuditAction::GroupUpdated => "group.update",
+            AuditAction::GroupMembersAdded => "group.add_members",
+            AuditAction::ProjectCreated => "project.create",
+            AuditAction::ContentItemCreated => "content_item.create",
+            AuditAction::EnrollmentCreated => "enrollment.create",
+            AuditAction::EnrollmentDeleted => "enrollment.delete",
+            AuditAction::PointsAdded => "points.add",
+            AuditAction::Imported => "import",
+        }
+    }
+
+    /// The action stored as `raw`.
+    pub fn parse(raw: &str) -> Option<AuditAction> {
+        AuditAction::ALL
+            .into_iter()
+            .find(|action| action.as_str() == raw)
+    }
+
+    /// The kind of row an action changes: each action changes one kind only.
+    pub fn entity(self) -> AuditEntity {
+        match self {
+            AuditAction::DepartmentCreated | AuditAction::DepartmentUpdated => {
+                AuditEntity::Department
+            }
+            AuditAction::UserCreated
+            | AuditAction::UserPasswordSet
+            | AuditAction::UserRoleSet
+            | AuditAction::UserManagedDepartmentsSet
+            | AuditAction::UserActiveSet
+            | AuditAction::PointsAdded => AuditEntity::User,
+            AuditAction::GroupCreated
+            | AuditAction::GroupUpdated
+            | AuditAction::GroupMembersAdded => AuditEntity::Group,
+            AuditAction::ProjectCreated => AuditEntity::Project,
+            AuditAction::ContentItemCreated => AuditEntity::ContentItem,
+            AuditAction::EnrollmentCreated | AuditAction::EnrollmentDeleted => {
+                AuditEntity::Enrollment
+            }
+            AuditAction::Imported => AuditEntity::Account,
+        }
+    }
+
+    /// Whether the change alters who a caller is (password, role, managed departments,
+    /// active flag), so that callers remembered by this process must be read again.
+    pub fn changes_users(self) -> bool {
+        matches!(
+            self,
+            AuditAction::UserPasswordSet
+                | AuditAction::UserRoleSet
+                | AuditAction::UserManagedDepartmentsSet
+                | AuditAction::UserActiveSet
+        )
+    }
+}
+
+/// The kind of the changed row; the value of `audit_log.entity_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AuditEntity {
+    Account,
+    Department,
+    User,
+    Group,
+    Project,
+    ContentItem,
+    Enrollment,
+}
+
+impl AuditEntity {
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditEntity::Account => "account",
+            AuditEntity::Department => "department",
+            AuditEntity::User => "user",
+            AuditEntity::Group => "group",
+            AuditEntity::Project => "project",
+            AuditEntity::ContentItem => "content_item",
+            AuditEntity::Enrollment => "enrollment",
+        }
+    }
+}
+
+/// One change to record. The changed row's kind follows from the action
+/// ([`AuditAction::entity`]).
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub action: AuditAction,
+    pub entity_id: Uuid,
+    /// The values before the change; `None` for a creation.
+    pub before: Option<Value>,
+    /// The values after the change; `None` for a deletion.
+    pub after: Option<Value>,
+}
+
+/// Who made a change, as the audit table records it.
+#[derive(Debug, Clone)]
+pub struct Actor {
+    pub account_id: Uuid,
+    /// `None` for changes nobody made through the interface (the import).
+    pub user_id: Option<Uuid>,
+    pub request_id: Option<String>,
+}
+
+impl Actor {
+    /// Nobody in particular, acting on `account_id`: the import.
+    pub fn system(account_id: Uuid) -> Self {
+        Self {
+            account_id,
+            user_id: None,
+            request_id: None,
+        }
+    }
+}
+
+impl From<&Caller> for Actor {
+    fn from(caller: &Caller) -> Self {
+        Self {
+            account_id: caller.account_id,
+            user_id: Some(caller.user_id),
+            request_id: caller.request_id.clone(),
+        }
+    }
+}
+
+/// The `audit_log` row of `change` by `actor` at `at`.
+pub fn row(
+    actor: &Actor,
+    change: Change,
+    at: chrono::DateTime<chrono::Utc>,
+) -> audit_log::ActiveModel {
+    audit_log::ActiveModel {
+        id: Set(new_id()),
+        account_id: Set(actor.account_id),
+        actor_user_id: Set(actor.user_id),
+        action: Set(change.action.as_str().to_owned()),
+        entity_type: Set(change.action.entity().as_str().to_owned()),
+        entity_id: Set(change.entity_id),
+        request_id: Set(actor.request_id.clone()),
+        before: Set(change.before.map(|v| v.to_string())),
+        after: Set(change.after.map(|v| v.to_string())),
+        created_at: Set(at),
+    }
+}
+
+/// Writes `changes` by `actor`, all stamped now.
+pub async fn insert(
+    conn: &impl ConnectionTrait,
+    actor: &Actor,
+    changes: impl IntoIterator<Item = Change>,
+) -> Result<(), DbErr> {
+    let now = chrono::Utc::now();
+    bulk::insert_all(
+        conn,
+        changes.into_iter().map(|change| row(actor, change, now)),
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+
+    #[test]
+    fn every_action_is_stored_under_its_own_name() {
+        let names: HashSet<&str> = AuditAction::ALL.iter().map(|a| a.as_str()).collect();
+        assert_eq!(names.len(), AuditAction::ALL.len());
+        for action in AuditAction::ALL {
+            assert_eq!(AuditAction::parse(action.as_str()), Some(action));
+        }
+        assert_eq!(AuditAction::DepartmentUpdated.as_str(), "department.update");
+        assert_eq!(
+            AuditAction::DepartmentUpdated.entity().as_str(),
+            "department"
+        );
+        assert_eq!(AuditAction::PointsAdded.entity(), AuditEntity::User);
+        assert_eq!(AuditAction::Imported.entity().as_str(), "account");
+    }
+}

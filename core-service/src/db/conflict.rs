@@ -1,0 +1,78 @@
+//! What a failed statement means to the caller, decided in one place for both backends.
+//!
+//! A unique-key violation is a conflict with a row that is already there (or was
+//! written meanwhile by another process), not a failure of the database: it becomes
+//! [`ServiceError::Conflict`] or [`ImportError::Conflict`], worded the same on SQLite
+//! and PostgreSQL. Every other database error is unexpected. The `From<DbErr>`
+//! conversions below are what `?` on a database result uses everywhere.
+
+use sea_orm::{DbErr, SqlErr};
+
+use crate::{error::ServiceError, import::ImportError};
+
+/// The unique key a write collided with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniqueKey {
+    /// `uq_accounts_url`.
+    AccountUrl,
+    /// `uq_users_account_id_email_key`.
+    UserLogin,
+    /// A primary key, or a unique key without a message of its own.
+    Row,
+}
+
+/// How each named unique key shows in the error: PostgreSQL names the index, SQLite
+/// lists its columns.
+const NAMED_KEYS: [(UniqueKey, &str, &str); 2] = [
+    (UniqueKey::AccountUrl, "uq_accounts_url", "accounts.url"),
+    (
+        UniqueKey::UserLogin,
+        "uq_users_account_id_email_key",
+        "users.account_id, users.email_key",
+    ),
+];
+
+impl UniqueKey {
+    /// What the caller is told.
+    pub fn message(self) -> &'static str {
+        match self {
+            UniqueKey::AccountUrl => "An account with this URL already exists.",
+            UniqueKey::UserLogin => "A user with this login already exists in the account.",
+            UniqueKey::Row => "A row with the same key already exists.",
+        }
+    }
+}
+
+/// The unique key `err` violates, or `None` when it is another error.
+pub fn unique_violation(err: &DbErr) -> Option<UniqueKey> {
+    let Some(SqlErr::UniqueConstraintViolation(message)) = err.sql_err() else {
+        return None;
+    };
+    let named = NAMED_KEYS.iter().find(|(_, index, sqlite_columns)| {
+        // PostgreSQL: `… unique constraint "uq_accounts_url"`; SQLite: `UNIQUE
+        // constraint failed: accounts.url` (and no more columns after them).
+        message.contains(&format!("\"{index}\""))
+            || message
+                .strip_suffix(sqlite_columns)
+                .is_some_and(|head| head.ends_with(": "))
+    });
+    Some(named.map_or(UniqueKey::Row, |(key, _, _)| *key))
+}
+
+impl From<DbErr> for ServiceError {
+    fn from(err: DbErr) -> Self {
+        match unique_violation(&err) {
+            Some(key) => Self::Conflict(key.message().to_owned()),
+            None => Self::Unexpected(anyhow::Error::new(err).context("database error")),
+        }
+    }
+}
+
+impl From<DbErr> for ImportError {
+    fn from(err: DbErr) -> Self {
+        match unique_violation(&err) {
+            Some(key) => Self::Conflict(key.message()),
+            None => Self::Database(err),
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! The one way a change is written: [`write`].
+//!
+//! It opens a transaction, takes the account's write lock, runs the body, writes the
+//! audit rows the body recorded, commits, and only then tells this process's
+//! authenticator when the change alters who a caller is. A body cannot forget the lock,
+//! the audit rows or the cache: it only says what it changed.
+//!
+//! ```ignore
+//! db::write(db, caller, async |w| {
+//!     let updated = updated.update(w.txn()).await?;
+//!     w.record(Change {
+//!         action: AuditAction::GroupUpdated,
+//!         entity_id: id,
+//!         before: Some(json!({ "name": current.name })),
+//!         after: Some(json!({ "name": updated.name })),
+//!     });
+//!     Ok(updated.id)
+//! })
+//! .await
+//! ```
+
+use std::sync::{
+    Mutex, PoisonError,
+    atomic::{AtomicBool, Ordering},
+};
+
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait as _,
+    QueryFilter as _, TransactionTrait as _,
+    prelude::{Expr, Uuid},
+    sea_query::ExprTrait as _,
+};
+
+use super::audit::{self, Actor, Change};
+use crate::{
+    access::Caller,
+    entities::account,
+    error::{ServiceError, ServiceResult},
+};
+
+/// What the body of [`write`] works with: the transaction, and where it says what it
+/// changed. Shared (`&Write`), so the body may hold [`Write::txn`] while recording.
+pub struct Write {
+    txn: DatabaseTransaction,
+    changes: Mutex<Vec<Change>>,
+    users_changed: AtomicBool,
+}
+
+impl Write {
+    /// The transaction, holding the account's write lock.
+    pub fn txn(&self) -> &DatabaseTransaction {
+        &self.txn
+    }
+
+    /// Records `change` in the audit table when the write commits. An action that alters
+    /// who a caller is ([`AuditAction::changes_users`](super::AuditAction::changes_users))
+    /// also marks [`Write::users_changed`].
+    pub fn record(&self, change: Change) {
+        if change.action.changes_users() {
+            self.users_changed();
+        }
+        self.changes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(change);
+    }
+
+    /// [`Write::record`] for each of `changes`.
+    pub fn record_all(&self, changes: impl IntoIterator<Item = Change>) {
+        for change in changes {
+            self.record(change);
+        }
+    }
+
+    /// Marks the write as changing something that decides who a caller is (password
+    /// hash, role, custom-role permissions, managed departments, active flag): once it
+    /// commits, every caller this process remembers is read from the database again.
+    pub fn users_changed(&self) {
+        self.users_changed.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Runs `body` in a transaction that first takes the account's write lock, writes the
+/// audit rows it recorded (by `caller`), and commits; an error from the body rolls
+/// everything back. After the commit, a write marked [`Write::users_changed`] bumps the
+/// authenticator's revision the caller came with, so the very next request of a changed
+/// user is read afresh (other processes learn of it through the `auth_revisions` row).
+///
+/// Bumping `accounts.revision` before anything is read serializes the writers of one
+/// account on both backends: a row lock on PostgreSQL, the database write lock on SQLite
+/// (taken before any read, so SQLite never has to upgrade a stale snapshot). Tree moves
+/// rely on it: two concurrent moves can never both pass the cycle check.
+pub async fn write<T, F>(db: &DatabaseConnection, caller: &Caller, body: F) -> ServiceResult<T>
+where
+    F: AsyncFnOnce(&Write) -> ServiceResult<T>,
+{
+    let txn = db.begin().await?;
+    lock_account(&txn, caller.account_id).await?;
+    let write = Write {
+        txn,
+        changes: Mutex::new(Vec::new()),
+        users_changed: AtomicBool::new(false),
+    };
+    let result = body(&write).await;
+    let Write {
+        txn,
+        changes,
+        users_changed,
+    } = write;
+    let value = match result {
+        Ok(value) => value,
+        Err(err) => {
+            txn.rollback().await?;
+            return Err(err);
+        }
+    };
+    let changes = changes.into_inner().unwrap_or_else(PoisonError::into_inner);
+    // Dropping the transaction on an error here rolls it back.
+    audit::insert(&txn, &Actor::from(caller), changes).await?;
+    txn.commit().await?;
+    if users_changed.into_inner() {
+        caller.users_changed();
+    }
+    Ok(value)
+}
+
+async fn lock_account(txn: &impl ConnectionTrait, account_id: Uuid) -> ServiceResult<()> {
+    let updated = account::Entity::update_many()
+        .col_expr(
+            account::Column::Revision,
+            Expr::col(account::Column::Revision).add(1),
+        )
+        .filter(account::Column::Id.eq(account_id))
+        .exec(txn)
+        .await?;
+    if updated.rows_affected != 1 {
+        return Err(ServiceError::Unexpected(anyhow::anyhow!(
+            "account {account_id} vanished"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{sync::Arc, time::Duration};
+
+    use sea_orm::{ActiveModelTrait as _, Set};
+    use serde_json::json;
+
+    use super::*;
+    use crate::{
+        auth::AuthRevision,
+        db::AuditAction,
+        domain::roles::Role,
+        entities::{audit_log, department, user},
+    };
+
+    async fn account_and_caller(dir: &tempfile::TempDir) -> (DatabaseConnection, Caller) {
+        let url = format!("sqlite://{}", dir.path().join("lms.sqlite3").display());
+        let db = crate::db::open(&url).await.expect("database");
+        let account_id = Uuid::now_v7();
+        account::ActiveModel {
+            id: Set(account_id),
+            url: Set("https://acme.example.com".into()),
+            revision: Set(0),
+            created_at: Set(chrono::Utc::now()),
+        }
+        .insert(&db)
+        .await
+        .expect("account");
+        let now = chrono::Utc::now();
+        let root = department::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            account_id: Set(account_id),
+            parent_id: Set(None),
+            name: Set("Root".into()),
+            code: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(&db)
+        .await
+        .expect("department");
+        let owner = user::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            account_id: Set(account_id),
+            email: Set("owner@acme.example.com".into()),
+            email_key: Set("owner@acme.example.com".into()),
+            password_hash: Set("not a hash".into()),
+            role: Set(Role::AccountOwner),
+            custom_role_id: Set(None),
+            department_id: Set(root.id),
+            active: Set(true),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(&db)
+        .await
+        .expect("user");
+        let caller = Caller {
+            account_id,
+            account_url: "https://acme.example.com".into(),
+            user_id: owner.id,
+            role: Role::AccountOwner,
+            permissions: Default::default(),
+            managed_department_ids: vec![],
+            request_id: Some("req-7".into()),
+            auth_revision: Some(Arc::new(AuthRevision::new(Duration::from_secs(1)))),
+        };
+        (db, caller)
+    }
+
+    fn generation(caller: &Caller) -> u64 {
+        caller
+            .auth_revision
+            .as_ref()
+            .expect("revision")
+            .generation()
+    }
+
+    #[tokio::test]
+    async fn a_committed_write_leaves_its_audit_rows_and_then_tells_the_authenticator() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (db, caller) = account_and_caller(&dir).await;
+        let user_id = Uuid::now_v7();
+        let value = write(&db, &caller, async |w| {
+            w.record(Change {
+                action: AuditAction::UserActiveSet,
+                entity_id: user_id,
+                before: Some(json!({ "active": true })),
+                after: Some(json!({ "active": false })),
+            });
+            assert_eq!(generation(&caller), 0, "nothing is told before the commit");
+            Ok(7)
+        })
+        .await
+        .expect("write");
+        assert_eq!(value, 7);
+        assert_eq!(generation(&caller), 1);
+        let rows = audit_log::Entity::find().all(&db).await.expect("rows");
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        assert_eq!(
+            (row.action.as_str(), row.entity_type.as_str(), row.entity_id),
+            ("user.set_active", "user", user_id)
+        );
+        assert_eq!(row.actor_user_id, Some(caller.user_id));
+        assert_eq!(row.request_id.as_deref(), Some("req-7"));
+        let account = account::Entity::find_by_id(caller.account_id)
+            .one(&db)
+            .await
+            .expect("read")
+            .expect("account");
+        assert_eq!(account.revision, 1, "the account lock was taken");
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_leaves_nothing_and_tells_nobody() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (db, caller) = account_and_caller(&dir).await;
+        let result: ServiceResult<()> = write(&db, &caller, async |w| {
+            w.users_changed();
+            w.record(Change {
+                action: AuditAction::GroupUpdated,
+                entity_id: Uuid::now_v7(),
+                before: None,
+                after: None,
+            });
+            Err(ServiceError::invalid("refused"))
+        })
+        .await;
+        assert!(matches!(result, Err(ServiceError::InvalidArgument(_))));
+        assert_eq!(generation(&caller), 0);
+        assert!(
+            audit_log::Entity::find()
+                .all(&db)
+                .await
+                .expect("rows")
+                .is_empty()
+        );
+        let account = account::Entity::find_by_id(caller.account_id)
+            .one(&db)
+            .await
+            .expect("read")
+            .expect("account");
+        assert_eq!(
+            account.revision, 0,
+            "the lock was rolled back with the rest"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_write_that_changes_nobody_leaves_remembered_callers_alone() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (db, caller) = account_and_caller(&dir).await;
+        write(&db, &caller, async |w| {
+            w.record(Change {
+                action: AuditAction::GroupUpdated,
+                entity_id: Uuid::now_v7(),
+                before: None,
+                after: None,
+            });
+            Ok(())
+        })
+        .await
+        .expect("write");
+        assert_eq!(generation(&caller), 0);
+    }
+}

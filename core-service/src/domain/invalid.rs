@@ -1,0 +1,142 @@
+//! The one error of every `parse` in [`crate::domain`]: which field, and what is wrong
+//! with it. The service maps it to INVALID_ARGUMENT and the import to a refusal naming
+//! the entry, both with the same wording, so the two paths can never drift apart.
+
+use std::fmt;
+
+use super::{account_url::AccountUrlError, ids::clip};
+
+/// A value that breaks its rule; `Display` reads as a sentence without its full stop,
+/// e.g. `name must not be blank`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Invalid {
+    /// The field as the interface names it (`email`, `parentDepartmentId`).
+    pub field: &'static str,
+    pub reason: Reason,
+}
+
+/// What is wrong with a field. Echoed input is clipped when shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// Absent or blank where a value is needed.
+    Missing,
+    /// Given but blank after trimming.
+    Blank,
+    /// Given but empty, where spaces would count (passwords).
+    Empty,
+    TooLong {
+        max: usize,
+    },
+    TooShort {
+        min: usize,
+    },
+    ControlCharacters,
+    NulCharacters,
+    NotAnId {
+        raw: String,
+    },
+    /// One entry of an id list is not an identifier.
+    NotAnIdInList {
+        raw: String,
+    },
+    NoIds,
+    /// Not one of a closed set of names (`allowed`, comma-separated).
+    NotOneOf {
+        raw: String,
+        allowed: String,
+    },
+    /// Needed in this combination of fields, e.g. `role is custom`.
+    RequiredWhen(&'static str),
+    /// Allowed only in this combination of fields.
+    OnlyWhen(&'static str),
+    TooManyIds {
+        max: usize,
+        given: usize,
+    },
+    /// A login must fit the `X-Auth-Email` header.
+    NotVisibleAscii {
+        raw: String,
+    },
+    NotAnAddress {
+        raw: String,
+    },
+    /// A password must fit the `X-Auth-Password` header.
+    NotPrintableAscii,
+    /// Header values are trimmed, so the edges of a password would be lost.
+    PaddedWithSpaces,
+    NotADateTime {
+        raw: String,
+    },
+    NotAnHttpUrl {
+        raw: String,
+    },
+    AccountUrl(AccountUrlError),
+}
+
+impl Invalid {
+    pub fn new(field: &'static str, reason: Reason) -> Self {
+        Self { field, reason }
+    }
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let field = self.field;
+        match &self.reason {
+            Reason::Missing => write!(f, "{field} is required"),
+            Reason::Blank => write!(f, "{field} must not be blank"),
+            Reason::Empty => write!(f, "{field} must not be empty"),
+            Reason::TooLong { max } => write!(f, "{field} must be at most {max} characters"),
+            Reason::TooShort { min } => write!(f, "{field} must be at least {min} characters"),
+            Reason::ControlCharacters => {
+                write!(f, "{field} must not contain control characters")
+            }
+            Reason::NulCharacters => write!(f, "{field} must not contain NUL characters"),
+            Reason::NotAnId { raw } => {
+                write!(f, "{field} '{}' is not a valid identifier", clip(raw))
+            }
+            Reason::NotAnIdInList { raw } => {
+                write!(f, "{field}: '{}' is not a valid identifier", clip(raw))
+            }
+            Reason::NoIds => write!(f, "{field} must contain at least one id"),
+            Reason::NotOneOf { raw, allowed } => {
+                write!(f, "{field} '{}' is not one of {allowed}", clip(raw))
+            }
+            Reason::RequiredWhen(condition) => write!(f, "{field} is required when {condition}"),
+            Reason::OnlyWhen(condition) => write!(f, "{field} may be given only when {condition}"),
+            Reason::TooManyIds { max, given } => write!(
+                f,
+                "{field} must contain at most {max} ids; {given} were given"
+            ),
+            Reason::NotVisibleAscii { raw } => write!(
+                f,
+                "{field} '{}' must consist of visible ASCII characters (no spaces), as it is sent in the X-Auth-Email header",
+                clip(raw)
+            ),
+            Reason::NotAnAddress { raw } => write!(
+                f,
+                "{field} '{}' must be an address of the form name@domain",
+                clip(raw)
+            ),
+            Reason::NotPrintableAscii => write!(
+                f,
+                "{field} must consist of printable ASCII characters, as it is sent in the X-Auth-Password header"
+            ),
+            Reason::PaddedWithSpaces => write!(
+                f,
+                "{field} must not start or end with a space, as header values are trimmed"
+            ),
+            Reason::NotADateTime { raw } => write!(
+                f,
+                "{field} '{}' must be a date and time with an offset, e.g. 2019-03-26T06:34:57+00:00",
+                clip(raw)
+            ),
+            Reason::NotAnHttpUrl { raw } => write!(
+                f,
+                "{field} '{}' must be an absolute http or https URL",
+                clip(raw)
+            ),
+            Reason::AccountUrl(err) => write!(f, "{field}: {err}"),
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! `lms.v1` requests into the services' parsed inputs. Each conversion checks the fields
+//! in the order the interface lists them, so the first broken rule is the one reported.
+//! Ids of addressed resources never fail here ([`ResourceRef`]): they answer NOT_FOUND,
+//! after the fields.
+
+use lms_proto::v1 as pb;
+
+use crate::{
+    domain::{
+        Invalid,
+        content::{AddedDate, ViewUrl},
+        ids::{IdList, ResourceRef, parse_field_id, parse_optional_field_id},
+        login::{Login, PlainPassword},
+        names::{DepartmentCode, DepartmentName, GroupName, ProjectName},
+        text::{Description, MAX_NAME_CHARS, MAX_TYPE_CHARS, required_text},
+    },
+    service::{
+        content::{NewContentItem, NewProject},
+        departments::{DepartmentChanges, NewDepartment},
+        enrollments::NewEnrollment,
+        groups::{GroupChanges, NewGroup, NewMembers},
+        points::PointsChange,
+        users::{
+            ActiveChange, ManagedDepartmentsChange, NewUser, PasswordChange, RoleChange, RoleChoice,
+        },
+    },
+};
+
+fn role_choice(assignment: Option<&pb::RoleAssignment>) -> Result<RoleChoice, Invalid> {
+    match assignment {
+        Some(a) => RoleChoice::parse(Some(&a.role), a.custom_role_id.as_deref()),
+        None => RoleChoice::parse(None, None),
+    }
+}
+
+impl TryFrom<pb::CreateUserRequest> for NewUser {
+    type Error = Invalid;
+
+    fn try_from(req: pb::CreateUserRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            login: Login::parse(&req.email)?,
+            password: PlainPassword::parse(&req.password)?,
+            role: role_choice(req.role.as_ref())?,
+            department_id: parse_field_id("departmentId", &req.department_id)?,
+            managed_department_ids: IdList::parse(
+                "managedDepartmentIds",
+                &req.managed_department_ids,
+            )?,
+            active: req.active,
+        })
+    }
+}
+
+impl TryFrom<pb::SetUserPasswordRequest> for PasswordChange {
+    type Error = Invalid;
+
+    fn try_from(req: pb::SetUserPasswordRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            password: PlainPassword::parse(&req.password)?,
+            user: ResourceRef::parse(req.user_id),
+        })
+    }
+}
+
+impl TryFrom<pb::SetUserRoleRequest> for RoleChange {
+    type Error = Invalid;
+
+    fn try_from(req: pb::SetUserRoleRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            role: role_choice(req.role.as_ref())?,
+            user: ResourceRef::parse(req.user_id),
+        })
+    }
+}
+
+impl TryFrom<pb::SetUserManagedDepartmentsRequest> for ManagedDepartmentsChange {
+    type Error = Invalid;
+
+    fn try_from(req: pb::SetUserManagedDepartmentsRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            department_ids: IdList::parse("managedDepartmentIds", &req.managed_department_ids)?,
+            user: ResourceRef::parse(req.user_id),
+        })
+    }
+}
+
+impl From<pb::SetUserActiveRequest> for ActiveChange {
+    fn from(req: pb::SetUserActiveRequest) -> Self {
+        Self {
+            user: ResourceRef::parse(req.user_id),
+            active: req.active,
+        }
+    }
+}
+
+impl TryFrom<pb::CreateGroupRequest> for NewGroup {
+    type Error = Invalid;
+
+    fn try_from(req: pb::CreateGroupRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            name: GroupName::parse(&req.name)?,
+            smart_department_id: parse_optional_field_id(
+                "smartDepartmentId",
+                req.smart_department_id.as_deref(),
+            )?,
+        })
+    }
+}
+
+impl TryFrom<pb::AddGroupMembersRequest> for NewMembers {
+    type Error = Invalid;
+
+    fn try_from(req: pb::AddGroupMembersRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            user_ids: IdList::parse("userIds", &req.user_ids)?,
+            group: ResourceRef::parse(req.group_id),
+        })
+    }
+}
+
+impl TryFrom<pb::CreateProjectRequest> for NewProject {
+    type Error = Invalid;
+
+    fn try_from(req: pb::CreateProjectRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            name: ProjectName::parse(&req.name)?,
+            author_ids: IdList::parse("authorIds", &req.author_ids)?,
+        })
+    }
+}
+
+impl TryFrom<pb::CreateContentItemRequest> for NewContentItem {
+    type Error = Invalid;
+
+    fn try_from(req: pb::CreateContentItemRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            project_id: parse_field_id("projectId", &req.project_id)?,
+            user_id: parse_field_id("userId", &req.user_id)?,
+            title: required_text("title", &req.title, MAX_NAME_CHARS)?,
+            description: Description::parse(&req.description)?,
+            content_type: required_text("type", &req.r#type, MAX_TYPE_CHARS)?,
+            added_date: AddedDate::parse_or_now(req.added_date.as_deref())?,
+            view_url: ViewUrl::parse_optional(req.view_url.as_deref())?,
+        })
+    }
+}
+
+impl TryFrom<pb::CreateEnrollmentRequest> for NewEnrollment {
+    type Error = Invalid;
+
+    fn try_from(req: pb::CreateEnrollmentRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            learner_id: parse_field_id("learnerId", &req.learner_id)?,
+            content_item_id: parse_field_id("contentItemId", &req.content_item_id)?,
+        })
+    }
+}
+
+impl From<pb::AddPointsRequest> for PointsChange {
+    fn from(req: pb::AddPointsRequest) -> Self {
+        Self {
+            user: ResourceRef::parse(req.user_id),
+            points: req.points,
+        }
+    }
+}
+
+impl TryFrom<pb::CreateDepartmentRequest> for NewDepartment {
+    type Error = Invalid;
+
+    fn try_from(req: pb::CreateDepartmentRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            name: DepartmentName::parse(&req.name)?,
+            parent_department_id: parse_field_id("parentDepartmentId", &req.parent_department_id)?,
+            code: req
+                .code
+                .as_deref()
+                .map(DepartmentCode::parse)
+                .transpose()?
+                .unwrap_or_default(),
+        })
+    }
+}
+
+impl TryFrom<pb::UpdateDepartmentRequest> for DepartmentChanges {
+    type Error = Invalid;
+
+    fn try_from(req: pb::UpdateDepartmentRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            name: req.name.as_deref().map(DepartmentName::parse).transpose()?,
+            code: req.code.as_deref().map(DepartmentCode::parse).transpose()?,
+            parent_department_id: req
+                .parent_department_id
+                .as_deref()
+                .map(|raw| parse_field_id("parentDepartmentId", raw))
+                .transpose()?,
+            department: ResourceRef::parse(req.department_id),
+        })
+    }
+}
+
+impl TryFrom<pb::UpdateGroupRequest> for GroupChanges {
+    type Error = Invalid;
+
+    fn try_from(req: pb::UpdateGroupRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            name: req.name.as_deref().map(GroupName::parse).transpose()?,
+            group: ResourceRef::parse(req.group_id),
+        })
+    }
+}
+
+/// `enrollmentIds` of a deletion: at least one.
+pub(super) fn enrollment_ids(req: &pb::DeleteEnrollmentsRequest) -> Result<IdList, Invalid> {
+    IdList::parse_non_empty("enrollmentIds", &req.enrollment_ids)
+}
+
+/// `userIds` of a points read: none means every user the caller may see.
+pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invalid> {
+    IdList::parse("userIds", &req.user_ids)
+}

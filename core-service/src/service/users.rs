@@ -1,0 +1,443 @@
+//! Users (writes of `lms.v1.DirectoryService`): create one, and set its password, role,
+//! managed departments or active flag. Only account owners and account administrators
+//! may call them ([`Operation::ManageDirectory`]).
+//!
+//! A password is hashed through the [`Verifier`] before the account's write transaction
+//! opens. A cached verification is honoured only while the stored password hash is
+//! unchanged; after a change of password, role, managed departments or active flag
+//! commits, [`db::write()`] tells this process's authenticator, and triggers on these
+//! tables tell other processes (`auth::revision`).
+
+use sea_orm::{
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
+    PaginatorTrait as _, QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
+};
+use serde_json::json;
+
+use super::{
+    Parsed,
+    lookups::{find_user, require_department, require_departments, unknown},
+};
+use crate::{
+    access::{Caller, Operation},
+    auth::Verifier,
+    db::{self, AuditAction, Change, bulk},
+    domain::{
+        Invalid, Reason,
+        ids::{IdList, ResourceRef, clip, new_id, parse_field_id},
+        login::{Login, PlainPassword},
+        roles::Role,
+    },
+    entities::{custom_role, user, user_managed_department},
+    error::{ServiceError, ServiceResult},
+};
+
+/// A role checked for form: a built-in role, or `custom` with a custom role id.
+/// `RoleChoice::check_exists` checks the custom role in the account.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleChoice {
+    pub role: Role,
+    pub custom_role_id: Option<Uuid>,
+}
+
+impl RoleChoice {
+    /// `role` absent or blank is missing; a blank `custom_role_id` counts as none.
+    pub fn parse(role: Option<&str>, custom_role_id: Option<&str>) -> Result<Self, Invalid> {
+        let raw_role = role.map(str::trim).unwrap_or_default();
+        if raw_role.is_empty() {
+            return Err(Invalid::new("role", Reason::Missing));
+        }
+        let role = Role::parse(raw_role).ok_or_else(|| {
+            let names: Vec<&str> = Role::ALL.iter().map(|r| r.as_str()).collect();
+            Invalid::new(
+                "role",
+                Reason::NotOneOf {
+                    raw: clip(raw_role),
+                    allowed: names.join(", "),
+                },
+            )
+        })?;
+        let raw_custom = custom_role_id.map(str::trim).filter(|raw| !raw.is_empty());
+        let custom_role_id = match (role, raw_custom) {
+            (Role::Custom, Some(raw)) => Some(parse_field_id("customRoleId", raw)?),
+            (Role::Custom, None) => {
+                return Err(Invalid::new(
+                    "customRoleId",
+                    Reason::RequiredWhen("role is custom"),
+                ));
+            }
+            (_, Some(_)) => {
+                return Err(Invalid::new(
+                    "customRoleId",
+                    Reason::OnlyWhen("role is custom"),
+                ));
+            }
+            (_, None) => None,
+        };
+        Ok(Self {
+            role,
+            custom_role_id,
+        })
+    }
+
+    async fn check_exists(
+        &self,
+        conn: &impl ConnectionTrait,
+        account_id: Uuid,
+    ) -> ServiceResult<()> {
+        let Some(id) = self.custom_role_id else {
+            return Ok(());
+        };
+        custom_role::Entity::find_by_id(id)
+            .filter(custom_role::Column::AccountId.eq(account_id))
+            .one(conn)
+            .await?
+            .ok_or_else(|| unknown("customRoleId", id, "custom role"))?;
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct NewUser {
+    pub login: Login,
+    pub password: PlainPassword,
+    pub role: RoleChoice,
+    pub department_id: Uuid,
+    pub managed_department_ids: IdList,
+    pub active: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct PasswordChange {
+    pub user: ResourceRef,
+    pub password: PlainPassword,
+}
+
+#[derive(Debug, Clone)]
+pub struct RoleChange {
+    pub user: ResourceRef,
+    pub role: RoleChoice,
+}
+
+/// The whole new set of managed departments (empty clears it).
+#[derive(Debug, Clone)]
+pub struct ManagedDepartmentsChange {
+    pub user: ResourceRef,
+    pub department_ids: IdList,
+}
+
+#[derive(Debug, Clone)]
+pub struct ActiveChange {
+    pub user: ResourceRef,
+    pub active: bool,
+}
+
+/// Creates a user and returns its id. The login must be new to the account
+/// (compared case-insensitively), otherwise FAILED_PRECONDITION.
+pub async fn create_user(
+    db: &DatabaseConnection,
+    verifier: &Verifier,
+    caller: &Caller,
+    new: Parsed<NewUser>,
+) -> ServiceResult<Uuid> {
+    caller.grant(Operation::ManageDirectory)?;
+    let new = new?;
+    let password_hash = verifier.hash(new.password.expose()).await?;
+    let managed = new.managed_department_ids.into_inner();
+    let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let key = login.key();
+        let taken = user::Entity::find()
+            .filter(user::Column::AccountId.eq(caller.account_id))
+            .filter(user::Column::EmailKey.eq(key.as_str()))
+            .count(txn)
+            .await?;
+        if taken > 0 {
+            return Err(ServiceError::Conflict(format!(
+                "A user with login '{}' already exists.",
+                clip(login.as_str())
+            )));
+        }
+        role.check_exists(txn, caller.account_id).await?;
+        require_department(txn, caller.account_id, department_id, "departmentId").await?;
+        require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
+        let now = chrono::Utc::now();
+        let created = user::ActiveModel {
+            id: Set(new_id()),
+            account_id: Set(caller.account_id),
+            email: Set(login.into_inner()),
+            email_key: Set(key),
+            password_hash: Set(password_hash),
+            role: Set(role.role),
+            custom_role_id: Set(role.custom_role_id),
+            department_id: Set(department_id),
+            active: Set(active),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(txn)
+        .await?;
+        insert_managed(txn, created.id, &managed).await?;
+        w.record(Change {
+            action: AuditAction::UserCreated,
+            entity_id: created.id,
+            before: None,
+            after: Some(user_snapshot(&created, &managed)),
+        });
+        Ok(created.id)
+    })
+    .await
+}
+
+/// Replaces the user's password. The old password stops working on the very next
+/// request: a cached verification holds only for the stored hash it was made against.
+pub async fn set_user_password(
+    db: &DatabaseConnection,
+    verifier: &Verifier,
+    caller: &Caller,
+    change: Parsed<PasswordChange>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageDirectory)?;
+    let PasswordChange { user, password } = change?;
+    let id = user.id("User")?;
+    // Users are never deleted, so a user found now is still there in the transaction;
+    // looking first spares the hashing for an unknown id.
+    find_user(db, caller.account_id, id)
+        .await?
+        .ok_or_else(|| user.not_found("User"))?;
+    let password_hash = verifier.hash(password.expose()).await?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        let mut updated: user::ActiveModel = current.into();
+        updated.password_hash = Set(password_hash);
+        updated.updated_at = Set(chrono::Utc::now());
+        updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::UserPasswordSet,
+            entity_id: id,
+            // Never the hash itself.
+            before: None,
+            after: Some(json!({ "passwordChanged": true })),
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// Gives the user another role. The account always keeps one active account owner.
+pub async fn set_user_role(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    change: Parsed<RoleChange>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageDirectory)?;
+    let RoleChange { user, role } = change?;
+    let id = user.id("User")?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        role.check_exists(txn, caller.account_id).await?;
+        let new_role = role.role;
+        if current.role == new_role && current.custom_role_id == role.custom_role_id {
+            return Ok(());
+        }
+        if current.role == Role::AccountOwner && current.active {
+            keep_an_active_owner(txn, caller.account_id, id).await?;
+        }
+        let mut updated: user::ActiveModel = current.clone().into();
+        updated.role = Set(new_role);
+        updated.custom_role_id = Set(role.custom_role_id);
+        updated.updated_at = Set(chrono::Utc::now());
+        updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::UserRoleSet,
+            entity_id: id,
+            before: Some(json!({ "role": current.role, "customRoleId": current.custom_role_id })),
+            after: Some(json!({ "role": new_role, "customRoleId": role.custom_role_id })),
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// Replaces the whole set of departments the user manages (an empty list clears it).
+pub async fn set_user_managed_departments(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    change: Parsed<ManagedDepartmentsChange>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageDirectory)?;
+    let ManagedDepartmentsChange {
+        user,
+        department_ids,
+    } = change?;
+    let id = user.id("User")?;
+    let managed = department_ids.into_inner();
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
+        let before = managed_of(txn, id).await?;
+        if before == managed {
+            return Ok(());
+        }
+        user_managed_department::Entity::delete_many()
+            .filter(user_managed_department::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        insert_managed(txn, id, &managed).await?;
+        w.record(Change {
+            action: AuditAction::UserManagedDepartmentsSet,
+            entity_id: id,
+            before: Some(json!({ "managedDepartmentIds": before })),
+            after: Some(json!({ "managedDepartmentIds": managed })),
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// Activates or deactivates the user; a deactivated user is refused from its next
+/// request on. The account always keeps one active account owner.
+pub async fn set_user_active(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    change: ActiveChange,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageDirectory)?;
+    let ActiveChange { user, active } = change;
+    let id = user.id("User")?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        if current.active == active {
+            return Ok(());
+        }
+        if !active && current.role == Role::AccountOwner {
+            keep_an_active_owner(txn, caller.account_id, id).await?;
+        }
+        let mut updated: user::ActiveModel = current.into();
+        updated.active = Set(active);
+        updated.updated_at = Set(chrono::Utc::now());
+        updated.update(txn).await?;
+        w.record(Change {
+            action: AuditAction::UserActiveSet,
+            entity_id: id,
+            before: Some(json!({ "active": !active })),
+            after: Some(json!({ "active": active })),
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// The departments `user_id` manages, ascending.
+async fn managed_of(conn: &impl ConnectionTrait, user_id: Uuid) -> ServiceResult<Vec<Uuid>> {
+    let mut ids: Vec<Uuid> = user_managed_department::Entity::find()
+        .select_only()
+        .column(user_managed_department::Column::DepartmentId)
+        .filter(user_managed_department::Column::UserId.eq(user_id))
+        .into_tuple()
+        .all(conn)
+        .await?;
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+async fn insert_managed(
+    conn: &impl ConnectionTrait,
+    user_id: Uuid,
+    department_ids: &[Uuid],
+) -> ServiceResult<()> {
+    let rows: Vec<user_managed_department::ActiveModel> = department_ids
+        .iter()
+        .map(|department_id| user_managed_department::ActiveModel {
+            user_id: Set(user_id),
+            department_id: Set(*department_id),
+        })
+        .collect();
+    bulk::insert_all(conn, rows).await?;
+    Ok(())
+}
+
+/// Refuses a change that would leave the account without an active account owner
+/// (nobody could then manage the directory or administer the account).
+async fn keep_an_active_owner(
+    conn: &impl ConnectionTrait,
+    account_id: Uuid,
+    user_id: Uuid,
+) -> ServiceResult<()> {
+    let others = user::Entity::find()
+        .filter(user::Column::AccountId.eq(account_id))
+        .filter(user::Column::Role.eq(Role::AccountOwner))
+        .filter(user::Column::Active.eq(true))
+        .filter(user::Column::Id.ne(user_id))
+        .count(conn)
+        .await?;
+    if others == 0 {
+        return Err(ServiceError::Conflict(format!(
+            "User '{user_id}' is the last active account owner; make another user account_owner first."
+        )));
+    }
+    Ok(())
+}
+
+/// What the audit table records of a user: never the password hash.
+fn user_snapshot(user: &user::Model, managed: &[Uuid]) -> serde_json::Value {
+    json!({
+        "email": user.email,
+        "role": user.role,
+        "customRoleId": user.custom_role_id,
+        "departmentId": user.department_id,
+        "managedDepartmentIds": managed,
+        "active": user.active,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_are_built_in_names_or_custom_with_an_id() {
+        let assign = |role: &'static str, custom: Option<&str>| (role, custom.map(str::to_owned));
+        let parse = |assignment: Option<&(&str, Option<String>)>| match assignment {
+            Some((role, custom)) => RoleChoice::parse(Some(role), custom.as_deref()),
+            None => RoleChoice::parse(None, None),
+        };
+        let learner = parse(Some(&assign("learner", None))).unwrap();
+        assert_eq!(
+            (learner.role, learner.custom_role_id),
+            (Role::Learner, None)
+        );
+        // A blank custom role id counts as none.
+        assert!(parse(Some(&assign("learner", Some(" ")))).is_ok());
+        let id = Uuid::now_v7().to_string();
+        let custom = parse(Some(&assign("custom", Some(&id)))).unwrap();
+        assert_eq!(custom.role, Role::Custom);
+        for (assignment, needle) in [
+            (None, "role is required"),
+            (Some(assign("", None)), "role is required"),
+            (Some(assign("Learner", None)), "role 'Learner'"),
+            (Some(assign("custom", None)), "customRoleId is required"),
+            (Some(assign("custom", Some("nope"))), "customRoleId 'nope'"),
+            (
+                Some(assign("learner", Some(&id))),
+                "customRoleId may be given only",
+            ),
+        ] {
+            let err = parse(assignment.as_ref()).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err}");
+        }
+    }
+}
