@@ -1,6 +1,6 @@
 //! Who is calling (contract section 2).
 //!
-//! - [`Authenticator`]: credentials in, [`Caller`](crate::access::Caller) out, or one
+//! - [`Authenticator`]: credentials in, [`Caller`] out, or one
 //!   uniform UNAUTHENTICATED. A cached login is answered from memory, without a query,
 //!   while no change to users has been seen since it was read ([`revision`]); after one,
 //!   it costs one indexed query (plus one for the role details of scoped roles) and no
