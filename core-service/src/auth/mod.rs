@@ -182,13 +182,6 @@ impl Authenticator {
         self.answered_from_memory.load(Ordering::Relaxed)
     }
 
-    /// To be called when this process has committed a change to a user's password, role,
-    /// managed departments or active flag (or to a custom role's permissions): every
-    /// remembered caller is read from the database again on its next request.
-    pub fn users_changed(&self) {
-        self.revision.bump();
-    }
-
     /// The caller behind `credentials`, or UNAUTHENTICATED (the same for every reason),
     /// or RESOURCE_EXHAUSTED while the login is throttled.
     pub async fn authenticate(
