@@ -10,7 +10,8 @@
 //! - [`settings`]: the typed settings of `lms-core` (clap, with environment fallbacks).
 //! - [`app`]: start-up (`App::build` binds, `App::run_until` serves until a shutdown future).
 //! - [`db`]: connecting to SQLite or PostgreSQL, migrations, and the data-layer toolkit:
-//!   the write helper (account lock, audit rows, cache invalidation), bulk inserts.
+//!   the write helper (account lock, audit rows, cache invalidation), bulk statements,
+//!   unique-key violations as conflicts.
 //! - [`entities`]: the SeaORM entities, one module per table (see `docs/data-model.md`).
 //! - [`domain`]: the one home of value rules: validated values (account URLs, logins,
 //!   passwords, names, dates, URLs, ids and id lists, roles), each `parse` failing with

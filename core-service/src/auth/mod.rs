@@ -1,6 +1,6 @@
 //! Who is calling (contract section 2).
 //!
-//! - [`Authenticator`]: credentials in, [`Caller`](crate::access::Caller) out, or one
+//! - [`Authenticator`]: credentials in, [`Caller`] out, or one
 //!   uniform UNAUTHENTICATED. A cached login is answered from memory, without a query,
 //!   while no change to users has been seen since it was read ([`revision`]); after one,
 //!   it costs one indexed query (plus one for the role details of scoped roles) and no
@@ -189,13 +189,6 @@ impl Authenticator {
     /// Logins answered from memory, without a database query, since start.
     pub fn answered_from_memory(&self) -> u64 {
         self.answered_from_memory.load(Ordering::Relaxed)
-    }
-
-    /// To be called when this process has committed a change to a user's password, role,
-    /// managed departments or active flag (or to a custom role's permissions): every
-    /// remembered caller is read from the database again on its next request.
-    pub fn users_changed(&self) {
-        self.revision.bump();
     }
 
     /// The caller behind `credentials`, or UNAUTHENTICATED (the same for every reason),

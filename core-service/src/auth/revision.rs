@@ -6,7 +6,8 @@
 //! [`AuthRevision`] is the generation counter those answers are stamped with:
 //!
 //! - this process's own changes bump it as soon as they commit, so the very next request
-//!   reads the user again;
+//!   reads the user again: every caller carries the revision of the authenticator that
+//!   let it in, and `db::write` bumps it after committing a change to who a user is;
 //! - every change by anyone (another core on the same PostgreSQL, SQL typed by hand) bumps
 //!   the `auth_revisions` row through triggers (migration 5), which [`watch`] polls; a
 //!   change it sees bumps the counter too. On PostgreSQL the triggers also notify, and

@@ -2,7 +2,7 @@
 //!
 //! Layout:
 //! - this module: connecting (the URL alone chooses SQLite or PostgreSQL) and migrating.
-//! - [`write`]: the one way a change is written: account lock, audit rows, commit, then
+//! - [`write`](mod@write): the one way a change is written: account lock, audit rows, commit, then
 //!   the credentials cache told when callers changed.
 //! - [`audit`]: the audit record, with its actions and entity kinds as enums.
 //! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.

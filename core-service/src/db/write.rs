@@ -1,4 +1,4 @@
-//! The one way a change is written: [`write`].
+//! The one way a change is written: [`write()`].
 //!
 //! It opens a transaction, takes the account's write lock, runs the body, writes the
 //! audit rows the body recorded, commits, and only then tells this process's
@@ -38,7 +38,7 @@ use crate::{
     error::{ServiceError, ServiceResult},
 };
 
-/// What the body of [`write`] works with: the transaction, and where it says what it
+/// What the body of [`write()`] works with: the transaction, and where it says what it
 /// changed. Shared (`&Write`), so the body may hold [`Write::txn`] while recording.
 pub struct Write {
     txn: DatabaseTransaction,

@@ -177,7 +177,7 @@ async fn write(txn: &impl ConnectionTrait, plan: &Plan) -> Result<ImportSummary,
 }
 
 /// The rows of each table, built from the plan: one function per table, in the order
-/// [`write`] inserts them.
+/// `write` inserts them.
 mod rows {
     use chrono::{DateTime, Utc};
     use sea_orm::Set;
