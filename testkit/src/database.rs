@@ -1,0 +1,129 @@
+//! A fresh database per test, on the backend the test asks for.
+
+use lms_migrations::{Migrator, MigratorTrait as _};
+use sea_orm::{ConnectOptions, Database, DatabaseConnection};
+
+use crate::postgres::{self, PostgresDatabase};
+
+/// The database engines the service runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub const ALL: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// A database of its own for one test: a SQLite file in a temporary folder, or a new
+/// database on the PostgreSQL server of [`crate::POSTGRES_URL_VAR`]. Both go away when this
+/// is dropped (the PostgreSQL one with `DROP DATABASE ... WITH (FORCE)`, so connections
+/// still open do not keep it).
+#[derive(Debug)]
+pub struct TestDatabase {
+    /// What a service is given to connect (no options: the service adds its own).
+    pub url: String,
+    backend: Backend,
+    _folder: Option<tempfile::TempDir>,
+    _postgres: Option<PostgresDatabase>,
+}
+
+impl TestDatabase {
+    /// A fresh database with every migration applied, or `None` (after saying so once)
+    /// when the backend is PostgreSQL and no server is configured.
+    pub async fn create(backend: Backend) -> Option<Self> {
+        match backend {
+            Backend::Sqlite => {
+                let database = Self::sqlite();
+                let db = database.connect().await;
+                Migrator::up(&db, None)
+                    .await
+                    .expect("the migrations apply to a fresh SQLite file");
+                db.close().await.expect("SQLite closes");
+                Some(database)
+            }
+            // Copied from a template the migrations built once: migrating each database
+            // would cost more than the rest of a typical test.
+            Backend::Postgres => Some(Self::postgres(postgres::create_migrated().await?)),
+        }
+    }
+
+    /// A fresh database without any table, for tests of the migrations themselves.
+    pub async fn create_empty(backend: Backend) -> Option<Self> {
+        match backend {
+            Backend::Sqlite => Some(Self::sqlite()),
+            Backend::Postgres => Some(Self::postgres(postgres::create_empty().await?)),
+        }
+    }
+
+    fn sqlite() -> Self {
+        let folder = tempfile::tempdir().expect("a temporary folder");
+        Self {
+            url: format!("sqlite://{}", folder.path().join("lms.sqlite3").display()),
+            backend: Backend::Sqlite,
+            _folder: Some(folder),
+            _postgres: None,
+        }
+    }
+
+    fn postgres(database: PostgresDatabase) -> Self {
+        Self {
+            url: database.url.clone(),
+            backend: Backend::Postgres,
+            _folder: None,
+            _postgres: Some(database),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// A connection pool of its own to this database (the SQLite file is created when
+    /// missing).
+    pub async fn connect(&self) -> DatabaseConnection {
+        let url = match self.backend {
+            Backend::Sqlite => format!("{}?mode=rwc", self.url),
+            Backend::Postgres => self.url.clone(),
+        };
+        let mut options = ConnectOptions::new(url);
+        options.sqlx_logging(false);
+        Database::connect(options)
+            .await
+            .unwrap_or_else(|err| panic!("the test database at {} opens: {err}", self.url))
+    }
+}
+
+/// A fresh migrated database with a connection pool open on it: what tests of the data
+/// layer run against.
+#[derive(Debug)]
+pub struct TestConnection {
+    pub db: DatabaseConnection,
+    /// Declared after the pool so that the pool closes before the database goes.
+    pub database: TestDatabase,
+}
+
+impl TestConnection {
+    /// See [`TestDatabase::create`].
+    pub async fn create(backend: Backend) -> Option<Self> {
+        let database = TestDatabase::create(backend).await?;
+        let db = database.connect().await;
+        Some(Self { db, database })
+    }
+}
+
+impl std::ops::Deref for TestConnection {
+    type Target = DatabaseConnection;
+
+    fn deref(&self) -> &DatabaseConnection {
+        &self.db
+    }
+}
