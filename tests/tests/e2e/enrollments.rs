@@ -308,7 +308,7 @@ async fn malformed_requests_are_400_and_change_nothing(stack: &TestStack) {
             body(&[acme::LEARNER_WELCOME, ""]),
             "enrollmentIds",
         ),
-        ("empty body", String::new(), ""),
+        ("empty body", String::new(), "request body is empty"),
     ];
     for (what, request, needle) in cases {
         let reply = stack.post_xml(PATH, world::OWNER, &request).await;
