@@ -853,6 +853,8 @@ async fn a_hash_of_lower_cost_is_rehashed_at_the_current_policy_after_a_successf
         "m={},t={},p={}$",
         TEST_POLICY.memory_kib, TEST_POLICY.iterations, TEST_POLICY.parallelism
     );
+    // The re-hash is written by a background task after the reply: look for it every 10 ms,
+    // for at most 2 s (far more than one cheap hash and one update take).
     let mut rehashed = String::new();
     for _ in 0..200 {
         rehashed = stored_hash(stack, acme::OWNER).await;
