@@ -26,8 +26,7 @@ impl Backend {
 /// A database of its own for one test: a SQLite file in a temporary folder, or a new
 /// database on the PostgreSQL server of [`crate::POSTGRES_URL_VAR`]. Both go away when this
 /// is dropped (the PostgreSQL one with `DROP DATABASE ... WITH (FORCE)`, so connections
-/// still open do not keep it).
-#[derive(Debug)]
+/// still open do not keep it). Not `Debug`: the URL may hold the server's password.
 pub struct TestDatabase {
     /// What a service is given to connect (no options: the service adds its own).
     pub url: String,
@@ -98,13 +97,12 @@ impl TestDatabase {
         options.sqlx_logging(false);
         Database::connect(options)
             .await
-            .unwrap_or_else(|err| panic!("the test database at {} opens: {err}", self.url))
+            .unwrap_or_else(|err| panic!("the {} test database opens: {err}", self.backend.name()))
     }
 }
 
 /// A fresh migrated database with a connection pool open on it: what tests of the data
 /// layer run against.
-#[derive(Debug)]
 pub struct TestConnection {
     pub db: DatabaseConnection,
     /// Declared after the pool so that the pool closes before the database goes.

@@ -25,7 +25,6 @@ const TEMPLATE: &str = concat!("lms_template_", env!("LMS_MIGRATIONS_FINGERPRINT
 const TEMPLATE_LOCK: i64 = 0x6c6d_735f_7465_7374;
 
 /// A database of one test, dropped when this is.
-#[derive(Debug)]
 pub(crate) struct PostgresDatabase {
     pub(crate) url: String,
     server: String,
