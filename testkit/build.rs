@@ -1,5 +1,5 @@
-//! Fingerprints the migrations' source, so that a PostgreSQL template database built by one
-//! version of the migrations is never used for another (see `src/postgres.rs`).
+//! Fingerprints the migrations' source, so that a template database built by one version of
+//! the migrations is never used for another (see `src/postgres.rs` and `src/sqlite.rs`).
 
 use std::{
     fs,

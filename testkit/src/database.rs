@@ -1,9 +1,11 @@
 //! A fresh database per test, on the backend the test asks for.
 
-use lms_migrations::{Migrator, MigratorTrait as _};
 use sea_orm::{ConnectOptions, Database, DatabaseConnection};
 
-use crate::postgres::{self, PostgresDatabase};
+use crate::{
+    postgres::{self, PostgresDatabase},
+    sqlite,
+};
 
 /// The database engines the service runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -40,17 +42,15 @@ impl TestDatabase {
     /// when the backend is PostgreSQL and no server is configured.
     pub async fn create(backend: Backend) -> Option<Self> {
         match backend {
+            // Both are copies of a template the migrations built once: migrating each
+            // database would cost more than the rest of a typical test.
             Backend::Sqlite => {
                 let database = Self::sqlite();
-                let db = database.connect().await;
-                Migrator::up(&db, None)
-                    .await
-                    .expect("the migrations apply to a fresh SQLite file");
-                db.close().await.expect("SQLite closes");
+                let path = database.url.trim_start_matches("sqlite://");
+                std::fs::copy(sqlite::template().await, path)
+                    .expect("the SQLite template is copied");
                 Some(database)
             }
-            // Copied from a template the migrations built once: migrating each database
-            // would cost more than the rest of a typical test.
             Backend::Postgres => Some(Self::postgres(postgres::create_migrated().await?)),
         }
     }

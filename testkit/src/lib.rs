@@ -7,6 +7,7 @@
 //!   temporary folder, or a new PostgreSQL database dropped on drop), migrated or empty.
 //! - `postgres`: the PostgreSQL server side: the variable that names the server, the
 //!   migrated template new databases are copied from, creating and dropping.
+//! - `sqlite`: the migrated SQLite file new SQLite databases are copied from.
 //! - [`fixture`]: [`Fixture`], what a scenario runs against, and [`on_both_backends!`],
 //!   which declares each scenario once per backend.
 //!
@@ -16,6 +17,7 @@
 pub mod database;
 pub mod fixture;
 mod postgres;
+mod sqlite;
 
 pub use database::{Backend, TestConnection, TestDatabase};
 pub use fixture::Fixture;
