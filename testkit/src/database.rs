@@ -15,8 +15,6 @@ pub enum Backend {
 }
 
 impl Backend {
-    pub const ALL: [Backend; 2] = [Backend::Sqlite, Backend::Postgres];
-
     pub fn name(self) -> &'static str {
         match self {
             Backend::Sqlite => "SQLite",
