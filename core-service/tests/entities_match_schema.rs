@@ -18,10 +18,10 @@ use lms_core::{
     import::ImportError,
 };
 use lms_migrations::{Migrator, MigratorTrait as _};
+use lms_testkit::{Backend, TestDatabase};
 use sea_orm::{
-    ActiveModelTrait as _, ActiveValue::NotSet, ConnectionTrait as _, Database, DatabaseConnection,
-    EntityTrait, IntoActiveModel, ModelTrait as _, PrimaryKeyTrait, QueryOrder as _, Set,
-    prelude::Uuid,
+    ActiveModelTrait as _, ActiveValue::NotSet, DatabaseConnection, EntityTrait, IntoActiveModel,
+    ModelTrait as _, PrimaryKeyTrait, QueryOrder as _, Set, prelude::Uuid,
 };
 
 /// A fixed instant with whole seconds, exact on every backend.
@@ -501,67 +501,22 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
     assert_eq!(unique_violation(&same_id), Some(UniqueKey::Row));
 }
 
-#[tokio::test]
-async fn entities_match_the_sqlite_schema() {
-    let dir = tempfile::tempdir().expect("temporary folder");
-    let url = format!(
-        "sqlite://{}?mode=rwc",
-        dir.path().join("lms.sqlite3").display()
-    );
-    let db = Database::connect(url.as_str()).await.expect("open SQLite");
+/// `check_entities` on a fresh, empty database of `backend`.
+async fn check_on(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
     check_entities(&db).await;
     db.close().await.expect("close");
 }
 
-/// `base_url` with its database name replaced by `database`.
-fn with_database(base_url: &str, database: &str) -> String {
-    let (url, query) = match base_url.split_once('?') {
-        Some((url, query)) => (url, Some(query)),
-        None => (base_url, None),
-    };
-    let authority_start = url.find("://").map_or(0, |i| i + 3);
-    let root = match url[authority_start..].find('/') {
-        Some(slash) => &url[..authority_start + slash],
-        None => url,
-    };
-    match query {
-        Some(query) => format!("{root}/{database}?{query}"),
-        None => format!("{root}/{database}"),
-    }
+#[tokio::test]
+async fn entities_match_the_sqlite_schema() {
+    check_on(Backend::Sqlite).await;
 }
 
 #[tokio::test]
 async fn entities_match_the_postgres_schema() {
-    let Ok(admin_url) = std::env::var("LMS_TEST_POSTGRES_URL") else {
-        println!("LMS_TEST_POSTGRES_URL not set: skipping PostgreSQL entity test");
-        return;
-    };
-    let database = format!("lms_ent_{}", Uuid::now_v7().simple());
-    let admin = Database::connect(admin_url.as_str())
-        .await
-        .expect("connect to PostgreSQL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{database}\""))
-        .await
-        .expect("create the test database");
-    let url = with_database(&admin_url, &database);
-    // Run in a task so that a failed assertion still reaches the clean-up below.
-    let outcome = tokio::spawn(async move {
-        let db = Database::connect(url.as_str())
-            .await
-            .expect("connect to the test database");
-        check_entities(&db).await;
-        db.close().await.expect("close");
-    })
-    .await;
-    admin
-        .execute_unprepared(&format!(
-            "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
-        ))
-        .await
-        .expect("drop the test database");
-    admin.close().await.expect("close");
-    if let Err(err) = outcome {
-        std::panic::resume_unwind(err.into_panic());
-    }
+    check_on(Backend::Postgres).await;
 }

@@ -8,8 +8,9 @@
 use std::collections::BTreeSet;
 
 use lms_migrations::{Migrator, MigratorTrait as _, USER_ROLE_VALUES};
+use lms_testkit::{Backend, TestDatabase};
 use sea_orm_migration::sea_orm::{
-    ConnectionTrait as _, Database, DatabaseConnection, DbBackend, DbErr, Statement,
+    ConnectionTrait as _, DatabaseConnection, DbBackend, DbErr, Statement,
 };
 
 const TABLES: &[&str] = &[
@@ -371,83 +372,22 @@ async fn round_trip(db: &DatabaseConnection) {
     assert_full_schema(db).await;
 }
 
-#[tokio::test]
-async fn sqlite_migrations_go_up_down_and_up_again() {
-    let dir = tempfile::tempdir().expect("temporary folder");
-    let path = dir.path().join("lms.sqlite3");
-    let url = format!("sqlite://{}?mode=rwc", path.display());
-    let db = Database::connect(url.as_str()).await.expect("open SQLite");
+/// `round_trip` on a fresh, empty database of `backend`.
+async fn round_trip_on(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
     round_trip(&db).await;
     db.close().await.expect("close");
 }
 
-/// `base_url` with its database name replaced by `database`.
-fn with_database(base_url: &str, database: &str) -> String {
-    let (url, query) = match base_url.split_once('?') {
-        Some((url, query)) => (url, Some(query)),
-        None => (base_url, None),
-    };
-    let authority_start = url.find("://").map_or(0, |i| i + 3);
-    let root = match url[authority_start..].find('/') {
-        Some(slash) => &url[..authority_start + slash],
-        None => url,
-    };
-    match query {
-        Some(query) => format!("{root}/{database}?{query}"),
-        None => format!("{root}/{database}"),
-    }
+#[tokio::test]
+async fn sqlite_migrations_go_up_down_and_up_again() {
+    round_trip_on(Backend::Sqlite).await;
 }
 
 #[tokio::test]
 async fn postgres_migrations_go_up_down_and_up_again() {
-    let Ok(admin_url) = std::env::var("LMS_TEST_POSTGRES_URL") else {
-        println!("LMS_TEST_POSTGRES_URL not set: skipping PostgreSQL migration test");
-        return;
-    };
-    let database = format!("lms_mig_{}", uuid::Uuid::now_v7().simple());
-    let admin = Database::connect(admin_url.as_str())
-        .await
-        .expect("connect to PostgreSQL");
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE \"{database}\""))
-        .await
-        .expect("create the test database");
-
-    let url = with_database(&admin_url, &database);
-    // Run in a task so that a failed assertion still reaches the clean-up below.
-    let outcome = tokio::spawn(async move {
-        let db = Database::connect(url.as_str())
-            .await
-            .expect("connect to the test database");
-        round_trip(&db).await;
-        db.close().await.expect("close");
-    })
-    .await;
-
-    admin
-        .execute_unprepared(&format!(
-            "DROP DATABASE IF EXISTS \"{database}\" WITH (FORCE)"
-        ))
-        .await
-        .expect("drop the test database");
-    admin.close().await.expect("close");
-    if let Err(err) = outcome {
-        std::panic::resume_unwind(err.into_panic());
-    }
-}
-
-#[test]
-fn database_names_are_replaced_in_urls() {
-    assert_eq!(
-        with_database("postgres://postgres@127.0.0.1:5432/postgres", "x"),
-        "postgres://postgres@127.0.0.1:5432/x"
-    );
-    assert_eq!(
-        with_database("postgres://h:5432", "x"),
-        "postgres://h:5432/x"
-    );
-    assert_eq!(
-        with_database("postgres://u:p@h/db?sslmode=disable", "x"),
-        "postgres://u:p@h/x?sslmode=disable"
-    );
+    round_trip_on(Backend::Postgres).await;
 }

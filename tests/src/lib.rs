@@ -2,8 +2,8 @@
 //! a fresh SQLite file or a fresh PostgreSQL database, holding a known world.
 //!
 //! Layout:
-//! - [`database`]: a fresh database per test; PostgreSQL runs are selected by
-//!   `LMS_TEST_POSTGRES_URL` and say so when skipped.
+//! - [`database`]: a fresh database per test (the workspace's `lms-testkit`); PostgreSQL
+//!   runs are selected by `LMS_TEST_POSTGRES_URL` and say so when skipped.
 //! - [`world`]: the import document every test starts from, with named ids and logins.
 //! - [`stack`]: starts core and gateway, and a small client for the XML interface.
 //! - [`xml`]: reading single elements of XML bodies in assertions.
@@ -24,27 +24,25 @@ pub mod xml;
 pub use database::Backend;
 pub use stack::{Reply, TestStack};
 
+#[doc(hidden)]
+pub use lms_testkit as testkit;
+
+/// A stack is what the end-to-end scenarios run against.
+impl lms_testkit::Fixture for TestStack {
+    async fn start(backend: Backend) -> Option<Self> {
+        TestStack::start(backend).await
+    }
+
+    async fn stop(self) {
+        TestStack::stop(self).await;
+    }
+}
+
 /// Declares `async fn $name(stack: &TestStack)` scenarios as two tests each: one on
 /// SQLite, one on PostgreSQL (skipped, saying so, without `LMS_TEST_POSTGRES_URL`).
 #[macro_export]
 macro_rules! on_both_backends {
     ($($scenario:ident),* $(,)?) => {
-        $(
-            mod $scenario {
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn on_sqlite() {
-                    let stack = $crate::TestStack::start($crate::Backend::Sqlite).await.expect("SQLite is always available");
-                    super::$scenario(&stack).await;
-                    stack.stop().await;
-                }
-
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn on_postgres() {
-                    let Some(stack) = $crate::TestStack::start($crate::Backend::Postgres).await else { return };
-                    super::$scenario(&stack).await;
-                    stack.stop().await;
-                }
-            }
-        )*
+        $crate::testkit::on_both_backends!($crate::TestStack => $($scenario),*);
     };
 }

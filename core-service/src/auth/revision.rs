@@ -31,10 +31,15 @@ use sea_orm::{
 };
 use tokio::task::JoinHandle;
 
+use super::clock::{Clock, SystemClock};
+
 pub struct AuthRevision {
     generation: AtomicU64,
     /// Milliseconds after `started` of the watcher's last good read, plus one (0: never).
     watched_at: AtomicU64,
+    /// Real time in service: the watcher's reads happen in real time, whatever clock the
+    /// cache and the throttle are given.
+    clock: Arc<dyn Clock>,
     started: Instant,
     /// How old the watcher's last read may be for remembered callers to be trusted.
     trust_for: Duration,
@@ -52,10 +57,16 @@ impl AuthRevision {
     /// `poll_interval` is how often [`watch`] reads the database row; remembered callers are
     /// trusted while its last read is younger than a few intervals.
     pub fn new(poll_interval: Duration) -> Self {
+        Self::with_clock(poll_interval, Arc::new(SystemClock))
+    }
+
+    /// As [`AuthRevision::new`], with the age of the watcher's last read measured on `clock`.
+    pub fn with_clock(poll_interval: Duration, clock: Arc<dyn Clock>) -> Self {
         Self {
             generation: AtomicU64::new(0),
             watched_at: AtomicU64::new(0),
-            started: Instant::now(),
+            started: clock.now(),
+            clock,
             trust_for: poll_interval * 3 + Duration::from_millis(500),
         }
     }
@@ -64,8 +75,8 @@ impl AuthRevision {
     /// reading), or `None` when nothing may be answered from memory.
     pub fn current(&self) -> Option<u64> {
         let watched_at = self.watched_at.load(Ordering::Acquire);
-        let fresh = watched_at > 0
-            && self.started.elapsed().as_millis() as u64 <= (watched_at - 1) + self.trust_millis();
+        let fresh =
+            watched_at > 0 && self.elapsed_millis() <= (watched_at - 1) + self.trust_millis();
         fresh.then(|| self.generation.load(Ordering::Acquire))
     }
 
@@ -81,8 +92,15 @@ impl AuthRevision {
     }
 
     fn mark_watched(&self) {
-        let now = self.started.elapsed().as_millis() as u64 + 1;
+        let now = self.elapsed_millis() + 1;
         self.watched_at.store(now, Ordering::Release);
+    }
+
+    fn elapsed_millis(&self) -> u64 {
+        self.clock
+            .now()
+            .saturating_duration_since(self.started)
+            .as_millis() as u64
     }
 
     fn trust_millis(&self) -> u64 {
@@ -205,6 +223,7 @@ async fn read_revision(db: &DatabaseConnection) -> Result<i64, sea_orm::DbErr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::clock::ManualClock;
 
     #[test]
     fn nothing_is_trusted_before_the_first_read() {
@@ -227,12 +246,14 @@ mod tests {
 
     #[test]
     fn a_watcher_that_stopped_reading_is_not_trusted() {
+        let clock = ManualClock::default();
         let revision = AuthRevision {
             trust_for: Duration::ZERO,
-            ..AuthRevision::new(Duration::ZERO)
+            ..AuthRevision::with_clock(Duration::ZERO, Arc::new(clock.clone()))
         };
         revision.mark_watched();
-        std::thread::sleep(Duration::from_millis(5));
+        assert!(revision.current().is_some(), "trusted right after a read");
+        clock.advance(Duration::from_millis(5));
         assert_eq!(revision.current(), None);
     }
 }

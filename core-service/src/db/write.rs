@@ -148,6 +148,8 @@ mod tests {
     use sea_orm::{ActiveModelTrait as _, Set};
     use serde_json::json;
 
+    use lms_testkit::{Backend, TestDatabase};
+
     use super::*;
     use crate::{
         auth::AuthRevision,
@@ -156,9 +158,15 @@ mod tests {
         entities::{audit_log, department, user},
     };
 
-    async fn account_and_caller(dir: &tempfile::TempDir) -> (DatabaseConnection, Caller) {
-        let url = format!("sqlite://{}", dir.path().join("lms.sqlite3").display());
-        let db = crate::db::open(&url).await.expect("database");
+    /// A fresh SQLite database opened as the core opens it (`db::open`).
+    async fn fresh_database() -> TestDatabase {
+        TestDatabase::create(Backend::Sqlite)
+            .await
+            .expect("SQLite is always available")
+    }
+
+    async fn account_and_caller(database: &TestDatabase) -> (DatabaseConnection, Caller) {
+        let db = crate::db::open(&database.url).await.expect("database");
         let account_id = Uuid::now_v7();
         account::ActiveModel {
             id: Set(account_id),
@@ -221,8 +229,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_committed_write_leaves_its_audit_rows_and_then_tells_the_authenticator() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (db, caller) = account_and_caller(&dir).await;
+        let database = fresh_database().await;
+        let (db, caller) = account_and_caller(&database).await;
         let user_id = Uuid::now_v7();
         let value = write(&db, &caller, async |w| {
             w.record(Change {
@@ -257,8 +265,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_failed_write_leaves_nothing_and_tells_nobody() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (db, caller) = account_and_caller(&dir).await;
+        let database = fresh_database().await;
+        let (db, caller) = account_and_caller(&database).await;
         let result: ServiceResult<()> = write(&db, &caller, async |w| {
             w.users_changed();
             w.record(Change {
@@ -292,8 +300,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_write_that_changes_nobody_leaves_remembered_callers_alone() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let (db, caller) = account_and_caller(&dir).await;
+        let database = fresh_database().await;
+        let (db, caller) = account_and_caller(&database).await;
         write(&db, &caller, async |w| {
             w.record(Change {
                 action: AuditAction::GroupUpdated,

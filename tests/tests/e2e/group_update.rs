@@ -508,7 +508,9 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
         .send()
         .await
         .expect("request");
-    Reply::from(reply).await.assert_error(401, "");
+    Reply::from(reply)
+        .await
+        .assert_error(401, "Authentication failed");
     let former = stack
         .post_with_id(
             &group_path(acme::INTERNS),
@@ -517,7 +519,7 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
             &name_body("X"),
         )
         .await;
-    former.assert_error(401, "");
+    former.assert_error(401, "Authentication failed");
     // Another account's owner is unknown in Acme.
     let globex_in_acme = Login {
         account_url: world::ACME_URL,
@@ -531,7 +533,7 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
             &name_body("X"),
         )
         .await
-        .assert_error(401, "");
+        .assert_error(401, "Authentication failed");
     assert_eq!(stack.snapshot().await, before);
 }
 
@@ -541,7 +543,7 @@ async fn update_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
         "x".repeat(lms_gateway::BODY_LIMIT_BYTES)
     );
     let cases = [
-        ("a body over 1 MiB", huge, 413, ""),
+        ("a body over 1 MiB", huge, 413, "larger than 1 MiB"),
         (
             "a DOCTYPE",
             format!(
@@ -574,7 +576,7 @@ async fn update_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
             "a body that is not well-formed",
             request("<name>A</nom>"),
             400,
-            "",
+            "not well-formed XML",
         ),
     ];
     let before = stack.snapshot().await;

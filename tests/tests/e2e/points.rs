@@ -2,18 +2,20 @@
 //! gateway and core, including a list long enough to be streamed in many pieces.
 
 use futures::{StreamExt as _, TryStreamExt as _};
+use lms_core::auth::PasswordHasher;
 use lms_proto::{
     metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{
-        self as pb, admin_service_client::AdminServiceClient,
-        directory_service_client::DirectoryServiceClient,
-    },
+    v1::{self as pb, directory_service_client::DirectoryServiceClient},
 };
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
+    Backend, Reply, TestStack, on_both_backends,
+    stack::TEST_POLICY,
+    testkit::Fixture,
     world::{self, Login, acme, globex},
     xml::{element_names, texts_of},
 };
+use sea_orm::prelude::Uuid;
+use serde_json::json;
 
 const PATH: &str = "/gamification/points";
 const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
@@ -29,6 +31,8 @@ on_both_backends!(
     a_coordinator_with_points_read_is_scoped_like_a_department_administrator,
     roles_without_the_permission_are_403,
     a_scoped_caller_managing_no_department_sees_nobody_until_given_one,
+);
+lms_tests::testkit::on_both_backends!(BulkLearners =>
     thousands_of_users_are_streamed_in_ascending_order_as_one_well_formed_document,
 );
 
@@ -424,69 +428,88 @@ async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stac
 
 const BULK_USERS: usize = 2_500;
 
-/// Creates a department "Bulk" under Sales holding [`BULK_USERS`] learners, gives every
-/// 25th of them points, and returns them with their points, ascending.
-async fn bulk_learners(stack: &TestStack) -> Vec<(String, i64)> {
-    let channel = stack.grpc_channel().await;
-    let bulk = AdminServiceClient::new(channel.clone())
-        .create_department(as_owner(pb::CreateDepartmentRequest {
-            name: "Bulk".into(),
-            parent_department_id: acme::SALES.into(),
-            code: None,
-        }))
-        .await
-        .expect("department")
-        .into_inner()
-        .department_id;
-    let directory = DirectoryServiceClient::new(channel);
-    let mut users: Vec<(String, i64)> = futures::stream::iter(0..BULK_USERS)
-        .map(|n| {
-            let mut directory = directory.clone();
-            let bulk = bulk.clone();
-            async move {
-                let user_id = directory
-                    .create_user(as_owner(pb::CreateUserRequest {
-                        email: format!("bulk{n}@acme.example.com"),
-                        password: "bulk-password".into(),
-                        role: Some(pb::RoleAssignment {
-                            role: "learner".into(),
-                            custom_role_id: None,
-                        }),
-                        department_id: bulk,
-                        managed_department_ids: vec![],
-                        active: true,
-                    }))
-                    .await?
-                    .into_inner()
-                    .user_id;
-                let mut points = 0;
-                if n % 25 == 0 {
-                    let given = i64::try_from(n).expect("small") - 1_000;
-                    points = directory
-                        .add_points(as_owner(pb::AddPointsRequest {
-                            user_id: user_id.clone(),
-                            points: given,
-                        }))
-                        .await?
-                        .into_inner()
-                        .total;
-                    assert_eq!(points, given);
+/// The world, plus a department "Bulk" under Sales holding [`BULK_USERS`] learners
+/// (imported with the world, in random id order), every 25th of whom has been given
+/// points through the DirectoryService.
+struct BulkLearners {
+    stack: TestStack,
+    /// The added learners with their points, ascending.
+    users: Vec<(String, i64)>,
+}
+
+impl Fixture for BulkLearners {
+    async fn start(backend: Backend) -> Option<Self> {
+        let department = Uuid::new_v4().to_string();
+        // Random ids: the order they are stored in says nothing about the order asked for.
+        let ids: Vec<String> = (0..BULK_USERS)
+            .map(|_| Uuid::new_v4().to_string())
+            .collect();
+        // One hash for all: the import stores it as given instead of hashing each password.
+        let hash = PasswordHasher::new(TEST_POLICY)
+            .expect("policy")
+            .hash("bulk-password")
+            .expect("hash");
+        let mut document = world::document();
+        world::add_rows(
+            &mut document,
+            0,
+            "departments",
+            vec![json!({"id": department, "name": "Bulk", "parentDepartmentId": acme::SALES})],
+        );
+        world::add_rows(
+            &mut document,
+            0,
+            "users",
+            ids.iter()
+                .enumerate()
+                .map(|(n, id)| {
+                    json!({"id": id, "email": format!("bulk{n}@acme.example.com"),
+                           "passwordHash": hash, "role": "learner",
+                           "departmentId": department, "active": true})
+                })
+                .collect(),
+        );
+        let stack = world::stack_holding(backend, document).await?;
+
+        let directory = DirectoryServiceClient::new(stack.grpc_channel().await);
+        let mut users: Vec<(String, i64)> = futures::stream::iter(ids.into_iter().enumerate())
+            .map(|(n, user_id)| {
+                let mut directory = directory.clone();
+                async move {
+                    let mut points = 0;
+                    if n % 25 == 0 {
+                        let given = i64::try_from(n).expect("small") - 1_000;
+                        points = directory
+                            .add_points(as_owner(pb::AddPointsRequest {
+                                user_id: user_id.clone(),
+                                points: given,
+                            }))
+                            .await?
+                            .into_inner()
+                            .total;
+                        assert_eq!(points, given);
+                    }
+                    Ok::<_, tonic::Status>((user_id, points))
                 }
-                Ok::<_, tonic::Status>((user_id, points))
-            }
-        })
-        .buffer_unordered(4)
-        .try_collect()
-        .await
-        .expect("bulk users");
-    users.sort();
-    users
+            })
+            .buffer_unordered(4)
+            .try_collect()
+            .await
+            .expect("bulk points");
+        users.sort();
+        Some(Self { stack, users })
+    }
+
+    async fn stop(self) {
+        self.stack.stop().await;
+    }
 }
 
 async fn thousands_of_users_are_streamed_in_ascending_order_as_one_well_formed_document(
-    stack: &TestStack,
+    learners: &BulkLearners,
 ) {
-    let bulk = bulk_learners(stack).await;
+    let stack = &learners.stack;
+    let bulk = &learners.users;
 
     // The owner: the world and the bulk, read as a stream of body chunks.
     let response = stack

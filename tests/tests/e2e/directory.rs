@@ -1,5 +1,5 @@
-//! `lms.v1.DirectoryService` end to end: a fresh SQLite database seeded by the import
-//! module, the core started as `lms-core` starts it, and calls over real gRPC.
+//! `lms.v1.DirectoryService` end to end: a fresh database on each backend seeded by the
+//! import module, the core started as `lms-core` starts it, and calls over real gRPC.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -18,10 +18,49 @@ use lms_proto::{
         directory_service_client::DirectoryServiceClient,
     },
 };
+use lms_testkit::{Backend, Fixture, TestDatabase, on_both_backends};
 use sea_orm::{ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _};
-use tempfile::TempDir;
-use tokio::sync::oneshot;
+use tokio::{sync::oneshot, task::JoinHandle};
 use tonic::{Code, Request, Response, Status, transport::Channel};
+
+on_both_backends!(Core =>
+    an_owner_creates_a_user_who_can_log_in_at_once_with_any_letter_case_of_the_login,
+    creating_a_user_with_a_login_that_exists_in_another_letter_case_fails_the_precondition,
+    a_login_of_another_account_is_free_in_this_one,
+    a_user_created_inactive_cannot_log_in,
+    a_created_department_administrator_manages_exactly_the_departments_given,
+    a_created_user_with_a_custom_role_gets_exactly_its_permissions,
+    create_user_refuses_bad_input_naming_the_field,
+    a_new_password_works_on_the_very_next_call_and_the_old_one_is_refused,
+    a_user_may_change_its_own_password_and_must_use_the_new_one_next,
+    set_user_password_answers_not_found_for_users_outside_the_account_and_names_a_bad_password,
+    a_deactivated_user_is_refused_on_the_next_call_and_welcome_again_once_reactivated,
+    an_administrator_demoted_to_learner_is_denied_on_the_next_call,
+    a_learner_given_a_custom_role_gets_its_permissions_on_the_next_call,
+    set_user_role_refuses_bad_roles_naming_the_field_and_unknown_users_as_not_found,
+    the_last_active_owner_can_be_neither_demoted_nor_deactivated,
+    managed_departments_are_replaced_as_a_whole_and_apply_on_the_next_call,
+    a_created_group_reads_back_with_its_name_and_kind,
+    create_group_refuses_a_blank_name_and_a_foreign_smart_department,
+    added_members_read_back_in_ascending_order_and_adding_a_member_twice_changes_nothing,
+    add_group_members_refuses_unknown_groups_smart_groups_and_unknown_users,
+    a_created_content_item_reads_back_with_its_date_in_utc_and_its_view_url,
+    a_content_item_without_date_or_url_is_dated_now_and_viewed_under_the_account_url,
+    the_authors_of_a_created_project_read_its_items_and_other_authors_do_not,
+    create_project_refuses_a_blank_name_and_authors_outside_the_account,
+    create_content_item_refuses_bad_input_naming_the_field,
+    a_created_enrollment_can_be_deleted_and_enrolling_twice_returns_the_same_enrollment,
+    create_enrollment_refuses_learners_and_items_outside_the_account,
+    added_points_accumulate_and_read_back_through_get_points,
+    add_points_answers_not_found_for_users_outside_the_account,
+    department_administrators_authors_and_learners_are_denied_every_directory_method,
+    account_owners_and_administrators_may_call_every_directory_method,
+    calls_without_valid_credentials_are_unauthenticated,
+    every_directory_change_is_audited_with_its_actor_and_request_id_but_never_a_password,
+);
+on_both_backends!(Core, worker_threads = 4 =>
+    concurrent_point_additions_are_never_lost,
+);
 
 const ACME: &str = "https://acme.example.com";
 const OTHER: &str = "https://other.example.com";
@@ -141,45 +180,49 @@ fn document() -> ImportDocument {
     ImportDocument::from_json(&doc.to_string()).expect("the test document parses")
 }
 
-/// A running core over a fresh SQLite file, stopped when dropped.
+/// A running core over a fresh database holding [`document`].
 struct Core {
     addr: SocketAddr,
     db: DatabaseConnection,
-    shutdown: Option<oneshot::Sender<()>>,
-    _dir: TempDir,
+    shutdown: oneshot::Sender<()>,
+    task: JoinHandle<anyhow::Result<()>>,
+    /// Declared last: the database goes after the core that uses it.
+    _database: TestDatabase,
 }
 
-impl Drop for Core {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
+impl Fixture for Core {
+    async fn start(backend: Backend) -> Option<Self> {
+        let database = TestDatabase::create(backend).await?;
+        let mut settings = CoreSettings::for_database(database.url.clone());
+        settings.grpc_addr = "127.0.0.1:0".parse().expect("address");
+        settings.argon2_memory_kib = 64;
+        settings.argon2_iterations = 1;
+        let app = App::build(&settings).await.expect("the core starts");
+        let db = app.state().db.clone();
+        let hasher = PasswordHasher::new(settings.password_policy()).expect("hasher");
+        import_document(&db, document(), &hasher)
+            .await
+            .expect("the test document imports");
+        let addr = app.grpc_addr();
+        let (shutdown, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(app.run_until(async move {
+            let _ = stopped.await;
+        }));
+        Some(Core {
+            addr,
+            db,
+            shutdown,
+            task,
+            _database: database,
+        })
     }
-}
 
-async fn start() -> Core {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!("sqlite://{}", dir.path().join("lms.sqlite3").display());
-    let mut settings = CoreSettings::for_database(url);
-    settings.grpc_addr = "127.0.0.1:0".parse().expect("address");
-    settings.argon2_memory_kib = 64;
-    settings.argon2_iterations = 1;
-    let app = App::build(&settings).await.expect("the core starts");
-    let db = app.state().db.clone();
-    let hasher = PasswordHasher::new(settings.password_policy()).expect("hasher");
-    import_document(&db, document(), &hasher)
-        .await
-        .expect("the test document imports");
-    let addr = app.grpc_addr();
-    let (shutdown, stopped) = oneshot::channel::<()>();
-    tokio::spawn(app.run_until(async move {
-        let _ = stopped.await;
-    }));
-    Core {
-        addr,
-        db,
-        shutdown: Some(shutdown),
-        _dir: dir,
+    async fn stop(self) {
+        let _ = self.shutdown.send(());
+        self.task
+            .await
+            .expect("the core task")
+            .expect("the core stops cleanly");
     }
 }
 
@@ -319,9 +362,9 @@ async fn probe(core: &Core, login: Login) -> Result<Response<pb::AddPointsRespon
 
 // ---- users ----
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_owner_creates_a_user_who_can_log_in_at_once_with_any_letter_case_of_the_login() {
-    let core = start().await;
+async fn an_owner_creates_a_user_who_can_log_in_at_once_with_any_letter_case_of_the_login(
+    core: &Core,
+) {
     let mut directory = core.directory().await;
     let created = directory
         .create_user(as_user(
@@ -342,7 +385,7 @@ async fn an_owner_creates_a_user_who_can_log_in_at_once_with_any_letter_case_of_
         email: "new.admin@ACME.example.com",
         password: "new-admin-password",
     };
-    probe(&core, new_admin)
+    probe(core, new_admin)
         .await
         .expect("the new administrator may manage the directory");
     let wrong_password = Login {
@@ -350,15 +393,15 @@ async fn an_owner_creates_a_user_who_can_log_in_at_once_with_any_letter_case_of_
         ..new_admin
     };
     assert_code(
-        probe(&core, wrong_password).await,
+        probe(core, wrong_password).await,
         Code::Unauthenticated,
         "Authentication failed",
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn creating_a_user_with_a_login_that_exists_in_another_letter_case_fails_the_precondition() {
-    let core = start().await;
+async fn creating_a_user_with_a_login_that_exists_in_another_letter_case_fails_the_precondition(
+    core: &Core,
+) {
     let result = core
         .directory()
         .await
@@ -370,9 +413,7 @@ async fn creating_a_user_with_a_login_that_exists_in_another_letter_case_fails_t
     assert_code(result, Code::FailedPrecondition, "LEARNER@acme.example.com");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_login_of_another_account_is_free_in_this_one() {
-    let core = start().await;
+async fn a_login_of_another_account_is_free_in_this_one(core: &Core) {
     core.directory()
         .await
         .create_user(as_user(
@@ -383,9 +424,7 @@ async fn a_login_of_another_account_is_free_in_this_one() {
         .expect("logins are unique per account only");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_user_created_inactive_cannot_log_in() {
-    let core = start().await;
+async fn a_user_created_inactive_cannot_log_in(core: &Core) {
     let mut request = new_user(
         "dormant@acme.example.com",
         "dormant-password",
@@ -403,15 +442,13 @@ async fn a_user_created_inactive_cannot_log_in() {
         password: "dormant-password",
     };
     assert_code(
-        probe(&core, dormant).await,
+        probe(core, dormant).await,
         Code::Unauthenticated,
         "Authentication failed",
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_created_department_administrator_manages_exactly_the_departments_given() {
-    let core = start().await;
+async fn a_created_department_administrator_manages_exactly_the_departments_given(core: &Core) {
     let mut request = new_user(
         "support.admin@acme.example.com",
         "support-password",
@@ -428,7 +465,7 @@ async fn a_created_department_administrator_manages_exactly_the_departments_give
         email: "support.admin@acme.example.com",
         password: "support-password",
     };
-    rename_department(&core, support_admin, SUPPORT)
+    rename_department(core, support_admin, SUPPORT)
         .await
         .expect("Support is in scope");
     assert_code(
@@ -448,9 +485,7 @@ async fn a_created_department_administrator_manages_exactly_the_departments_give
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_created_user_with_a_custom_role_gets_exactly_its_permissions() {
-    let core = start().await;
+async fn a_created_user_with_a_custom_role_gets_exactly_its_permissions(core: &Core) {
     let mut request = new_user("trainer@acme.example.com", "trainer-password", "custom");
     request.role = Some(pb::RoleAssignment {
         role: "custom".into(),
@@ -491,9 +526,7 @@ async fn a_created_user_with_a_custom_role_gets_exactly_its_permissions() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_user_refuses_bad_input_naming_the_field() {
-    let core = start().await;
+async fn create_user_refuses_bad_input_naming_the_field(core: &Core) {
     let mut directory = core.directory().await;
     let fresh = || new_user("fresh@acme.example.com", "fresh-password", "learner");
     let cases: Vec<(pb::CreateUserRequest, &str)> = vec![
@@ -632,11 +665,9 @@ async fn create_user_refuses_bad_input_naming_the_field() {
         .expect("the login was never taken");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_password_works_on_the_very_next_call_and_the_old_one_is_refused() {
-    let core = start().await;
+async fn a_new_password_works_on_the_very_next_call_and_the_old_one_is_refused(core: &Core) {
     // A first call, so that the old password's verification is remembered.
-    probe(&core, ADMIN_LOGIN)
+    probe(core, ADMIN_LOGIN)
         .await
         .expect("the administrator works before the change");
     core.directory()
@@ -651,7 +682,7 @@ async fn a_new_password_works_on_the_very_next_call_and_the_old_one_is_refused()
         .await
         .expect("the password is set");
     assert_code(
-        probe(&core, ADMIN_LOGIN).await,
+        probe(core, ADMIN_LOGIN).await,
         Code::Unauthenticated,
         "Authentication failed",
     );
@@ -659,12 +690,10 @@ async fn a_new_password_works_on_the_very_next_call_and_the_old_one_is_refused()
         password: "brand-new-password",
         ..ADMIN_LOGIN
     };
-    probe(&core, renewed).await.expect("the new password works");
+    probe(core, renewed).await.expect("the new password works");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_user_may_change_its_own_password_and_must_use_the_new_one_next() {
-    let core = start().await;
+async fn a_user_may_change_its_own_password_and_must_use_the_new_one_next(core: &Core) {
     core.directory()
         .await
         .set_user_password(as_user(
@@ -677,12 +706,12 @@ async fn a_user_may_change_its_own_password_and_must_use_the_new_one_next() {
         .await
         .expect("the password is set");
     assert_code(
-        probe(&core, ADMIN_LOGIN).await,
+        probe(core, ADMIN_LOGIN).await,
         Code::Unauthenticated,
         "Authentication failed",
     );
     probe(
-        &core,
+        core,
         Login {
             password: "my-own-new-one",
             ..ADMIN_LOGIN
@@ -692,10 +721,9 @@ async fn a_user_may_change_its_own_password_and_must_use_the_new_one_next() {
     .expect("new one works");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn set_user_password_answers_not_found_for_users_outside_the_account_and_names_a_bad_password()
- {
-    let core = start().await;
+async fn set_user_password_answers_not_found_for_users_outside_the_account_and_names_a_bad_password(
+    core: &Core,
+) {
     let mut directory = core.directory().await;
     for user_id in ["not-a-uuid", NOWHERE, OTHER_OWNER] {
         let result = directory
@@ -725,7 +753,7 @@ async fn set_user_password_answers_not_found_for_users_outside_the_account_and_n
         email: "owner@other.example.com",
         password: "other-password",
     };
-    probe_other(&core, other).await;
+    probe_other(core, other).await;
 }
 
 async fn probe_other(core: &Core, login: Login) {
@@ -742,10 +770,10 @@ async fn probe_other(core: &Core, login: Login) {
         .expect("the other account is untouched");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deactivated_user_is_refused_on_the_next_call_and_welcome_again_once_reactivated() {
-    let core = start().await;
-    probe(&core, ADMIN_LOGIN).await.expect("active at first");
+async fn a_deactivated_user_is_refused_on_the_next_call_and_welcome_again_once_reactivated(
+    core: &Core,
+) {
+    probe(core, ADMIN_LOGIN).await.expect("active at first");
     let mut directory = core.directory().await;
     let set_active = |active: bool| {
         as_user(
@@ -761,7 +789,7 @@ async fn a_deactivated_user_is_refused_on_the_next_call_and_welcome_again_once_r
         .await
         .expect("deactivated");
     assert_code(
-        probe(&core, ADMIN_LOGIN).await,
+        probe(core, ADMIN_LOGIN).await,
         Code::Unauthenticated,
         "Authentication failed",
     );
@@ -774,7 +802,7 @@ async fn a_deactivated_user_is_refused_on_the_next_call_and_welcome_again_once_r
         .set_user_active(set_active(true))
         .await
         .expect("reactivated");
-    probe(&core, ADMIN_LOGIN).await.expect("active again");
+    probe(core, ADMIN_LOGIN).await.expect("active again");
     assert_code(
         directory
             .set_user_active(as_user(
@@ -790,10 +818,8 @@ async fn a_deactivated_user_is_refused_on_the_next_call_and_welcome_again_once_r
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_administrator_demoted_to_learner_is_denied_on_the_next_call() {
-    let core = start().await;
-    probe(&core, ADMIN_LOGIN)
+async fn an_administrator_demoted_to_learner_is_denied_on_the_next_call(core: &Core) {
+    probe(core, ADMIN_LOGIN)
         .await
         .expect("an administrator at first");
     let mut directory = core.directory().await;
@@ -808,7 +834,7 @@ async fn an_administrator_demoted_to_learner_is_denied_on_the_next_call() {
         .await
         .expect("demoted");
     assert_code(
-        probe(&core, ADMIN_LOGIN).await,
+        probe(core, ADMIN_LOGIN).await,
         Code::PermissionDenied,
         "permission",
     );
@@ -822,14 +848,12 @@ async fn an_administrator_demoted_to_learner_is_denied_on_the_next_call() {
         ))
         .await
         .expect("promoted back");
-    probe(&core, ADMIN_LOGIN)
+    probe(core, ADMIN_LOGIN)
         .await
         .expect("an administrator again");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_learner_given_a_custom_role_gets_its_permissions_on_the_next_call() {
-    let core = start().await;
+async fn a_learner_given_a_custom_role_gets_its_permissions_on_the_next_call(core: &Core) {
     let mut admin = core.admin().await;
     let read = |login| {
         as_user(
@@ -864,9 +888,9 @@ async fn a_learner_given_a_custom_role_gets_its_permissions_on_the_next_call() {
         .expect("group.read now allows it");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn set_user_role_refuses_bad_roles_naming_the_field_and_unknown_users_as_not_found() {
-    let core = start().await;
+async fn set_user_role_refuses_bad_roles_naming_the_field_and_unknown_users_as_not_found(
+    core: &Core,
+) {
     let mut directory = core.directory().await;
     let set = |user_id: &str, assignment: Option<pb::RoleAssignment>| {
         as_user(
@@ -919,9 +943,7 @@ async fn set_user_role_refuses_bad_roles_naming_the_field_and_unknown_users_as_n
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_last_active_owner_can_be_neither_demoted_nor_deactivated() {
-    let core = start().await;
+async fn the_last_active_owner_can_be_neither_demoted_nor_deactivated(core: &Core) {
     let mut directory = core.directory().await;
     assert_code(
         directory
@@ -972,10 +994,8 @@ async fn the_last_active_owner_can_be_neither_demoted_nor_deactivated() {
         .expect("the first owner steps down");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn managed_departments_are_replaced_as_a_whole_and_apply_on_the_next_call() {
-    let core = start().await;
-    rename_department(&core, DEPT_ADMIN_LOGIN, SALES)
+async fn managed_departments_are_replaced_as_a_whole_and_apply_on_the_next_call(core: &Core) {
+    rename_department(core, DEPT_ADMIN_LOGIN, SALES)
         .await
         .expect("Sales is managed at first");
     let mut directory = core.directory().await;
@@ -993,13 +1013,13 @@ async fn managed_departments_are_replaced_as_a_whole_and_apply_on_the_next_call(
         .await
         .expect("replaced");
     assert_code(
-        rename_department(&core, DEPT_ADMIN_LOGIN, SALES)
+        rename_department(core, DEPT_ADMIN_LOGIN, SALES)
             .await
             .map(Response::new),
         Code::PermissionDenied,
         "manage",
     );
-    rename_department(&core, DEPT_ADMIN_LOGIN, SUPPORT)
+    rename_department(core, DEPT_ADMIN_LOGIN, SUPPORT)
         .await
         .expect("Support is managed now");
 
@@ -1008,7 +1028,7 @@ async fn managed_departments_are_replaced_as_a_whole_and_apply_on_the_next_call(
         .await
         .expect("cleared");
     assert_code(
-        rename_department(&core, DEPT_ADMIN_LOGIN, SUPPORT)
+        rename_department(core, DEPT_ADMIN_LOGIN, SUPPORT)
             .await
             .map(Response::new),
         Code::PermissionDenied,
@@ -1041,9 +1061,7 @@ async fn managed_departments_are_replaced_as_a_whole_and_apply_on_the_next_call(
 
 // ---- groups ----
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_created_group_reads_back_with_its_name_and_kind() {
-    let core = start().await;
+async fn a_created_group_reads_back_with_its_name_and_kind(core: &Core) {
     let mut directory = core.directory().await;
     let plain = directory
         .create_group(as_user(
@@ -1058,7 +1076,7 @@ async fn a_created_group_reads_back_with_its_name_and_kind() {
         .into_inner()
         .group_id;
     assert!(is_lower_case_uuid(&plain));
-    let group = get_group(&core, &plain).await;
+    let group = get_group(core, &plain).await;
     assert_eq!(
         (group.name.as_str(), group.is_smart, group.users_count),
         ("Mentors", false, 0)
@@ -1076,16 +1094,14 @@ async fn a_created_group_reads_back_with_its_name_and_kind() {
         .expect("created")
         .into_inner()
         .group_id;
-    let group = get_group(&core, &smart).await;
+    let group = get_group(core, &smart).await;
     assert!(group.is_smart);
     let mut expected = vec![DEPT_ADMIN.to_owned(), LEARNER.to_owned()];
     expected.sort();
     assert_eq!(group.user_ids, expected);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_group_refuses_a_blank_name_and_a_foreign_smart_department() {
-    let core = start().await;
+async fn create_group_refuses_a_blank_name_and_a_foreign_smart_department(core: &Core) {
     let mut directory = core.directory().await;
     let create = |name: &str, smart: Option<&str>| {
         as_user(
@@ -1115,9 +1131,9 @@ async fn create_group_refuses_a_blank_name_and_a_foreign_smart_department() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn added_members_read_back_in_ascending_order_and_adding_a_member_twice_changes_nothing() {
-    let core = start().await;
+async fn added_members_read_back_in_ascending_order_and_adding_a_member_twice_changes_nothing(
+    core: &Core,
+) {
     let mut directory = core.directory().await;
     let add = |ids: &[&str]| {
         as_user(
@@ -1134,7 +1150,7 @@ async fn added_members_read_back_in_ascending_order_and_adding_a_member_twice_ch
         .expect("added");
     let mut expected = vec![ADMIN.to_owned(), AUTHOR.to_owned(), LEARNER.to_owned()];
     expected.sort();
-    let group = get_group(&core, INTERNS).await;
+    let group = get_group(core, INTERNS).await;
     assert_eq!(group.user_ids, expected);
     assert_eq!(group.users_count, 3);
 
@@ -1142,12 +1158,10 @@ async fn added_members_read_back_in_ascending_order_and_adding_a_member_twice_ch
         .add_group_members(add(&[LEARNER, AUTHOR]))
         .await
         .expect("a no-op");
-    assert_eq!(get_group(&core, INTERNS).await.user_ids, expected);
+    assert_eq!(get_group(core, INTERNS).await.user_ids, expected);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn add_group_members_refuses_unknown_groups_smart_groups_and_unknown_users() {
-    let core = start().await;
+async fn add_group_members_refuses_unknown_groups_smart_groups_and_unknown_users(core: &Core) {
     let mut directory = core.directory().await;
     let add = |group_id: &str, user_ids: &[&str]| {
         as_user(
@@ -1188,7 +1202,7 @@ async fn add_group_members_refuses_unknown_groups_smart_groups_and_unknown_users
     );
     // All or nothing: the valid author of the refused calls was not added.
     assert_eq!(
-        get_group(&core, INTERNS).await.user_ids,
+        get_group(core, INTERNS).await.user_ids,
         vec![LEARNER.to_owned()]
     );
 }
@@ -1246,12 +1260,10 @@ async fn get_item(core: &Core, login: Login, id: &str) -> Result<pb::ContentItem
         .map(|response| response.into_inner().content_item.expect("an item"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_created_content_item_reads_back_with_its_date_in_utc_and_its_view_url() {
-    let core = start().await;
-    let project = create_project(&core, &[]).await;
+async fn a_created_content_item_reads_back_with_its_date_in_utc_and_its_view_url(core: &Core) {
+    let project = create_project(core, &[]).await;
     let id = create_item(
-        &core,
+        core,
         pb::CreateContentItemRequest {
             added_date: Some("2019-03-26T08:34:57+02:00".into()),
             view_url: Some("https://cdn.example.com/courses/42".into()),
@@ -1260,7 +1272,7 @@ async fn a_created_content_item_reads_back_with_its_date_in_utc_and_its_view_url
     )
     .await;
     assert!(is_lower_case_uuid(&id));
-    let item = get_item(&core, OWNER_LOGIN, &id).await.expect("readable");
+    let item = get_item(core, OWNER_LOGIN, &id).await.expect("readable");
     assert_eq!(
         item,
         pb::ContentItem {
@@ -1275,14 +1287,14 @@ async fn a_created_content_item_reads_back_with_its_date_in_utc_and_its_view_url
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_content_item_without_date_or_url_is_dated_now_and_viewed_under_the_account_url() {
-    let core = start().await;
-    let project = create_project(&core, &[]).await;
+async fn a_content_item_without_date_or_url_is_dated_now_and_viewed_under_the_account_url(
+    core: &Core,
+) {
+    let project = create_project(core, &[]).await;
     let before = chrono::Utc::now().timestamp();
-    let id = create_item(&core, new_item(&project)).await;
+    let id = create_item(core, new_item(&project)).await;
     let after = chrono::Utc::now().timestamp();
-    let item = get_item(&core, OWNER_LOGIN, &id).await.expect("readable");
+    let item = get_item(core, OWNER_LOGIN, &id).await.expect("readable");
     assert_eq!(item.view_url, format!("{ACME}/view/{id}"));
     assert!(item.added_date.ends_with("+00:00"), "{}", item.added_date);
     let added = chrono::DateTime::parse_from_rfc3339(&item.added_date)
@@ -1294,18 +1306,16 @@ async fn a_content_item_without_date_or_url_is_dated_now_and_viewed_under_the_ac
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_authors_of_a_created_project_read_its_items_and_other_authors_do_not() {
-    let core = start().await;
-    let authored = create_project(&core, &[AUTHOR, AUTHOR]).await;
-    let foreign = create_project(&core, &[ADMIN]).await;
-    let mine = create_item(&core, new_item(&authored)).await;
-    let theirs = create_item(&core, new_item(&foreign)).await;
-    get_item(&core, AUTHOR_LOGIN, &mine)
+async fn the_authors_of_a_created_project_read_its_items_and_other_authors_do_not(core: &Core) {
+    let authored = create_project(core, &[AUTHOR, AUTHOR]).await;
+    let foreign = create_project(core, &[ADMIN]).await;
+    let mine = create_item(core, new_item(&authored)).await;
+    let theirs = create_item(core, new_item(&foreign)).await;
+    get_item(core, AUTHOR_LOGIN, &mine)
         .await
         .expect("the author reads its project's item");
     assert_code(
-        get_item(&core, AUTHOR_LOGIN, &theirs)
+        get_item(core, AUTHOR_LOGIN, &theirs)
             .await
             .map(Response::new),
         Code::PermissionDenied,
@@ -1313,9 +1323,7 @@ async fn the_authors_of_a_created_project_read_its_items_and_other_authors_do_no
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_project_refuses_a_blank_name_and_authors_outside_the_account() {
-    let core = start().await;
+async fn create_project_refuses_a_blank_name_and_authors_outside_the_account(core: &Core) {
     let mut directory = core.directory().await;
     let create = |name: &str, authors: &[&str]| {
         as_user(
@@ -1352,10 +1360,8 @@ async fn create_project_refuses_a_blank_name_and_authors_outside_the_account() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_content_item_refuses_bad_input_naming_the_field() {
-    let core = start().await;
-    let project = create_project(&core, &[]).await;
+async fn create_content_item_refuses_bad_input_naming_the_field(core: &Core) {
+    let project = create_project(core, &[]).await;
     let mut directory = core.directory().await;
     let ok = || new_item(&project);
     let cases: Vec<(pb::CreateContentItemRequest, &str)> = vec![
@@ -1455,11 +1461,11 @@ async fn create_content_item_refuses_bad_input_naming_the_field() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_created_enrollment_can_be_deleted_and_enrolling_twice_returns_the_same_enrollment() {
-    let core = start().await;
-    let project = create_project(&core, &[]).await;
-    let item = create_item(&core, new_item(&project)).await;
+async fn a_created_enrollment_can_be_deleted_and_enrolling_twice_returns_the_same_enrollment(
+    core: &Core,
+) {
+    let project = create_project(core, &[]).await;
+    let item = create_item(core, new_item(&project)).await;
     let mut directory = core.directory().await;
     let enroll = || {
         as_user(
@@ -1504,11 +1510,9 @@ async fn a_created_enrollment_can_be_deleted_and_enrolling_twice_returns_the_sam
     assert_ne!(renewed.enrollment_id, first.enrollment_id);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_enrollment_refuses_learners_and_items_outside_the_account() {
-    let core = start().await;
-    let project = create_project(&core, &[]).await;
-    let item = create_item(&core, new_item(&project)).await;
+async fn create_enrollment_refuses_learners_and_items_outside_the_account(core: &Core) {
+    let project = create_project(core, &[]).await;
+    let item = create_item(core, new_item(&project)).await;
     let mut directory = core.directory().await;
     let enroll = |learner: &str, content: &str| {
         as_user(
@@ -1536,9 +1540,7 @@ async fn create_enrollment_refuses_learners_and_items_outside_the_account() {
 
 // ---- points ----
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn added_points_accumulate_and_read_back_through_get_points() {
-    let core = start().await;
+async fn added_points_accumulate_and_read_back_through_get_points(core: &Core) {
     let mut directory = core.directory().await;
     let add = |points: i64| {
         as_user(
@@ -1549,7 +1551,7 @@ async fn added_points_accumulate_and_read_back_through_get_points() {
             },
         )
     };
-    assert_eq!(points_of(&core, AUTHOR).await, 0);
+    assert_eq!(points_of(core, AUTHOR).await, 0);
     assert_eq!(
         directory
             .add_points(add(421))
@@ -1568,18 +1570,16 @@ async fn added_points_accumulate_and_read_back_through_get_points() {
             .total,
         400
     );
-    assert_eq!(points_of(&core, AUTHOR).await, 400);
+    assert_eq!(points_of(core, AUTHOR).await, 400);
     assert_code(
         directory.add_points(add(i64::MAX)).await,
         Code::InvalidArgument,
         "points",
     );
-    assert_eq!(points_of(&core, AUTHOR).await, 400);
+    assert_eq!(points_of(core, AUTHOR).await, 400);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_point_additions_are_never_lost() {
-    let core = start().await;
+async fn concurrent_point_additions_are_never_lost(core: &Core) {
     let directory = core.directory().await;
     let calls = (0..24).map(|_| {
         let mut client = directory.clone();
@@ -1601,12 +1601,10 @@ async fn concurrent_point_additions_are_never_lost() {
         .expect("every add succeeds");
     totals.sort_unstable();
     assert_eq!(totals, (1..=24).collect::<Vec<i64>>());
-    assert_eq!(points_of(&core, LEARNER).await, 24);
+    assert_eq!(points_of(core, LEARNER).await, 24);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn add_points_answers_not_found_for_users_outside_the_account() {
-    let core = start().await;
+async fn add_points_answers_not_found_for_users_outside_the_account(core: &Core) {
     let mut directory = core.directory().await;
     for user_id in [OTHER_OWNER, NOWHERE, "learner"] {
         assert_code(
@@ -1774,11 +1772,11 @@ async fn call_every_method(core: &Core, login: Login) -> Vec<(&'static str, Resu
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn department_administrators_authors_and_learners_are_denied_every_directory_method() {
-    let core = start().await;
+async fn department_administrators_authors_and_learners_are_denied_every_directory_method(
+    core: &Core,
+) {
     for login in [DEPT_ADMIN_LOGIN, AUTHOR_LOGIN, LEARNER_LOGIN] {
-        for (method, result) in call_every_method(&core, login).await {
+        for (method, result) in call_every_method(core, login).await {
             let status = result.expect_err(method);
             assert_eq!(
                 status.code(),
@@ -1790,27 +1788,23 @@ async fn department_administrators_authors_and_learners_are_denied_every_directo
         }
     }
     // Nothing the refused calls asked for happened.
-    assert_eq!(points_of(&core, LEARNER).await, 0);
+    assert_eq!(points_of(core, LEARNER).await, 0);
     assert_eq!(
-        get_group(&core, INTERNS).await.user_ids,
+        get_group(core, INTERNS).await.user_ids,
         vec![LEARNER.to_owned()]
     );
-    probe(&core, OWNER_LOGIN)
+    probe(core, OWNER_LOGIN)
         .await
         .expect("the owner is untouched");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn account_owners_and_administrators_may_call_every_directory_method() {
-    let core = start().await;
-    for (method, result) in call_every_method(&core, ADMIN_LOGIN).await {
+async fn account_owners_and_administrators_may_call_every_directory_method(core: &Core) {
+    for (method, result) in call_every_method(core, ADMIN_LOGIN).await {
         result.unwrap_or_else(|status| panic!("{method}: {status:?}"));
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_without_valid_credentials_are_unauthenticated() {
-    let core = start().await;
+async fn calls_without_valid_credentials_are_unauthenticated(core: &Core) {
     let mut directory = core.directory().await;
     let anonymous = Request::new(pb::CreateGroupRequest {
         name: "G".into(),
@@ -1840,9 +1834,9 @@ async fn calls_without_valid_credentials_are_unauthenticated() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_directory_change_is_audited_with_its_actor_and_request_id_but_never_a_password() {
-    let core = start().await;
+async fn every_directory_change_is_audited_with_its_actor_and_request_id_but_never_a_password(
+    core: &Core,
+) {
     let mut directory = core.directory().await;
     let mut request = as_user(
         OWNER_LOGIN,

@@ -549,7 +549,9 @@ async fn create_without_valid_credentials_is_401(stack: &TestStack) {
         .send()
         .await
         .expect("request");
-    Reply::from(anonymous).await.assert_error(401, "");
+    Reply::from(anonymous)
+        .await
+        .assert_error(401, "Authentication failed");
     let wrong_password = stack
         .http
         .post(&url)
@@ -561,50 +563,63 @@ async fn create_without_valid_credentials_is_401(stack: &TestStack) {
         .send()
         .await
         .expect("request");
-    Reply::from(wrong_password).await.assert_error(401, "");
+    Reply::from(wrong_password)
+        .await
+        .assert_error(401, "Authentication failed");
     assert_eq!(stack.snapshot().await, before);
 }
 
 /// Bodies contract section 5 refuses, each with its status, on either department route.
-fn forbidden_bodies(fields: &str) -> Vec<(&'static str, String, u16)> {
+fn forbidden_bodies(fields: &str) -> Vec<(&'static str, String, u16, &'static str)> {
     let huge = format!(
         "{PROLOGUE}<request>{fields}<padding>{}</padding></request>",
         "x".repeat(lms_gateway::BODY_LIMIT_BYTES)
     );
     vec![
-        ("a body over 1 MiB", huge, 413),
+        ("a body over 1 MiB", huge, 413, "larger than 1 MiB"),
         (
             "a DOCTYPE",
             format!(
                 "{PROLOGUE}<!DOCTYPE request [<!ENTITY x \"Sales\">]><request>{fields}</request>"
             ),
             400,
+            "DOCTYPE declarations are not allowed",
         ),
         (
             "an unknown entity",
             request(&format!("{fields}<code>&nbsp;</code>")),
             400,
+            "Entity reference &nbsp; is not allowed",
         ),
         (
             "a wrong root element",
             format!("{PROLOGUE}<department>{fields}</department>"),
             400,
+            "Root element must be <request>",
         ),
         (
             "a field given twice",
             request(&format!("{fields}<code>A</code><code>B</code>")),
             400,
+            "Element <code> is given twice",
         ),
-        ("an empty body", String::new(), 400),
+        (
+            "an empty body",
+            String::new(),
+            400,
+            "The request body is empty",
+        ),
         (
             "a body that is not well-formed",
             format!("{PROLOGUE}<request>{fields}<code>A</request>"),
             400,
+            "not well-formed XML",
         ),
         (
             "another encoding",
             format!("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><request>{fields}</request>"),
             400,
+            "only UTF-8 is accepted",
         ),
     ]
 }
@@ -615,7 +630,7 @@ async fn create_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
         acme::SALES
     );
     let before = stack.snapshot().await;
-    for (what, body, status) in forbidden_bodies(&fields) {
+    for (what, body, status, needle) in forbidden_bodies(&fields) {
         let reply = stack
             .post_typed(
                 "/department",
@@ -626,7 +641,7 @@ async fn create_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
             )
             .await;
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
-        reply.assert_error(status, "");
+        reply.assert_error(status, needle);
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
     }
     let twice = stack
@@ -1383,7 +1398,9 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
         .send()
         .await
         .expect("request");
-    Reply::from(reply).await.assert_error(401, "");
+    Reply::from(reply)
+        .await
+        .assert_error(401, "Authentication failed");
     let former = stack
         .post_with_id(
             &update_path(acme::SALES),
@@ -1392,13 +1409,13 @@ async fn update_without_valid_credentials_is_401(stack: &TestStack) {
             &request("<name>X</name>"),
         )
         .await;
-    former.assert_error(401, "");
+    former.assert_error(401, "Authentication failed");
     assert_eq!(stack.snapshot().await, before);
 }
 
 async fn update_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
     let before = stack.snapshot().await;
-    for (what, body, status) in forbidden_bodies("<name>Changed</name>") {
+    for (what, body, status, needle) in forbidden_bodies("<name>Changed</name>") {
         let reply = stack
             .post_typed(
                 &update_path(acme::SALES),
@@ -1409,7 +1426,7 @@ async fn update_refuses_bodies_the_xml_rules_forbid(stack: &TestStack) {
             )
             .await;
         assert_eq!(reply.status, status, "{what}: {}", reply.body);
-        reply.assert_error(status, "");
+        reply.assert_error(status, needle);
         assert_eq!(stack.snapshot().await, before, "{what} changed nothing");
     }
     let twice = request(&format!(

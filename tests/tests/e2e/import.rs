@@ -17,129 +17,15 @@ use lms_core::{
     },
     import::{ImportDocument, ImportError, ImportSummary, import_document, import_file},
 };
-use lms_migrations::{Migrator, MigratorTrait as _};
+use lms_testkit::{Backend, TestConnection, on_both_backends};
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait as _, Database, DatabaseConnection, DbBackend, EntityTrait,
+    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DbBackend, EntityTrait,
     PaginatorTrait as _, QueryFilter as _, QueryOrder as _,
 };
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-const POSTGRES_URL_VAR: &str = "LMS_TEST_POSTGRES_URL";
-
-// ---------------------------------------------------------------------------------------
-// Databases
-
-/// A migrated database that cleans up after itself.
-struct TestDb {
-    conn: DatabaseConnection,
-    _folder: Option<tempfile::TempDir>,
-    /// (server URL, database name) of a PostgreSQL database to drop at the end.
-    drop_from: Option<(String, String)>,
-}
-
-impl TestDb {
-    async fn sqlite() -> TestDb {
-        let folder = tempfile::tempdir().expect("temporary folder");
-        let path = folder.path().join("lms.sqlite3");
-        let conn = Database::connect(format!("sqlite://{}?mode=rwc", path.display()))
-            .await
-            .expect("SQLite opens");
-        Migrator::up(&conn, None).await.expect("migrations apply");
-        TestDb {
-            conn,
-            _folder: Some(folder),
-            drop_from: None,
-        }
-    }
-
-    async fn postgres() -> Option<TestDb> {
-        let Ok(server) = std::env::var(POSTGRES_URL_VAR) else {
-            println!("{POSTGRES_URL_VAR} not set: skipping");
-            return None;
-        };
-        let name = format!("lms_import_test_{}", Uuid::new_v4().simple());
-        let admin = Database::connect(&server)
-            .await
-            .expect("PostgreSQL is reachable");
-        admin
-            .execute_unprepared(&format!("CREATE DATABASE {name}"))
-            .await
-            .expect("create database");
-        admin.close().await.ok();
-        let conn = Database::connect(with_database(&server, &name))
-            .await
-            .expect("test database opens");
-        Migrator::up(&conn, None).await.expect("migrations apply");
-        Some(TestDb {
-            conn,
-            _folder: None,
-            drop_from: Some((server, name)),
-        })
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let Some((server, name)) = self.drop_from.take() else {
-            return;
-        };
-        // The test's runtime may be shutting down: drop the database from a runtime of our own.
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            runtime.block_on(async {
-                let admin = Database::connect(&server).await.ok()?;
-                admin
-                    .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .await
-                    .ok();
-                admin.close().await.ok()
-            })
-        })
-        .join();
-    }
-}
-
-/// `postgres://u@h:5432/postgres?x` with the database replaced by `name`.
-fn with_database(server: &str, name: &str) -> String {
-    let (base, query) = match server.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (server, None),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let base = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    match query {
-        Some(query) => format!("{base}/{name}?{query}"),
-        None => format!("{base}/{name}"),
-    }
-}
-
-/// Runs each named scenario (`async fn(&DatabaseConnection)`) on both backends.
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            #[tokio::test(flavor = "multi_thread")]
-            async fn on_sqlite() {
-                let db = super::TestDb::sqlite().await;
-                super::$scenario(&db.conn).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn on_postgres() {
-                let Some(db) = super::TestDb::postgres().await else { return };
-                super::$scenario(&db.conn).await;
-            }
-        }
-    )*};
-}
-
-on_both_backends!(
+on_both_backends!(TestConnection =>
     a_json_document_lands_with_every_row_and_the_closure,
     a_yaml_document_lands_the_same_way,
     the_demo_account_imports,
@@ -822,8 +708,10 @@ async fn a_failure_in_the_middle_of_the_writes_leaves_nothing_behind(db: &Databa
 
 #[tokio::test]
 async fn a_file_of_another_format_is_refused_by_its_extension() {
-    let db = TestDb::sqlite().await;
-    let err = import_file(&db.conn, Path::new("accounts.csv"), &hasher())
+    let db = TestConnection::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always available");
+    let err = import_file(&db, Path::new("accounts.csv"), &hasher())
         .await
         .expect_err("refused");
     assert!(
@@ -835,7 +723,9 @@ async fn a_file_of_another_format_is_refused_by_its_extension() {
 
 #[tokio::test]
 async fn a_malformed_file_is_refused_with_its_line_and_column() {
-    let db = TestDb::sqlite().await;
+    let db = TestConnection::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always available");
     let folder = tempfile::tempdir().expect("temporary folder");
     let file = folder.path().join("broken.json");
     std::fs::write(
@@ -843,7 +733,7 @@ async fn a_malformed_file_is_refused_with_its_line_and_column() {
         "{\n  \"accounts\": [\n    {\"url\": \"https://x.example\",}\n  ]\n}\n",
     )
     .expect("write");
-    let err = import_file(&db.conn, &file, &hasher())
+    let err = import_file(&db, &file, &hasher())
         .await
         .expect_err("refused");
     let ImportError::Parse { line, column, .. } = &err else {
@@ -854,9 +744,9 @@ async fn a_malformed_file_is_refused_with_its_line_and_column() {
     assert!(err.to_string().contains("broken.json"), "{err}");
 
     let missing = folder.path().join("missing.yaml");
-    let err = import_file(&db.conn, &missing, &hasher())
+    let err = import_file(&db, &missing, &hasher())
         .await
         .expect_err("refused");
     assert!(matches!(err, ImportError::Read { .. }), "{err}");
-    assert_eq!(count::<account::Entity>(&db.conn).await, 0);
+    assert_eq!(count::<account::Entity>(&db).await, 0);
 }

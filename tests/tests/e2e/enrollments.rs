@@ -1,20 +1,20 @@
 //! `POST /enrollment/delete` (interface 4.5; contract sections 3, 7 and 10) through the
 //! real gateway and core.
 
-use futures::{StreamExt as _, TryStreamExt as _};
 use lms_core::entities::{account, audit_log, enrollment};
 use lms_proto::{
     metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{
-        self as pb, admin_service_client::AdminServiceClient,
-        directory_service_client::DirectoryServiceClient,
-    },
+    v1::{self as pb, admin_service_client::AdminServiceClient},
 };
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
+    Backend, Reply, TestStack, on_both_backends,
+    testkit::Fixture,
     world::{self, Login, acme, globex},
 };
-use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, QueryOrder as _};
+use sea_orm::{
+    ColumnTrait as _, EntityTrait as _, QueryFilter as _, QueryOrder as _, prelude::Uuid,
+};
+use serde_json::json;
 
 const PATH: &str = "/enrollment/delete";
 
@@ -26,13 +26,15 @@ on_both_backends!(
     the_gateways_request_id_is_audited_when_the_caller_sends_none,
     enrollments_of_another_account_are_ignored_and_kept,
     malformed_requests_are_400_and_change_nothing,
-    exactly_ten_thousand_ids_are_accepted_and_ten_thousand_and_one_refused,
     owners_and_account_administrators_delete_any_enrollment,
     a_department_administrator_deletes_only_enrollments_of_learners_in_sales,
     a_publisher_deletes_only_enrollments_of_learners_in_engineering,
     a_coordinator_with_enrollment_delete_is_scoped_like_a_department_administrator,
     roles_without_the_permission_are_403_and_delete_nothing,
     moving_a_department_moves_its_learners_between_scopes,
+);
+lms_tests::testkit::on_both_backends!(BulkEnrollments =>
+    exactly_ten_thousand_ids_are_accepted_and_ten_thousand_and_one_refused,
 );
 
 /// The documented request body for `ids`.
@@ -308,7 +310,7 @@ async fn malformed_requests_are_400_and_change_nothing(stack: &TestStack) {
             body(&[acme::LEARNER_WELCOME, ""]),
             "enrollmentIds",
         ),
-        ("empty body", String::new(), ""),
+        ("empty body", String::new(), "request body is empty"),
     ];
     for (what, request, needle) in cases {
         let reply = stack.post_xml(PATH, world::OWNER, &request).await;
@@ -354,89 +356,86 @@ fn as_owner<T>(message: T) -> tonic::Request<T> {
     request
 }
 
-/// Enrolls every Acme user in `items` new courses through the DirectoryService and returns
-/// the new enrollment ids.
-async fn enroll_everyone(stack: &TestStack, items: usize) -> Vec<String> {
-    let directory = DirectoryServiceClient::new(stack.grpc_channel().await);
-    let project = directory
-        .clone()
-        .create_project(as_owner(pb::CreateProjectRequest {
-            name: "Bulk".into(),
-            author_ids: vec![],
-        }))
-        .await
-        .expect("project")
-        .into_inner()
-        .project_id;
-    let courses: Vec<String> = futures::stream::iter(0..items)
-        .map(|n| {
-            let mut directory = directory.clone();
-            let project = project.clone();
-            async move {
-                directory
-                    .create_content_item(as_owner(pb::CreateContentItemRequest {
-                        project_id: project,
-                        title: format!("Course {n}"),
-                        description: String::new(),
-                        user_id: acme::OWNER.into(),
-                        r#type: "Course".into(),
-                        added_date: None,
-                        view_url: None,
-                    }))
-                    .await
-                    .map(|r| r.into_inner().content_item_id)
-            }
-        })
-        .buffer_unordered(16)
-        .try_collect()
-        .await
-        .expect("courses");
-    let learners = [
-        acme::OWNER,
-        acme::ADMIN,
-        acme::DEPT_ADMIN,
-        acme::PUBLISHER,
-        acme::AUTHOR,
-        acme::LEARNER,
-        acme::COORDINATOR,
-        acme::VIEWER,
-        acme::ENGINEER,
-        acme::FORMER_ADMIN,
-        acme::SUPPORTER,
-        acme::REPORTER,
-    ];
-    let pairs: Vec<(String, String)> = courses
-        .iter()
-        .flat_map(|course| {
-            learners
-                .iter()
-                .map(move |learner| ((*learner).to_owned(), course.clone()))
-        })
-        .collect();
-    futures::stream::iter(pairs)
-        .map(|(learner_id, content_item_id)| {
-            let mut directory = directory.clone();
-            async move {
-                directory
-                    .create_enrollment(as_owner(pb::CreateEnrollmentRequest {
-                        learner_id,
-                        content_item_id,
-                    }))
-                    .await
-                    .map(|r| r.into_inner().enrollment_id)
-            }
-        })
-        .buffer_unordered(16)
-        .try_collect()
-        .await
-        .expect("enrollments")
+/// The world, plus every Acme user enrolled in [`BULK_ITEMS`] more courses of a project
+/// "Bulk": [`BULK_ENROLLMENTS`] enrollments, imported with the world.
+struct BulkEnrollments {
+    stack: TestStack,
+    /// The added enrollments' ids.
+    created: Vec<String>,
 }
 
-async fn exactly_ten_thousand_ids_are_accepted_and_ten_thousand_and_one_refused(stack: &TestStack) {
+const BULK_ITEMS: usize = 50;
+const BULK_ENROLLMENTS: usize = BULK_ITEMS * 12;
+
+impl Fixture for BulkEnrollments {
+    async fn start(backend: Backend) -> Option<Self> {
+        let learners = [
+            acme::OWNER,
+            acme::ADMIN,
+            acme::DEPT_ADMIN,
+            acme::PUBLISHER,
+            acme::AUTHOR,
+            acme::LEARNER,
+            acme::COORDINATOR,
+            acme::VIEWER,
+            acme::ENGINEER,
+            acme::FORMER_ADMIN,
+            acme::SUPPORTER,
+            acme::REPORTER,
+        ];
+        // Time-ordered like the ids the core makes, so they sort above the world's.
+        let project = Uuid::now_v7().to_string();
+        let courses: Vec<String> = (0..BULK_ITEMS)
+            .map(|_| Uuid::now_v7().to_string())
+            .collect();
+        let mut created = Vec::with_capacity(BULK_ENROLLMENTS);
+        let mut enrollments = Vec::with_capacity(BULK_ENROLLMENTS);
+        for course in &courses {
+            for learner in learners {
+                let id = Uuid::now_v7().to_string();
+                enrollments.push(json!({"id": id, "learnerId": learner, "contentItemId": course}));
+                created.push(id);
+            }
+        }
+        let mut document = world::document();
+        world::add_rows(
+            &mut document,
+            0,
+            "projects",
+            vec![json!({"id": project, "name": "Bulk", "authorIds": []})],
+        );
+        world::add_rows(
+            &mut document,
+            0,
+            "contentItems",
+            courses
+                .iter()
+                .enumerate()
+                .map(|(n, course)| {
+                    json!({"id": course, "projectId": project, "title": format!("Course {n}"),
+                           "description": "", "userId": acme::OWNER,
+                           "addedDate": "2024-01-02T03:04:05+00:00", "type": "Course"})
+                })
+                .collect(),
+        );
+        world::add_rows(&mut document, 0, "enrollments", enrollments);
+        let stack = world::stack_holding(backend, document).await?;
+        Some(Self { stack, created })
+    }
+
+    async fn stop(self) {
+        self.stack.stop().await;
+    }
+}
+
+async fn exactly_ten_thousand_ids_are_accepted_and_ten_thousand_and_one_refused(
+    bulk: &BulkEnrollments,
+) {
+    let stack = &bulk.stack;
     // 600 real enrollments: more than one audit insert (500 rows each). The core reads the
     // sorted ids 5,000 at a time; 4,800 unknown ids sorting below the real ones put that
     // boundary among them.
-    let mut created = enroll_everyone(stack, 50).await;
+    let mut created = bulk.created.clone();
     assert_eq!(created.len(), 600);
     created.sort();
     let mut named: Vec<String> = created.clone();

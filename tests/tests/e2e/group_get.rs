@@ -196,7 +196,7 @@ async fn every_authentication_failure_is_the_same_401(stack: &TestStack) {
     let mut bodies = Vec::new();
     for (what, request) in attempts {
         let reply = lms_tests::Reply::from(request.send().await.expect("request")).await;
-        reply.assert_error(401, "");
+        reply.assert_error(401, "Authentication failed");
         bodies.push((what, reply.body));
     }
     let first = &bodies[0].1;

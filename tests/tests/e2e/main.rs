@@ -1,0 +1,21 @@
+//! Every end-to-end scenario in one test binary: linking tonic, axum, SeaORM and reqwest
+//! once instead of once per file is most of what building the tests costs.
+//!
+//! Layout: one module per area of the service. The XML-interface scenarios run through
+//! the real gateway and core ([`lms_tests::TestStack`]); `directory` calls the core's gRPC
+//! directory directly; `import` loads documents into a database of its own. Each scenario
+//! runs on SQLite and on PostgreSQL (`LMS_TEST_POSTGRES_URL`).
+
+mod authentication;
+mod content;
+mod department_moves_concurrently;
+mod departments;
+mod directory;
+mod enrollments;
+mod every_operation;
+mod group_get;
+mod group_update;
+mod grpc_authorization;
+mod import;
+mod points;
+mod tenant_isolation;
