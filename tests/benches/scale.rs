@@ -33,14 +33,13 @@ use lms_core::{
 };
 use lms_tests::{
     Backend, TestStack,
-    large_world::{Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
     stack::{StackOptions, TEST_POLICY},
 };
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 /// Clients sending at once while a rate is measured.
 const CLIENTS: usize = 4;
 
@@ -205,9 +204,9 @@ async fn run_backend(
         }),
         ("POST /department (create)", |a, n| {
             Call::post(
-                "/department".into(),
+                "/department",
                 format!(
-                    "<name>New {n}</name><parentDepartmentId>{}</parentDepartmentId>",
+                    "<request><name>New {n}</name><parentDepartmentId>{}</parentDepartmentId></request>",
                     a.ids.department(2)
                 ),
             )
@@ -215,13 +214,13 @@ async fn run_backend(
         ("POST /department/{id} (rename)", |a, n| {
             Call::post(
                 format!("/department/{}", a.ids.department(3)),
-                format!("<name>Renamed {n}</name>"),
+                format!("<request><name>Renamed {n}</name></request>"),
             )
         }),
         ("POST /group/{id} (rename)", |a, n| {
             Call::post(
                 format!("/group/{}", a.ids.plain_group()),
-                format!("<name>Hundred {n}</name>"),
+                format!("<request><name>Hundred {n}</name></request>"),
             )
         }),
         ("GET /group (smart)", |a, _| {
@@ -332,60 +331,17 @@ async fn delete_enrollments(
         })
         .map(|id| format!("<id>{id}</id>"))
         .collect();
-    let body = format!(
-        "{PROLOGUE}<DeleteEnrollments><enrollmentIds>{ids}</enrollmentIds></DeleteEnrollments>"
-    );
+    let body =
+        format!("<DeleteEnrollments><enrollmentIds>{ids}</enrollmentIds></DeleteEnrollments>");
     let began = Instant::now();
-    let status = send(
-        stack,
-        account,
-        &Call::raw_post("/enrollment/delete".into(), body),
-    )
-    .await?;
+    let status = send(stack, account, &Call::post("/enrollment/delete", body)).await?;
     anyhow::ensure!(status < 300, "enrollment delete: status {status}");
     Ok(began.elapsed().as_secs_f64() * 1e3)
 }
 
-/// One request of a case.
-struct Call {
-    path: String,
-    body: Option<String>,
-}
-
-impl Call {
-    fn get(path: String) -> Self {
-        Self { path, body: None }
-    }
-    fn post(path: String, fields: String) -> Self {
-        Self::raw_post(path, format!("{PROLOGUE}<request>{fields}</request>"))
-    }
-    fn raw_post(path: String, body: String) -> Self {
-        Self {
-            path,
-            body: Some(body),
-        }
-    }
-}
-
+/// `call` as the account's owner.
 async fn send(stack: &TestStack, account: &Account, call: &Call) -> anyhow::Result<u16> {
-    let url = format!("{}{}", stack.base_url, call.path);
-    let request = match &call.body {
-        None => stack.http.get(url),
-        Some(body) => stack
-            .http
-            .post(url)
-            .header("Content-Type", "application/xml")
-            .body(body.clone()),
-    };
-    let response = request
-        .header("X-Auth-Account-Url", &account.shape.account_url)
-        .header("X-Auth-Email", RoleLogin::Owner.email())
-        .header("X-Auth-Password", WORLD_PASSWORD)
-        .send()
-        .await?;
-    let status = response.status().as_u16();
-    response.bytes().await?;
-    Ok(status)
+    Ok(call.send(stack, &account.shape, RoleLogin::Owner).await?)
 }
 
 /// `CLIENTS` clients sending `call` back to back for `seconds`.

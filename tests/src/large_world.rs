@@ -21,7 +21,11 @@ use lms_core::import::document::{
     ProjectEntry, RootDepartmentEntry, UserEntry,
 };
 use serde::Serialize;
+
+use crate::TestStack;
 use uuid::Uuid;
+
+const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 /// The password of every login of a generated account.
 pub const WORLD_PASSWORD: &str = "large-world-password";
@@ -371,6 +375,58 @@ pub fn plain_group_members(
     let step = (shape.users / PLAIN_GROUP_MEMBERS).max(1);
     let users = shape.users;
     (0..PLAIN_GROUP_MEMBERS.min(users)).map(move |n| (n * step + number) % users)
+}
+
+/// One request to the XML interface of a stack holding a generated account.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub path: String,
+    /// The XML document of a POST, without its prologue.
+    pub body: Option<String>,
+}
+
+impl Call {
+    pub fn get(path: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            body: None,
+        }
+    }
+
+    pub fn post(path: impl Into<String>, body: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            body: Some(body.into()),
+        }
+    }
+
+    /// Sends the request as `login` of the account `shape` describes and reads the whole
+    /// answer; the HTTP status.
+    pub async fn send(
+        &self,
+        stack: &TestStack,
+        shape: &WorldShape,
+        login: RoleLogin,
+    ) -> reqwest::Result<u16> {
+        let url = format!("{}{}", stack.base_url, self.path);
+        let request = match &self.body {
+            None => stack.http.get(url),
+            Some(body) => stack
+                .http
+                .post(url)
+                .header("Content-Type", "application/xml")
+                .body(format!("{XML_PROLOGUE}{body}")),
+        };
+        let response = request
+            .header("X-Auth-Account-Url", &shape.account_url)
+            .header("X-Auth-Email", login.email())
+            .header("X-Auth-Password", WORLD_PASSWORD)
+            .send()
+            .await?;
+        let status = response.status().as_u16();
+        response.bytes().await?;
+        Ok(status)
+    }
 }
 
 /// A JSON document written piece by piece.
