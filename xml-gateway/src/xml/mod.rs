@@ -13,7 +13,8 @@ use axum::extract::{FromRequest, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
 
 pub(crate) use reader::{Element, XmlError};
 
@@ -57,8 +58,8 @@ impl<T: FromXml, S: Send + Sync> FromRequest<S> for Xml<T> {
 
     async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
         check_content_type(request.headers())?;
-        check_declared_length(request.headers())?;
-        let body = read_limited(request.into_body()).await?;
+        let declared_too_large = check_declared_length(request.headers())?;
+        let body = read_limited(request.into_body(), declared_too_large).await?;
         let root = reader::parse_document(&body, T::ROOT)?;
         Ok(Self(T::from_root(&root)?))
     }
@@ -97,30 +98,60 @@ pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), XmlRejection
     Ok(())
 }
 
-/// Refuses a declared `Content-Length` over the limit before reading anything.
-fn check_declared_length(headers: &HeaderMap) -> Result<(), XmlRejection> {
+/// How much of a body over the limit is still read, and thrown away, before the 413.
+///
+/// A client still sending when the server answers and closes meets a reset connection and
+/// usually never reads the answer; reading what it sends (within this bound, and within the
+/// body read timeout) lets it see the 413 and its message.
+const DRAIN_LIMIT_BYTES: usize = 4 * BODY_LIMIT_BYTES;
+
+/// Whether a declared `Content-Length` is over the limit; past the draining bound the body is
+/// refused at once, unread.
+fn check_declared_length(headers: &HeaderMap) -> Result<bool, XmlRejection> {
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.trim().parse::<u64>().ok());
     match declared {
-        Some(length) if length > BODY_LIMIT_BYTES as u64 => Err(XmlRejection::PayloadTooLarge),
-        _ => Ok(()),
+        Some(length) if length > DRAIN_LIMIT_BYTES as u64 => Err(XmlRejection::PayloadTooLarge),
+        Some(length) => Ok(length > BODY_LIMIT_BYTES as u64),
+        None => Ok(false),
     }
 }
 
-/// Reads the body, stopping as soon as it passes the limit (chunked bodies declare no length).
-async fn read_limited(body: Body) -> Result<bytes::Bytes, XmlRejection> {
-    match Limited::new(body, BODY_LIMIT_BYTES).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(XmlRejection::PayloadTooLarge)
-        }
-        Err(error) => {
-            tracing::debug!(error = %error, "reading the request body failed");
-            Err(XmlRejection::Unreadable)
+/// Reads the body up to the limit (chunked bodies declare no length). A body over it is
+/// refused, after reading and dropping what arrives up to [`DRAIN_LIMIT_BYTES`].
+async fn read_limited(mut body: Body, too_large: bool) -> Result<Bytes, XmlRejection> {
+    let mut kept = BytesMut::new();
+    let mut seen = 0_usize;
+    let mut too_large = too_large;
+    while let Some(frame) = body.frame().await {
+        let data = match frame {
+            Ok(frame) => match frame.into_data() {
+                Ok(data) => data,
+                Err(_trailers) => continue,
+            },
+            // Once the body is known to be too large, that is the answer, however it ends.
+            Err(_) if too_large => break,
+            Err(error) => {
+                tracing::debug!(error = %error, "reading the request body failed");
+                return Err(XmlRejection::Unreadable);
+            }
+        };
+        seen = seen.saturating_add(data.len());
+        too_large |= seen > BODY_LIMIT_BYTES;
+        if too_large {
+            if seen > DRAIN_LIMIT_BYTES {
+                break;
+            }
+        } else {
+            kept.extend_from_slice(&data);
         }
     }
+    if too_large {
+        return Err(XmlRejection::PayloadTooLarge);
+    }
+    Ok(kept.freeze())
 }
 
 /// A complete XML response document with its status.
@@ -203,17 +234,39 @@ mod tests {
     }
 
     #[test]
-    fn a_declared_length_over_the_limit_is_refused_up_front() {
+    fn a_declared_length_over_the_limit_is_drained_and_far_over_it_refused_up_front() {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_LENGTH, HeaderValue::from(BODY_LIMIT_BYTES as u64));
-        assert!(check_declared_length(&headers).is_ok());
+        assert!(matches!(check_declared_length(&headers), Ok(false)));
         headers.insert(
             CONTENT_LENGTH,
             HeaderValue::from(BODY_LIMIT_BYTES as u64 + 1),
+        );
+        assert!(matches!(check_declared_length(&headers), Ok(true)));
+        headers.insert(
+            CONTENT_LENGTH,
+            HeaderValue::from(DRAIN_LIMIT_BYTES as u64 + 1),
         );
         assert!(matches!(
             check_declared_length(&headers),
             Err(XmlRejection::PayloadTooLarge)
         ));
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_refused_after_it_was_read() {
+        let body = Body::from(vec![b'x'; BODY_LIMIT_BYTES + 1]);
+        assert!(matches!(
+            read_limited(body, false).await,
+            Err(XmlRejection::PayloadTooLarge)
+        ));
+        let body = Body::from(vec![b'x'; BODY_LIMIT_BYTES]);
+        assert_eq!(
+            read_limited(body, false)
+                .await
+                .map(|bytes| bytes.len())
+                .ok(),
+            Some(BODY_LIMIT_BYTES)
+        );
     }
 }
