@@ -27,7 +27,7 @@ pub(crate) enum List {
 }
 
 impl List {
-    fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             List::Account => "accounts",
             List::RootDepartment => "rootDepartment",
@@ -69,15 +69,22 @@ pub(crate) struct Entries {
 }
 
 impl Entries {
-    /// Remembers `id` as given by the entry at `place` named `entry`; the place of the
-    /// first entry when the id is already known.
-    pub(crate) fn insert(&mut self, id: Uuid, place: Place, entry: &str) -> Result<(), Place> {
+    /// Remembers `id`, written `raw`, as given by the entry at `place`, named by
+    /// `entry` when [`Entries::name`] could not rebuild it; the place of the first entry
+    /// when the id is already known.
+    pub(crate) fn insert(
+        &mut self,
+        id: Uuid,
+        raw: &str,
+        place: Place,
+        entry: impl FnOnce() -> String,
+    ) -> Result<(), Place> {
         if let Some(first) = self.places.get(&id) {
             return Err(*first);
         }
         self.places.insert(id, place);
-        if rebuilt(id, place).as_deref() != Some(entry) {
-            self.names.insert(place, entry.into());
+        if matches!(place.list, List::Account | List::Users) || !canonical(id, raw) {
+            self.names.insert(place, entry().into());
         }
         Ok(())
     }
@@ -105,6 +112,12 @@ impl Entries {
     }
 }
 
+/// Whether `raw` is how `id` prints: lowercase, hyphenated.
+fn canonical(id: Uuid, raw: &str) -> bool {
+    let mut buffer = Uuid::encode_buffer();
+    id.hyphenated().encode_lower(&mut buffer) == raw
+}
+
 /// The name of an entry named by its own id, as the validator writes it; `None` for
 /// entries named otherwise.
 fn rebuilt(id: Uuid, place: Place) -> Option<String> {
@@ -127,17 +140,19 @@ mod tests {
         let id = Uuid::from_u128(7);
         let place = Place::new(0, List::Enrollments, 3);
         let entry = label(0, "enrollments", 3, "id", &id.to_string());
-        assert_eq!(entries.insert(id, place, &entry), Ok(()));
+        let raw = id.to_string();
+        assert_eq!(entries.insert(id, &raw, place, || entry.clone()), Ok(()));
         assert!(entries.names.is_empty());
         assert_eq!(entries.name(id, place), entry);
 
         let upper = Uuid::from_u128(8);
         let place = Place::new(0, List::Enrollments, 4);
-        let entry = label(0, "enrollments", 4, "id", &upper.to_string().to_uppercase());
-        assert_eq!(entries.insert(upper, place, &entry), Ok(()));
+        let raw = upper.to_string().to_uppercase();
+        let entry = label(0, "enrollments", 4, "id", &raw);
+        assert_eq!(entries.insert(upper, &raw, place, || entry.clone()), Ok(()));
         assert_eq!(entries.name(upper, place), entry);
         assert_eq!(
-            entries.insert(upper, Place::new(0, List::Users, 0), "x"),
+            entries.insert(upper, &raw, Place::new(0, List::Users, 0), String::new),
             Err(place)
         );
     }

@@ -68,7 +68,7 @@ impl Validator {
         let id = parse_uuid(raw).ok_or_else(|| {
             ImportError::invalid(entry, format!("id \"{}\" is not a UUID", clip(raw)))
         })?;
-        if let Err(first) = self.ids.insert(id, place, entry) {
+        if let Err(first) = self.ids.insert(id, raw, place, || entry.to_owned()) {
             let first = self.ids.name(id, first);
             return Err(ImportError::invalid(
                 entry,
@@ -76,6 +76,23 @@ impl Validator {
             ));
         }
         Ok(id)
+    }
+
+    /// Registers the id of an entry known to be valid otherwise, without writing out its
+    /// name; `None` (and nothing registered) when the id is malformed or taken, for the
+    /// caller to refuse the entry the ordinary way.
+    fn register_checked(&mut self, place: Place, raw: &str) -> Option<Uuid> {
+        let id = parse_uuid(raw)?;
+        let entry = || {
+            label(
+                place.account as usize,
+                List::Enrollments.key(),
+                place.index as usize,
+                "id",
+                raw,
+            )
+        };
+        self.ids.insert(id, raw, place, entry).ok().map(|()| id)
     }
 
     /// Starts account number `a`: its URL and id, before any of its lists.
