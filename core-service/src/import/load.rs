@@ -10,8 +10,8 @@ use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
 
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait,
-    PaginatorTrait as _, QueryFilter as _, QuerySelect as _, SqliteTransactionMode,
-    TransactionOptions, TransactionTrait as _,
+    QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement, TransactionOptions,
+    TransactionTrait as _, Value,
 };
 use serde::Serialize;
 use uuid::Uuid;
@@ -201,12 +201,10 @@ async fn import_plan(
 /// nothing to a million rows would otherwise be planned as if it were still empty.
 /// The import has landed by then, so a failure here is only logged.
 async fn analyze(db: &DatabaseConnection) {
-    let statements: &[&str] = match db.get_database_backend() {
-        // A bounded sample per index keeps this to a second on a million rows; the
-        // planner needs proportions, not exact counts.
-        DatabaseBackend::Sqlite => &["PRAGMA analysis_limit = 1000", "ANALYZE"],
-        _ => &["ANALYZE"],
-    };
+    // A full ANALYZE, not one bounded by `analysis_limit`: the limit would stay on the
+    // pooled connection, and sampled statistics mislead SQLite's choice between an index
+    // and a scan for long `IN` lists.
+    let statements: &[&str] = &["ANALYZE"];
     for sql in statements {
         if let Err(error) = db.execute_unprepared(sql).await {
             tracing::warn!(%error, "refreshing the planner's statistics after an import failed");
@@ -303,6 +301,7 @@ mod rows {
     pub(super) const ACCOUNTS: Table<4> = Table {
         name: "accounts",
         columns: ["id", "url", "revision", "created_at"],
+        pg_types: ["uuid", "text", "int8", "timestamptz"],
     };
 
     pub(super) fn accounts(
@@ -330,6 +329,15 @@ mod rows {
             "created_at",
             "updated_at",
         ],
+        pg_types: [
+            "uuid",
+            "uuid",
+            "uuid",
+            "text",
+            "text",
+            "timestamptz",
+            "timestamptz",
+        ],
     };
 
     pub(super) fn departments(
@@ -356,6 +364,7 @@ mod rows {
     pub(super) const CLOSURE: Table<4> = Table {
         name: "department_closure",
         columns: ["account_id", "ancestor_id", "descendant_id", "depth"],
+        pg_types: ["uuid", "uuid", "uuid", "int4"],
     };
 
     pub(super) fn department_closure(plan: &Plan) -> impl Iterator<Item = [Value; 4]> + '_ {
@@ -376,6 +385,7 @@ mod rows {
     pub(super) const CUSTOM_ROLES: Table<3> = Table {
         name: "custom_roles",
         columns: ["id", "account_id", "name"],
+        pg_types: ["uuid", "uuid", "text"],
     };
 
     pub(super) fn custom_roles(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ {
@@ -389,6 +399,7 @@ mod rows {
     pub(super) const PERMISSIONS: Table<2> = Table {
         name: "custom_role_permissions",
         columns: ["custom_role_id", "permission"],
+        pg_types: ["uuid", "text"],
     };
 
     pub(super) fn custom_role_permissions(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
@@ -418,6 +429,19 @@ mod rows {
             "active",
             "created_at",
             "updated_at",
+        ],
+        pg_types: [
+            "uuid",
+            "uuid",
+            "text",
+            "text",
+            "text",
+            "text",
+            "uuid",
+            "uuid",
+            "bool",
+            "timestamptz",
+            "timestamptz",
         ],
     };
 
@@ -466,6 +490,7 @@ mod rows {
     pub(super) const MANAGED: Table<2> = Table {
         name: "user_managed_departments",
         columns: ["user_id", "department_id"],
+        pg_types: ["uuid", "uuid"],
     };
 
     pub(super) fn user_managed_departments(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
@@ -484,6 +509,7 @@ mod rows {
     pub(super) const GROUPS: Table<4> = Table {
         name: "groups",
         columns: ["id", "account_id", "name", "smart_department_id"],
+        pg_types: ["uuid", "uuid", "text", "uuid"],
     };
 
     pub(super) fn groups(plan: &Plan) -> impl Iterator<Item = [Value; 4]> + '_ {
@@ -504,6 +530,7 @@ mod rows {
     pub(super) const MEMBERS: Table<2> = Table {
         name: "group_members",
         columns: ["group_id", "user_id"],
+        pg_types: ["uuid", "uuid"],
     };
 
     pub(super) fn group_members(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
@@ -522,6 +549,7 @@ mod rows {
     pub(super) const PROJECTS: Table<3> = Table {
         name: "projects",
         columns: ["id", "account_id", "name"],
+        pg_types: ["uuid", "uuid", "text"],
     };
 
     pub(super) fn projects(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ {
@@ -535,6 +563,7 @@ mod rows {
     pub(super) const AUTHORS: Table<2> = Table {
         name: "project_authors",
         columns: ["project_id", "user_id"],
+        pg_types: ["uuid", "uuid"],
     };
 
     pub(super) fn project_authors(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
@@ -562,6 +591,17 @@ mod rows {
             "added_at",
             "content_type",
             "view_url",
+        ],
+        pg_types: [
+            "uuid",
+            "uuid",
+            "uuid",
+            "text",
+            "text",
+            "uuid",
+            "timestamptz",
+            "text",
+            "text",
         ],
     };
 
@@ -594,6 +634,7 @@ mod rows {
             "content_item_id",
             "created_at",
         ],
+        pg_types: ["uuid", "uuid", "uuid", "uuid", "timestamptz"],
     };
 
     pub(super) fn enrollments(
@@ -618,6 +659,7 @@ mod rows {
     pub(super) const POINTS: Table<3> = Table {
         name: "user_points",
         columns: ["user_id", "account_id", "points"],
+        pg_types: ["uuid", "uuid", "int8"],
     };
 
     pub(super) fn user_points(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ {
@@ -685,16 +727,14 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
     // Ids are unique across kinds in a document, and so they must be against the
     // database: a department id that is already a user's would make references ambiguous.
     let mut taken = HashSet::new();
-    taken.extend(existing::<account::Entity>(conn, account::Column::Id, plan, &ids).await?);
-    taken.extend(existing::<department::Entity>(conn, department::Column::Id, plan, &ids).await?);
-    taken.extend(existing::<custom_role::Entity>(conn, custom_role::Column::Id, plan, &ids).await?);
-    taken.extend(existing::<user::Entity>(conn, user::Column::Id, plan, &ids).await?);
-    taken.extend(existing::<group::Entity>(conn, group::Column::Id, plan, &ids).await?);
-    taken.extend(existing::<project::Entity>(conn, project::Column::Id, plan, &ids).await?);
-    taken.extend(
-        existing::<content_item::Entity>(conn, content_item::Column::Id, plan, &ids).await?,
-    );
-    taken.extend(existing::<enrollment::Entity>(conn, enrollment::Column::Id, plan, &ids).await?);
+    taken.extend(existing::<account::Entity>(conn, account::Column::Id, &ids).await?);
+    taken.extend(existing::<department::Entity>(conn, department::Column::Id, &ids).await?);
+    taken.extend(existing::<custom_role::Entity>(conn, custom_role::Column::Id, &ids).await?);
+    taken.extend(existing::<user::Entity>(conn, user::Column::Id, &ids).await?);
+    taken.extend(existing::<group::Entity>(conn, group::Column::Id, &ids).await?);
+    taken.extend(existing::<project::Entity>(conn, project::Column::Id, &ids).await?);
+    taken.extend(existing::<content_item::Entity>(conn, content_item::Column::Id, &ids).await?);
+    taken.extend(existing::<enrollment::Entity>(conn, enrollment::Column::Id, &ids).await?);
     // The first in document order, as a person reading the file would meet it.
     let first = taken
         .into_iter()
@@ -709,33 +749,24 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
     Ok(())
 }
 
-/// Which of the plan's `ids` are in `column` of `E`. The cheaper of two ways: a table
-/// no larger than the document is read whole (a first import into a fresh database
-/// costs one empty read per table), a larger one is probed with the ids in chunks.
+/// Which of `ids` are in `column` of `E`. Only the ids between the table's lowest and
+/// highest are probed, in chunks: a first import into a fresh database costs one index
+/// look per table, not a probe per id and table.
 async fn existing<E: EntityTrait>(
     conn: &impl ConnectionTrait,
     column: E::Column,
-    plan: &Plan,
     ids: &[Uuid],
-) -> Result<Vec<Uuid>, DbErr>
-where
-    E::Model: Sync,
-{
-    let rows = E::find().count(conn).await?;
-    if usize::try_from(rows).is_ok_and(|rows| rows <= ids.len()) {
-        let all: Vec<Uuid> = E::find()
-            .select_only()
-            .column(column)
-            .into_tuple()
-            .all(conn)
-            .await?;
-        return Ok(all
-            .into_iter()
-            .filter(|id| plan.ids.place(*id).is_some())
-            .collect());
-    }
+) -> Result<Vec<Uuid>, DbErr> {
+    let Some((lowest, highest)) = id_range(conn, E::default().table_name()).await? else {
+        return Ok(Vec::new());
+    };
+    let within: Vec<Uuid> = ids
+        .iter()
+        .copied()
+        .filter(|id| (lowest..=highest).contains(id))
+        .collect();
     let mut found = Vec::new();
-    for chunk in bulk::in_chunks(ids) {
+    for chunk in bulk::in_chunks(&within) {
         let rows: Vec<Uuid> = E::find()
             .select_only()
             .column(column)
@@ -746,6 +777,40 @@ where
         found.extend(rows);
     }
     Ok(found)
+}
+
+/// The lowest and highest `id` of `table`, each one step down its primary key's index;
+/// `None` when the table is empty. Both backends order UUIDs bytewise, as [`Uuid`] does.
+async fn id_range(conn: &impl ConnectionTrait, table: &str) -> Result<Option<(Uuid, Uuid)>, DbErr> {
+    let backend = conn.get_database_backend();
+    let placeholder = match backend {
+        DatabaseBackend::Postgres => "$1",
+        _ => "?",
+    };
+    // A bound on the key keeps both planners on the index (PostgreSQL has no min(uuid)).
+    let ends = [("ASC", ">=", Uuid::nil()), ("DESC", "<=", Uuid::max())];
+    let mut found = [None, None];
+    for (slot, (order, comparison, bound)) in found.iter_mut().zip(ends) {
+        let sql = format!(
+            "SELECT \"id\" FROM \"{table}\" WHERE \"id\" {comparison} {placeholder} \
+             ORDER BY \"id\" {order} LIMIT 1"
+        );
+        let row = conn
+            .query_one_raw(Statement::from_sql_and_values(
+                backend,
+                sql,
+                [Value::from(bound)],
+            ))
+            .await?;
+        *slot = match row {
+            Some(row) => Some(row.try_get::<Uuid>("", "id")?),
+            None => None,
+        };
+    }
+    Ok(match found {
+        [Some(lowest), Some(highest)] => Some((lowest, highest)),
+        _ => None,
+    })
 }
 
 /// Replaces every plain password of `plan` by its argon2id hash, on the blocking pool
