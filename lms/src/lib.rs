@@ -7,8 +7,11 @@
 //!   gRPC; [`StackSettings`] are their flags together. `lms up`, the end-to-end tests and the
 //!   benchmarks all start the service through it.
 //! - [`demo`]: the built-in demo account of `lms up --demo` and what the launcher prints.
+//! - [`progress`]: what `lms import` shows while it works (a bar on a terminal, plain
+//!   lines otherwise).
 
 pub mod demo;
+pub mod progress;
 pub mod stack;
 
 pub use stack::{Stack, StackSettings};

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use lms::{Stack, StackSettings, demo};
+use lms::{Stack, StackSettings, demo, progress::ImportProgressView};
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, DEFAULT_DATABASE_URL},
@@ -59,11 +59,14 @@ async fn main() -> anyhow::Result<()> {
         Command::Import { database_url, file } => {
             let db = db::open(&database_url).await?;
             let hasher = PasswordHasher::new(PasswordPolicy::default())?;
-            let summary = lms_core::import::import_file(&db, &file, &hasher)
-                .await
-                .with_context(|| {
-                    format!("import of {} refused; nothing was changed", file.display())
-                })?;
+            let view = ImportProgressView::for_stdout();
+            let show = |progress| view.update(progress);
+            let result =
+                lms_core::import::import_file_with_progress(&db, &file, &hasher, Some(&show)).await;
+            view.finish();
+            let summary = result.with_context(|| {
+                format!("import of {} refused; nothing was changed", file.display())
+            })?;
             println!("Imported {}: {summary}", file.display());
             Ok(())
         }

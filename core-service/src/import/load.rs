@@ -9,14 +9,19 @@
 use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter as _,
-    QuerySelect as _, SqliteTransactionMode, TransactionOptions, TransactionTrait as _,
+    ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait,
+    QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement, TransactionOptions,
+    TransactionTrait as _, Value,
 };
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
     ImportDocument, ImportError,
+    document::Format,
+    insert::insert_rows,
+    progress::{ImportStage, ProgressFn, Reporter},
+    stream,
     validate::{AccountPlan, Password, Plan, validate},
 };
 use crate::{
@@ -102,30 +107,69 @@ pub async fn import_file(
     path: &Path,
     hasher: &PasswordHasher,
 ) -> Result<ImportSummary, ImportError> {
+    import_file_with_progress(db, path, hasher, None).await
+}
+
+/// [`import_file`], telling `progress` how far it has got.
+pub async fn import_file_with_progress(
+    db: &DatabaseConnection,
+    path: &Path,
+    hasher: &PasswordHasher,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<ImportSummary, ImportError> {
+    let reporter = Reporter(progress);
+    reporter.report(ImportStage::Validating, 0, 0);
     let owned = path.to_path_buf();
-    let doc = tokio::task::spawn_blocking(move || ImportDocument::read(&owned))
-        .await
-        .map_err(|err| ImportError::Read {
-            file: path.to_path_buf(),
-            source: std::io::Error::other(err.to_string()),
-        })??;
-    import_document(db, doc, hasher).await
+    let plan = tokio::task::spawn_blocking(move || match Format::of(&owned) {
+        Some(Format::Json) => stream::read_json(&owned),
+        _ => validate(&ImportDocument::read(&owned)?),
+    })
+    .await
+    .map_err(|err| ImportError::Read {
+        file: path.to_path_buf(),
+        source: std::io::Error::other(err.to_string()),
+    })??;
+    import_plan(db, plan, hasher, reporter).await
 }
 
 /// Imports `doc` in one transaction. Refused whole, with an error naming the offending
 /// entry, when it breaks a rule of the contract or names ids or account URLs already
 /// in the database.
-#[tracing::instrument(skip_all, fields(accounts = doc.accounts.len()))]
 pub async fn import_document(
     db: &DatabaseConnection,
     doc: ImportDocument,
     hasher: &PasswordHasher,
 ) -> Result<ImportSummary, ImportError> {
-    let mut plan = validate(&doc)?;
+    import_document_with_progress(db, doc, hasher, None).await
+}
+
+/// [`import_document`], telling `progress` how far it has got.
+#[tracing::instrument(skip_all, fields(accounts = doc.accounts.len()))]
+pub async fn import_document_with_progress(
+    db: &DatabaseConnection,
+    doc: ImportDocument,
+    hasher: &PasswordHasher,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<ImportSummary, ImportError> {
+    let reporter = Reporter(progress);
+    reporter.report(ImportStage::Validating, 0, 0);
+    let plan = validate(&doc)?;
     drop(doc);
+    import_plan(db, plan, hasher, reporter).await
+}
+
+async fn import_plan(
+    db: &DatabaseConnection,
+    mut plan: Plan,
+    hasher: &PasswordHasher,
+    progress: Reporter<'_>,
+) -> Result<ImportSummary, ImportError> {
     // A cheap look first: re-importing a file should not cost an hour of hashing.
-    check_not_taken(db, &plan).await?;
-    hash_passwords(&mut plan, hasher).await?;
+    // Without plain passwords the look inside the transaction comes just as early.
+    if plan.has_plain_passwords() {
+        check_not_taken(db, &plan).await?;
+        hash_passwords(&mut plan, hasher, progress).await?;
+    }
 
     // IMMEDIATE takes SQLite's write lock before the checks read, so the transaction
     // never has to upgrade a stale read snapshot; PostgreSQL ignores the option (its
@@ -135,10 +179,13 @@ pub async fn import_document(
         ..TransactionOptions::default()
     };
     let txn = db.begin_with_options(options).await?;
-    match write(&txn, &plan).await {
+    match write(&txn, &plan, &progress).await {
         Ok(summary) => {
             txn.commit().await?;
+            drop(plan);
             tracing::info!(%summary, "import committed");
+            progress.report(ImportStage::Analyzing, 0, 0);
+            analyze(db).await;
             Ok(summary)
         }
         Err(err) => {
@@ -150,24 +197,57 @@ pub async fn import_document(
     }
 }
 
+/// Refreshes the planner's statistics after a committed import: a table that grew from
+/// nothing to a million rows would otherwise be planned as if it were still empty.
+/// The import has landed by then, so a failure here is only logged.
+async fn analyze(db: &DatabaseConnection) {
+    // A full ANALYZE, not one bounded by `analysis_limit`: the limit would stay on the
+    // pooled connection, and sampled statistics mislead SQLite's choice between an index
+    // and a scan for long `IN` lists.
+    let statements: &[&str] = &["ANALYZE"];
+    for sql in statements {
+        if let Err(error) = db.execute_unprepared(sql).await {
+            tracing::warn!(%error, "refreshing the planner's statistics after an import failed");
+            return;
+        }
+    }
+}
+
 /// Inserts the plan, parents before children, and one audit row per account.
-async fn write(txn: &impl ConnectionTrait, plan: &Plan) -> Result<ImportSummary, ImportError> {
+async fn write(
+    txn: &impl ConnectionTrait,
+    plan: &Plan,
+    progress: &Reporter<'_>,
+) -> Result<ImportSummary, ImportError> {
     check_not_taken(txn, plan).await?;
     let now = chrono::Utc::now();
-    insert_all(txn, rows::accounts(plan, now)).await?;
-    insert_all(txn, rows::departments(plan, now)).await?;
-    insert_all(txn, rows::department_closure(plan)).await?;
-    insert_all(txn, rows::custom_roles(plan)).await?;
-    insert_all(txn, rows::custom_role_permissions(plan)).await?;
-    insert_all(txn, rows::users(plan, now)?).await?;
-    insert_all(txn, rows::user_managed_departments(plan)).await?;
-    insert_all(txn, rows::groups(plan)).await?;
-    insert_all(txn, rows::group_members(plan)).await?;
-    insert_all(txn, rows::projects(plan)).await?;
-    insert_all(txn, rows::project_authors(plan)).await?;
-    insert_all(txn, rows::content_items(plan)).await?;
-    insert_all(txn, rows::enrollments(plan, now)).await?;
-    insert_all(txn, rows::user_points(plan)).await?;
+    let total = plan.row_count() as u64;
+    let mut done = 0u64;
+    let mut written = |rows: usize| {
+        done += rows as u64;
+        progress.report(ImportStage::Writing, done, total);
+    };
+    let w = &mut written;
+    insert_rows(txn, &rows::ACCOUNTS, rows::accounts(plan, now), w).await?;
+    insert_rows(txn, &rows::DEPARTMENTS, rows::departments(plan, now), w).await?;
+    insert_rows(txn, &rows::CLOSURE, rows::department_closure(plan), w).await?;
+    insert_rows(txn, &rows::CUSTOM_ROLES, rows::custom_roles(plan), w).await?;
+    insert_rows(
+        txn,
+        &rows::PERMISSIONS,
+        rows::custom_role_permissions(plan),
+        w,
+    )
+    .await?;
+    insert_rows(txn, &rows::USERS, rows::users(plan, now)?, w).await?;
+    insert_rows(txn, &rows::MANAGED, rows::user_managed_departments(plan), w).await?;
+    insert_rows(txn, &rows::GROUPS, rows::groups(plan), w).await?;
+    insert_rows(txn, &rows::MEMBERS, rows::group_members(plan), w).await?;
+    insert_rows(txn, &rows::PROJECTS, rows::projects(plan), w).await?;
+    insert_rows(txn, &rows::AUTHORS, rows::project_authors(plan), w).await?;
+    insert_rows(txn, &rows::CONTENT_ITEMS, rows::content_items(plan), w).await?;
+    insert_rows(txn, &rows::ENROLLMENTS, rows::enrollments(plan, now), w).await?;
+    insert_rows(txn, &rows::POINTS, rows::user_points(plan), w).await?;
     insert_all(txn, rows::audit_log(plan, now)).await?;
     let mut total = ImportSummary::default();
     for account in &plan.accounts {
@@ -176,23 +256,22 @@ async fn write(txn: &impl ConnectionTrait, plan: &Plan) -> Result<ImportSummary,
     Ok(total)
 }
 
-/// The rows of each table, built from the plan: one function per table, in the order
-/// `write` inserts them.
+/// The rows of each table, built from the plan as plain values: one table and one
+/// function per table, in the order `write` inserts them.
 mod rows {
     use chrono::{DateTime, Utc};
-    use sea_orm::Set;
+    use sea_orm::{ActiveEnum as _, Value};
     use serde_json::json;
     use uuid::Uuid;
 
     use super::{ImportError, ImportSummary};
     use crate::{
         db::{Actor, AuditAction, Change, audit},
-        entities::{
-            account, audit_log, content_item, custom_role, custom_role_permission, department,
-            department_closure, enrollment, group, group_member, project, project_author, user,
-            user_managed_department, user_points,
+        entities::audit_log,
+        import::{
+            insert::Table,
+            validate::{AccountPlan, Password, Plan},
         },
-        import::validate::{AccountPlan, Password, Plan},
     };
 
     /// `build(account id, item)` for every item `items` picks from each account.
@@ -211,69 +290,119 @@ mod rows {
         })
     }
 
+    fn id(id: Uuid) -> Value {
+        Value::from(id)
+    }
+
+    fn text(text: &str) -> Value {
+        Value::from(text.to_owned())
+    }
+
+    pub(super) const ACCOUNTS: Table<4> = Table {
+        name: "accounts",
+        columns: ["id", "url", "revision", "created_at"],
+        pg_types: ["uuid", "text", "int8", "timestamptz"],
+    };
+
     pub(super) fn accounts(
         plan: &Plan,
         now: DateTime<Utc>,
-    ) -> impl Iterator<Item = account::ActiveModel> + '_ {
-        plan.accounts
-            .iter()
-            .map(move |account| account::ActiveModel {
-                id: Set(account.id),
-                url: Set(account.url.clone()),
-                revision: Set(0),
-                created_at: Set(now),
-            })
+    ) -> impl Iterator<Item = [Value; 4]> + '_ {
+        plan.accounts.iter().map(move |account| {
+            [
+                id(account.id),
+                text(&account.url),
+                Value::from(0i64),
+                Value::from(now),
+            ]
+        })
     }
+
+    pub(super) const DEPARTMENTS: Table<7> = Table {
+        name: "departments",
+        columns: [
+            "id",
+            "account_id",
+            "parent_id",
+            "name",
+            "code",
+            "created_at",
+            "updated_at",
+        ],
+        pg_types: [
+            "uuid",
+            "uuid",
+            "uuid",
+            "text",
+            "text",
+            "timestamptz",
+            "timestamptz",
+        ],
+    };
 
     pub(super) fn departments(
         plan: &Plan,
         now: DateTime<Utc>,
-    ) -> impl Iterator<Item = department::ActiveModel> + '_ {
+    ) -> impl Iterator<Item = [Value; 7]> + '_ {
         per_account(
             plan,
             |account| &account.departments,
-            move |account_id, row| department::ActiveModel {
-                id: Set(row.id),
-                account_id: Set(account_id),
-                parent_id: Set(row.parent_id),
-                name: Set(row.name.clone()),
-                code: Set(row.code.clone()),
-                created_at: Set(now),
-                updated_at: Set(now),
+            move |account_id, row| {
+                [
+                    id(row.id),
+                    id(account_id),
+                    Value::from(row.parent_id),
+                    text(&row.name),
+                    Value::from(row.code.clone()),
+                    Value::from(now),
+                    Value::from(now),
+                ]
             },
         )
     }
 
-    pub(super) fn department_closure(
-        plan: &Plan,
-    ) -> impl Iterator<Item = department_closure::ActiveModel> + '_ {
+    pub(super) const CLOSURE: Table<4> = Table {
+        name: "department_closure",
+        columns: ["account_id", "ancestor_id", "descendant_id", "depth"],
+        pg_types: ["uuid", "uuid", "uuid", "int4"],
+    };
+
+    pub(super) fn department_closure(plan: &Plan) -> impl Iterator<Item = [Value; 4]> + '_ {
         per_account(
             plan,
             |account| &account.closure,
-            |account_id, row| department_closure::ActiveModel {
-                account_id: Set(account_id),
-                ancestor_id: Set(row.ancestor),
-                descendant_id: Set(row.descendant),
-                depth: Set(row.depth),
+            |account_id, row| {
+                [
+                    id(account_id),
+                    id(row.ancestor),
+                    id(row.descendant),
+                    Value::from(row.depth),
+                ]
             },
         )
     }
 
-    pub(super) fn custom_roles(plan: &Plan) -> impl Iterator<Item = custom_role::ActiveModel> + '_ {
+    pub(super) const CUSTOM_ROLES: Table<3> = Table {
+        name: "custom_roles",
+        columns: ["id", "account_id", "name"],
+        pg_types: ["uuid", "uuid", "text"],
+    };
+
+    pub(super) fn custom_roles(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ {
         per_account(
             plan,
             |account| &account.custom_roles,
-            |account_id, row| custom_role::ActiveModel {
-                id: Set(row.id),
-                account_id: Set(account_id),
-                name: Set(row.name.clone()),
-            },
+            |account_id, row| [id(row.id), id(account_id), text(&row.name)],
         )
     }
 
-    pub(super) fn custom_role_permissions(
-        plan: &Plan,
-    ) -> impl Iterator<Item = custom_role_permission::ActiveModel> + '_ {
+    pub(super) const PERMISSIONS: Table<2> = Table {
+        name: "custom_role_permissions",
+        columns: ["custom_role_id", "permission"],
+        pg_types: ["uuid", "text"],
+    };
+
+    pub(super) fn custom_role_permissions(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
         per_account(
             plan,
             |account| {
@@ -282,49 +411,89 @@ mod rows {
                     .iter()
                     .flat_map(|row| row.permissions.iter().map(move |p| (row.id, *p)))
             },
-            |_, (custom_role_id, permission)| custom_role_permission::ActiveModel {
-                custom_role_id: Set(custom_role_id),
-                permission: Set(permission.as_str().to_owned()),
-            },
+            |_, (custom_role_id, permission)| [id(custom_role_id), text(permission.as_str())],
         )
     }
+
+    pub(super) const USERS: Table<11> = Table {
+        name: "users",
+        columns: [
+            "id",
+            "account_id",
+            "email",
+            "email_key",
+            "password_hash",
+            "role",
+            "custom_role_id",
+            "department_id",
+            "active",
+            "created_at",
+            "updated_at",
+        ],
+        pg_types: [
+            "uuid",
+            "uuid",
+            "text",
+            "text",
+            "text",
+            "text",
+            "uuid",
+            "uuid",
+            "bool",
+            "timestamptz",
+            "timestamptz",
+        ],
+    };
 
     /// Refused when a user still has a plain password: every one was hashed before the
     /// transaction opened, and a plain one must never be stored.
     pub(super) fn users(
         plan: &Plan,
         now: DateTime<Utc>,
-    ) -> Result<Vec<user::ActiveModel>, ImportError> {
-        per_account(
+    ) -> Result<impl Iterator<Item = [Value; 11]> + '_, ImportError> {
+        let unhashed = plan
+            .accounts
+            .iter()
+            .flat_map(|account| &account.users)
+            .find(|row| !matches!(row.password, Password::Hashed(_)));
+        if let Some(row) = unhashed {
+            return Err(ImportError::Hashing(
+                format!("user {} has no password hash", row.id).into(),
+            ));
+        }
+        Ok(per_account(
             plan,
             |account| &account.users,
-            |account_id, row| {
-                let Password::Hashed(hash) = &row.password else {
-                    return Err(ImportError::Hashing(
-                        format!("user {} has no password hash", row.id).into(),
-                    ));
+            move |account_id, row| {
+                // A plain password was refused above; it never reaches this column.
+                let hash = match &row.password {
+                    Password::Hashed(hash) => hash.as_str(),
+                    Password::Plain(_) => "",
                 };
-                Ok(user::ActiveModel {
-                    id: Set(row.id),
-                    account_id: Set(account_id),
-                    email: Set(row.email.clone()),
-                    email_key: Set(row.email_key.clone()),
-                    password_hash: Set(hash.clone()),
-                    role: Set(row.role),
-                    custom_role_id: Set(row.custom_role_id),
-                    department_id: Set(row.department_id),
-                    active: Set(row.active),
-                    created_at: Set(now),
-                    updated_at: Set(now),
-                })
+                [
+                    id(row.id),
+                    id(account_id),
+                    text(&row.email),
+                    text(&row.email_key),
+                    text(hash),
+                    Value::from(row.role.to_value()),
+                    Value::from(row.custom_role_id),
+                    id(row.department_id),
+                    Value::from(row.active),
+                    Value::from(now),
+                    Value::from(now),
+                ]
             },
-        )
-        .collect()
+        ))
     }
 
-    pub(super) fn user_managed_departments(
-        plan: &Plan,
-    ) -> impl Iterator<Item = user_managed_department::ActiveModel> + '_ {
+    pub(super) const MANAGED: Table<2> = Table {
+        name: "user_managed_departments",
+        columns: ["user_id", "department_id"],
+        pg_types: ["uuid", "uuid"],
+    };
+
+    pub(super) fn user_managed_departments(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
         per_account(
             plan,
             |account| {
@@ -333,29 +502,38 @@ mod rows {
                     .iter()
                     .flat_map(|row| row.managed_department_ids.iter().map(move |d| (row.id, *d)))
             },
-            |_, (user_id, department_id)| user_managed_department::ActiveModel {
-                user_id: Set(user_id),
-                department_id: Set(department_id),
-            },
+            |_, (user_id, department_id)| [id(user_id), id(department_id)],
         )
     }
 
-    pub(super) fn groups(plan: &Plan) -> impl Iterator<Item = group::ActiveModel> + '_ {
+    pub(super) const GROUPS: Table<4> = Table {
+        name: "groups",
+        columns: ["id", "account_id", "name", "smart_department_id"],
+        pg_types: ["uuid", "uuid", "text", "uuid"],
+    };
+
+    pub(super) fn groups(plan: &Plan) -> impl Iterator<Item = [Value; 4]> + '_ {
         per_account(
             plan,
             |account| &account.groups,
-            |account_id, row| group::ActiveModel {
-                id: Set(row.id),
-                account_id: Set(account_id),
-                name: Set(row.name.clone()),
-                smart_department_id: Set(row.smart_department_id),
+            |account_id, row| {
+                [
+                    id(row.id),
+                    id(account_id),
+                    text(&row.name),
+                    Value::from(row.smart_department_id),
+                ]
             },
         )
     }
 
-    pub(super) fn group_members(
-        plan: &Plan,
-    ) -> impl Iterator<Item = group_member::ActiveModel> + '_ {
+    pub(super) const MEMBERS: Table<2> = Table {
+        name: "group_members",
+        columns: ["group_id", "user_id"],
+        pg_types: ["uuid", "uuid"],
+    };
+
+    pub(super) fn group_members(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
         per_account(
             plan,
             |account| {
@@ -364,28 +542,31 @@ mod rows {
                     .iter()
                     .flat_map(|row| row.member_ids.iter().map(move |u| (row.id, *u)))
             },
-            |_, (group_id, user_id)| group_member::ActiveModel {
-                group_id: Set(group_id),
-                user_id: Set(user_id),
-            },
+            |_, (group_id, user_id)| [id(group_id), id(user_id)],
         )
     }
 
-    pub(super) fn projects(plan: &Plan) -> impl Iterator<Item = project::ActiveModel> + '_ {
+    pub(super) const PROJECTS: Table<3> = Table {
+        name: "projects",
+        columns: ["id", "account_id", "name"],
+        pg_types: ["uuid", "uuid", "text"],
+    };
+
+    pub(super) fn projects(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ {
         per_account(
             plan,
             |account| &account.projects,
-            |account_id, row| project::ActiveModel {
-                id: Set(row.id),
-                account_id: Set(account_id),
-                name: Set(row.name.clone()),
-            },
+            |account_id, row| [id(row.id), id(account_id), text(&row.name)],
         )
     }
 
-    pub(super) fn project_authors(
-        plan: &Plan,
-    ) -> impl Iterator<Item = project_author::ActiveModel> + '_ {
+    pub(super) const AUTHORS: Table<2> = Table {
+        name: "project_authors",
+        columns: ["project_id", "user_id"],
+        pg_types: ["uuid", "uuid"],
+    };
+
+    pub(super) fn project_authors(plan: &Plan) -> impl Iterator<Item = [Value; 2]> + '_ {
         per_account(
             plan,
             |account| {
@@ -394,59 +575,98 @@ mod rows {
                     .iter()
                     .flat_map(|row| row.author_ids.iter().map(move |u| (row.id, *u)))
             },
-            |_, (project_id, user_id)| project_author::ActiveModel {
-                project_id: Set(project_id),
-                user_id: Set(user_id),
+            |_, (project_id, user_id)| [id(project_id), id(user_id)],
+        )
+    }
+
+    pub(super) const CONTENT_ITEMS: Table<9> = Table {
+        name: "content_items",
+        columns: [
+            "id",
+            "account_id",
+            "project_id",
+            "title",
+            "description",
+            "user_id",
+            "added_at",
+            "content_type",
+            "view_url",
+        ],
+        pg_types: [
+            "uuid",
+            "uuid",
+            "uuid",
+            "text",
+            "text",
+            "uuid",
+            "timestamptz",
+            "text",
+            "text",
+        ],
+    };
+
+    pub(super) fn content_items(plan: &Plan) -> impl Iterator<Item = [Value; 9]> + '_ {
+        per_account(
+            plan,
+            |account| &account.content_items,
+            |account_id, row| {
+                [
+                    id(row.id),
+                    id(account_id),
+                    id(row.project_id),
+                    text(&row.title),
+                    text(&row.description),
+                    id(row.user_id),
+                    Value::from(row.added_at),
+                    text(&row.content_type),
+                    Value::from(row.view_url.clone()),
+                ]
             },
         )
     }
 
-    pub(super) fn content_items(
-        plan: &Plan,
-    ) -> impl Iterator<Item = content_item::ActiveModel> + '_ {
-        per_account(
-            plan,
-            |account| &account.content_items,
-            |account_id, row| content_item::ActiveModel {
-                id: Set(row.id),
-                account_id: Set(account_id),
-                project_id: Set(row.project_id),
-                title: Set(row.title.clone()),
-                description: Set(row.description.clone()),
-                user_id: Set(row.user_id),
-                added_at: Set(row.added_at),
-                content_type: Set(row.content_type.clone()),
-                view_url: Set(row.view_url.clone()),
-            },
-        )
-    }
+    pub(super) const ENROLLMENTS: Table<5> = Table {
+        name: "enrollments",
+        columns: [
+            "id",
+            "account_id",
+            "learner_id",
+            "content_item_id",
+            "created_at",
+        ],
+        pg_types: ["uuid", "uuid", "uuid", "uuid", "timestamptz"],
+    };
 
     pub(super) fn enrollments(
         plan: &Plan,
         now: DateTime<Utc>,
-    ) -> impl Iterator<Item = enrollment::ActiveModel> + '_ {
+    ) -> impl Iterator<Item = [Value; 5]> + '_ {
         per_account(
             plan,
             |account| &account.enrollments,
-            move |account_id, row| enrollment::ActiveModel {
-                id: Set(row.id),
-                account_id: Set(account_id),
-                learner_id: Set(row.learner_id),
-                content_item_id: Set(row.content_item_id),
-                created_at: Set(now),
+            move |account_id, row| {
+                [
+                    id(row.id),
+                    id(account_id),
+                    id(row.learner_id),
+                    id(row.content_item_id),
+                    Value::from(now),
+                ]
             },
         )
     }
 
-    pub(super) fn user_points(plan: &Plan) -> impl Iterator<Item = user_points::ActiveModel> + '_ {
+    pub(super) const POINTS: Table<3> = Table {
+        name: "user_points",
+        columns: ["user_id", "account_id", "points"],
+        pg_types: ["uuid", "uuid", "int8"],
+    };
+
+    pub(super) fn user_points(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ {
         per_account(
             plan,
             |account| &account.points,
-            |account_id, row| user_points::ActiveModel {
-                user_id: Set(row.user_id),
-                account_id: Set(account_id),
-                points: Set(row.points),
-            },
+            |account_id, row| [id(row.user_id), id(account_id), Value::from(row.points)],
         )
     }
 
@@ -503,7 +723,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
         ));
     }
 
-    let ids: Vec<Uuid> = plan.ids.iter().map(|(id, _)| *id).collect();
+    let ids: Vec<Uuid> = plan.ids.ids().collect();
     // Ids are unique across kinds in a document, and so they must be against the
     // database: a department id that is already a user's would make references ambiguous.
     let mut taken = HashSet::new();
@@ -515,23 +735,38 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
     taken.extend(existing::<project::Entity>(conn, project::Column::Id, &ids).await?);
     taken.extend(existing::<content_item::Entity>(conn, content_item::Column::Id, &ids).await?);
     taken.extend(existing::<enrollment::Entity>(conn, enrollment::Column::Id, &ids).await?);
-    if let Some((id, entry)) = plan.ids.iter().find(|(id, _)| taken.contains(id)) {
+    // The first in document order, as a person reading the file would meet it.
+    let first = taken
+        .into_iter()
+        .filter_map(|id| plan.ids.place(id).map(|place| (place, id)))
+        .min();
+    if let Some((place, id)) = first {
         return Err(ImportError::invalid(
-            entry,
+            plan.ids.name(id, place),
             format!("id \"{id}\" is already used in the database"),
         ));
     }
     Ok(())
 }
 
-/// Which of `ids` are in `column` of `E`.
+/// Which of `ids` are in `column` of `E`. Only the ids between the table's lowest and
+/// highest are probed, in chunks: a first import into a fresh database costs one index
+/// look per table, not a probe per id and table.
 async fn existing<E: EntityTrait>(
     conn: &impl ConnectionTrait,
     column: E::Column,
     ids: &[Uuid],
 ) -> Result<Vec<Uuid>, DbErr> {
+    let Some((lowest, highest)) = id_range(conn, E::default().table_name()).await? else {
+        return Ok(Vec::new());
+    };
+    let within: Vec<Uuid> = ids
+        .iter()
+        .copied()
+        .filter(|id| (lowest..=highest).contains(id))
+        .collect();
     let mut found = Vec::new();
-    for chunk in bulk::in_chunks(ids) {
+    for chunk in bulk::in_chunks(&within) {
         let rows: Vec<Uuid> = E::find()
             .select_only()
             .column(column)
@@ -544,9 +779,47 @@ async fn existing<E: EntityTrait>(
     Ok(found)
 }
 
+/// The lowest and highest `id` of `table`, each one step down its primary key's index;
+/// `None` when the table is empty. Both backends order UUIDs bytewise, as [`Uuid`] does.
+async fn id_range(conn: &impl ConnectionTrait, table: &str) -> Result<Option<(Uuid, Uuid)>, DbErr> {
+    let backend = conn.get_database_backend();
+    let placeholder = match backend {
+        DatabaseBackend::Postgres => "$1",
+        _ => "?",
+    };
+    // A bound on the key keeps both planners on the index (PostgreSQL has no min(uuid)).
+    let ends = [("ASC", ">=", Uuid::nil()), ("DESC", "<=", Uuid::max())];
+    let mut found = [None, None];
+    for (slot, (order, comparison, bound)) in found.iter_mut().zip(ends) {
+        let sql = format!(
+            "SELECT \"id\" FROM \"{table}\" WHERE \"id\" {comparison} {placeholder} \
+             ORDER BY \"id\" {order} LIMIT 1"
+        );
+        let row = conn
+            .query_one_raw(Statement::from_sql_and_values(
+                backend,
+                sql,
+                [Value::from(bound)],
+            ))
+            .await?;
+        *slot = match row {
+            Some(row) => Some(row.try_get::<Uuid>("", "id")?),
+            None => None,
+        };
+    }
+    Ok(match found {
+        [Some(lowest), Some(highest)] => Some((lowest, highest)),
+        _ => None,
+    })
+}
+
 /// Replaces every plain password of `plan` by its argon2id hash, on the blocking pool
 /// (hashing is CPU-heavy by design), spread over the available cores.
-async fn hash_passwords(plan: &mut Plan, hasher: &PasswordHasher) -> Result<(), ImportError> {
+async fn hash_passwords(
+    plan: &mut Plan,
+    hasher: &PasswordHasher,
+    progress: Reporter<'_>,
+) -> Result<(), ImportError> {
     let mut plain = Vec::new();
     for (a, account) in plan.accounts.iter_mut().enumerate() {
         for (u, user) in account.users.iter_mut().enumerate() {
@@ -558,6 +831,9 @@ async fn hash_passwords(plan: &mut Plan, hasher: &PasswordHasher) -> Result<(), 
     if plain.is_empty() {
         return Ok(());
     }
+    let total = plain.len() as u64;
+    let mut done = 0u64;
+    progress.report(ImportStage::Hashing, done, total);
     let workers = std::thread::available_parallelism()
         .map_or(1, NonZeroUsize::get)
         .min(plain.len());
@@ -582,6 +858,8 @@ async fn hash_passwords(plan: &mut Plan, hasher: &PasswordHasher) -> Result<(), 
             .await
             .map_err(|err| ImportError::Hashing(err.into()))?
             .map_err(|err| ImportError::Hashing(err.into()))?;
+        done += hashed.len() as u64;
+        progress.report(ImportStage::Hashing, done, total);
         for (a, u, hash) in hashed {
             if let Some(user) = plan
                 .accounts

@@ -6,19 +6,28 @@
 //!
 //! Layout:
 //! - [`document`]: the serde types of the document, read by file extension.
+//! - `stream`: a JSON file checked entry by entry as it is read, never held whole.
 //! - `validate`: every rule checked in memory, giving a plan of rows (the department
 //!   tree ordered parents first, its closure rows computed by `tree`).
 //! - `load`: [`import_document`] / [`import_file`]: the database checks, password
-//!   hashing off the async runtime, and the one transaction.
+//!   hashing off the async runtime, and the one transaction; `insert` writes the rows
+//!   as plain multi-row `INSERT`s, `progress` tells the caller how far it has got.
 
 pub mod document;
 mod error;
+mod insert;
 mod load;
+mod progress;
+mod stream;
 mod tree;
 mod validate;
 
 pub use self::{
     document::ImportDocument,
     error::ImportError,
-    load::{ImportSummary, import_document, import_file},
+    load::{
+        ImportSummary, import_document, import_document_with_progress, import_file,
+        import_file_with_progress,
+    },
+    progress::{ImportProgress, ImportStage, ProgressFn},
 };

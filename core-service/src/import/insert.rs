@@ -1,0 +1,232 @@
+//! Multi-row `INSERT`s of plain bound values, for the import's million-row tables.
+//!
+//! An import writes every row it validated, and nothing reads them back before the
+//! commit: building a SeaORM `ActiveModel` and a query tree per row costs more than the
+//! database's own work at that size. Each table's rows are bound as values straight into
+//! one SQL text per chunk size, so the full-size statement is prepared once per
+//! connection and reused from the driver's statement cache.
+//!
+//! On PostgreSQL each column of a chunk is bound as one array instead
+//! (`INSERT … SELECT * FROM UNNEST($1::text::uuid[], …)`): binding and planning a
+//! statement of 30,000 parameters costs the server more than parsing a few array texts.
+
+use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, Statement, Value};
+
+use crate::db::bulk::MAX_BIND_PARAMETERS;
+
+/// A table and the columns its rows give, in order, with their PostgreSQL types.
+pub(super) struct Table<const N: usize> {
+    pub(super) name: &'static str,
+    pub(super) columns: [&'static str; N],
+    pub(super) pg_types: [&'static str; N],
+}
+
+/// Rows per statement: SQLite parses and plans each statement once, so large chunks win,
+/// up to the bound-parameter limit both backends share.
+fn rows_per_statement(columns: usize) -> usize {
+    (MAX_BIND_PARAMETERS / columns.max(1)).clamp(1, 4_096)
+}
+
+/// Inserts `rows` into `table`, calling `written` with the count of each chunk once it
+/// is in.
+pub(super) async fn insert_rows<const N: usize>(
+    conn: &impl ConnectionTrait,
+    table: &Table<N>,
+    rows: impl IntoIterator<Item = [Value; N]>,
+    written: &mut (impl FnMut(usize) + Send),
+) -> Result<(), DbErr> {
+    let backend = conn.get_database_backend();
+    let per_statement = rows_per_statement(N);
+    let mut full_sql: Option<String> = None;
+    let mut rows = rows.into_iter();
+    loop {
+        let mut values = Vec::with_capacity(per_statement * N);
+        let mut count = 0;
+        for row in rows.by_ref().take(per_statement) {
+            values.extend(row);
+            count += 1;
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        let statement = if backend == DatabaseBackend::Postgres {
+            Statement::from_sql_and_values(backend, unnest_sql(table), column_arrays(&values, N)?)
+        } else {
+            let sql = if count == per_statement {
+                full_sql
+                    .get_or_insert_with(|| statement_sql(backend, table, count))
+                    .clone()
+            } else {
+                statement_sql(backend, table, count)
+            };
+            Statement::from_sql_and_values(backend, sql, values)
+        };
+        conn.execute_raw(statement).await?;
+        written(count);
+    }
+}
+
+/// `INSERT INTO "t" ("a", "b") VALUES (?, ?), (?, ?)` with `rows` tuples, in the
+/// placeholder style of `backend`.
+fn statement_sql<const N: usize>(
+    backend: DatabaseBackend,
+    table: &Table<N>,
+    rows: usize,
+) -> String {
+    let columns: Vec<String> = table.columns.iter().map(|c| format!("\"{c}\"")).collect();
+    let mut sql = format!(
+        "INSERT INTO \"{}\" ({}) VALUES ",
+        table.name,
+        columns.join(", ")
+    );
+    sql.reserve(rows * N * 6);
+    let mut parameter = 0;
+    for row in 0..rows {
+        if row > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('(');
+        for column in 0..N {
+            if column > 0 {
+                sql.push_str(", ");
+            }
+            parameter += 1;
+            match backend {
+                DatabaseBackend::Postgres => {
+                    sql.push('$');
+                    sql.push_str(&parameter.to_string());
+                }
+                _ => sql.push('?'),
+            }
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+/// `INSERT INTO "t" ("a", "b") SELECT * FROM UNNEST($1::text::uuid[], $2::text::text[])`.
+fn unnest_sql<const N: usize>(table: &Table<N>) -> String {
+    let columns: Vec<String> = table.columns.iter().map(|c| format!("\"{c}\"")).collect();
+    let arrays: Vec<String> = table
+        .pg_types
+        .iter()
+        .enumerate()
+        .map(|(i, pg_type)| format!("${}::text::{pg_type}[]", i + 1))
+        .collect();
+    format!(
+        "INSERT INTO \"{}\" ({}) SELECT * FROM UNNEST({})",
+        table.name,
+        columns.join(", "),
+        arrays.join(", ")
+    )
+}
+
+/// The row-major `values` of `columns` columns as one PostgreSQL array text per column.
+fn column_arrays(values: &[Value], columns: usize) -> Result<Vec<Value>, DbErr> {
+    let mut arrays: Vec<String> = vec![String::from("{"); columns];
+    for (i, value) in values.iter().enumerate() {
+        let array = &mut arrays[i % columns];
+        if array.len() > 1 {
+            array.push(',');
+        }
+        push_element(array, value)?;
+    }
+    Ok(arrays
+        .into_iter()
+        .map(|mut array| {
+            array.push('}');
+            Value::from(array)
+        })
+        .collect())
+}
+
+/// One array element in PostgreSQL's array text syntax: strings quoted with `"` and `\`
+/// escaped, `NULL` bare.
+fn push_element(array: &mut String, value: &Value) -> Result<(), DbErr> {
+    use std::fmt::Write as _;
+    let written = match value {
+        Value::Uuid(Some(id)) => write!(array, "{id}"),
+        Value::BigInt(Some(n)) => write!(array, "{n}"),
+        Value::Int(Some(n)) => write!(array, "{n}"),
+        Value::Bool(Some(b)) => write!(array, "{}", if *b { 't' } else { 'f' }),
+        // Microseconds, cut as the driver cuts a bound timestamp.
+        Value::ChronoDateTimeUtc(Some(at)) => {
+            write!(array, "\"{}\"", at.format("%Y-%m-%dT%H:%M:%S%.6f%:z"))
+        }
+        Value::String(Some(text)) => {
+            array.push('"');
+            for c in text.chars() {
+                if c == '"' || c == '\\' {
+                    array.push('\\');
+                }
+                array.push(c);
+            }
+            array.push('"');
+            Ok(())
+        }
+        Value::Uuid(None)
+        | Value::BigInt(None)
+        | Value::Int(None)
+        | Value::Bool(None)
+        | Value::ChronoDateTimeUtc(None)
+        | Value::String(None) => write!(array, "NULL"),
+        other => {
+            return Err(DbErr::Custom(format!(
+                "an import column of type {other:?} has no array form"
+            )));
+        }
+    };
+    written.map_err(|err| DbErr::Custom(err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAIRS: Table<2> = Table {
+        name: "group_members",
+        columns: ["group_id", "user_id"],
+        pg_types: ["uuid", "uuid"],
+    };
+
+    #[test]
+    fn postgresql_gets_one_array_per_column() {
+        assert_eq!(
+            unnest_sql(&PAIRS),
+            "INSERT INTO \"group_members\" (\"group_id\", \"user_id\") \
+             SELECT * FROM UNNEST($1::text::uuid[], $2::text::uuid[])"
+        );
+        let id = uuid::Uuid::from_u128(1);
+        let values = [
+            Value::from(id),
+            Value::from("a \"quoted\" \\ name".to_owned()),
+            Value::from(id),
+            Value::String(None),
+        ];
+        let arrays = column_arrays(&values, 2).unwrap();
+        assert_eq!(arrays[0], Value::from(format!("{{{id},{id}}}")));
+        assert_eq!(
+            arrays[1],
+            Value::from("{\"a \\\"quoted\\\" \\\\ name\",NULL}".to_owned())
+        );
+    }
+
+    #[test]
+    fn statements_use_each_backends_placeholders() {
+        assert_eq!(
+            statement_sql(DatabaseBackend::Sqlite, &PAIRS, 2),
+            "INSERT INTO \"group_members\" (\"group_id\", \"user_id\") VALUES (?, ?), (?, ?)"
+        );
+        assert_eq!(
+            statement_sql(DatabaseBackend::Postgres, &PAIRS, 2),
+            "INSERT INTO \"group_members\" (\"group_id\", \"user_id\") VALUES ($1, $2), ($3, $4)"
+        );
+    }
+
+    #[test]
+    fn a_statement_stays_within_the_parameter_limit() {
+        for columns in 1..=12 {
+            assert!(rows_per_statement(columns) * columns <= MAX_BIND_PARAMETERS);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! How far an import has got, told to whoever started it.
+//!
+//! The core only counts; drawing a bar or printing lines is the caller's business, so
+//! the service stays free of terminal code.
+
+use std::fmt;
+
+/// What an import is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportStage {
+    /// Reading and checking the document.
+    Validating,
+    /// Hashing plain passwords (`done` and `total` count passwords).
+    Hashing,
+    /// Writing rows inside the transaction (`done` and `total` count rows).
+    Writing,
+    /// Committed; refreshing the planner's statistics.
+    Analyzing,
+}
+
+impl fmt::Display for ImportStage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ImportStage::Validating => "validating",
+            ImportStage::Hashing => "hashing passwords",
+            ImportStage::Writing => "writing",
+            ImportStage::Analyzing => "analyzing",
+        })
+    }
+}
+
+/// One report: `done` of `total` units of `stage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportProgress {
+    pub stage: ImportStage,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// Called with each report, from whichever task does the work: keep it cheap.
+pub type ProgressFn<'a> = &'a (dyn Fn(ImportProgress) + Send + Sync);
+
+/// The optional callback of one import.
+#[derive(Clone, Copy)]
+pub(crate) struct Reporter<'a>(pub(crate) Option<ProgressFn<'a>>);
+
+impl Reporter<'_> {
+    pub(crate) fn report(&self, stage: ImportStage, done: u64, total: u64) {
+        if let Some(callback) = self.0 {
+            callback(ImportProgress { stage, done, total });
+        }
+    }
+}

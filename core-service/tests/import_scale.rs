@@ -1,0 +1,383 @@
+//! The import at scale: a generated account of a few thousand users lands whole through
+//! the streaming JSON reader with its progress reported, a document refused at its very
+//! last entry leaves nothing behind, and lists given out of the contract's order are
+//! refused exactly as when the document is read whole.
+//!
+//! Every scenario runs on SQLite, and on PostgreSQL when `LMS_TEST_POSTGRES_URL` names a
+//! server (a fresh database is created per test and dropped afterwards).
+
+use std::{path::Path, sync::Mutex};
+
+use lms_core::{
+    auth::{PasswordHasher, PasswordPolicy},
+    entities::{
+        account, department, department_closure, enrollment, group_member, user, user_points,
+    },
+    import::{
+        ImportDocument, ImportError, ImportProgress, ImportStage, import_document, import_file,
+        import_file_with_progress,
+    },
+};
+use lms_migrations::{Migrator, MigratorTrait as _};
+use sea_orm::{ConnectionTrait as _, Database, DatabaseConnection, EntityTrait, PaginatorTrait};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+const POSTGRES_URL_VAR: &str = "LMS_TEST_POSTGRES_URL";
+const USERS: usize = 3_000;
+const DEPARTMENTS: usize = 30;
+const ITEMS: usize = 10;
+const ENROLLMENTS_PER_USER: usize = 5;
+const GROUPS: usize = 30;
+const MEMBERS_PER_GROUP: usize = 20;
+
+// ---------------------------------------------------------------------------------------
+// Databases
+
+struct TestDb {
+    conn: DatabaseConnection,
+    _folder: Option<tempfile::TempDir>,
+    drop_from: Option<(String, String)>,
+}
+
+impl TestDb {
+    async fn sqlite() -> TestDb {
+        let folder = tempfile::tempdir().expect("temporary folder");
+        let path = folder.path().join("lms.sqlite3");
+        let conn = Database::connect(format!("sqlite://{}?mode=rwc", path.display()))
+            .await
+            .expect("SQLite opens");
+        Migrator::up(&conn, None).await.expect("migrations apply");
+        TestDb {
+            conn,
+            _folder: Some(folder),
+            drop_from: None,
+        }
+    }
+
+    async fn postgres() -> Option<TestDb> {
+        let Ok(server) = std::env::var(POSTGRES_URL_VAR) else {
+            println!("{POSTGRES_URL_VAR} not set: skipping");
+            return None;
+        };
+        let name = format!("lms_import_scale_{}", Uuid::new_v4().simple());
+        let admin = Database::connect(&server)
+            .await
+            .expect("PostgreSQL is reachable");
+        admin
+            .execute_unprepared(&format!("CREATE DATABASE {name}"))
+            .await
+            .expect("create database");
+        admin.close().await.ok();
+        let conn = Database::connect(with_database(&server, &name))
+            .await
+            .expect("test database opens");
+        Migrator::up(&conn, None).await.expect("migrations apply");
+        Some(TestDb {
+            conn,
+            _folder: None,
+            drop_from: Some((server, name)),
+        })
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let Some((server, name)) = self.drop_from.take() else {
+            return;
+        };
+        // The test's runtime may be shutting down: drop the database from a runtime of our own.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .ok()?;
+            runtime.block_on(async {
+                let admin = Database::connect(&server).await.ok()?;
+                admin
+                    .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .await
+                    .ok();
+                admin.close().await.ok()
+            })
+        })
+        .join();
+    }
+}
+
+/// `postgres://u@h:5432/postgres?x` with the database replaced by `name`.
+fn with_database(server: &str, name: &str) -> String {
+    let (base, query) = match server.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (server, None),
+    };
+    let authority_start = base.find("://").map_or(0, |i| i + 3);
+    let base = match base[authority_start..].find('/') {
+        Some(slash) => &base[..authority_start + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+macro_rules! on_both_backends {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            #[tokio::test(flavor = "multi_thread")]
+            async fn on_sqlite() {
+                let db = super::TestDb::sqlite().await;
+                super::$scenario(&db.conn).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread")]
+            async fn on_postgres() {
+                let Some(db) = super::TestDb::postgres().await else { return };
+                super::$scenario(&db.conn).await;
+            }
+        }
+    )*};
+}
+
+on_both_backends!(
+    a_generated_account_lands_whole_with_its_progress,
+    a_document_refused_at_its_last_enrollment_changes_nothing,
+);
+
+// ---------------------------------------------------------------------------------------
+// The generated account
+
+fn hasher() -> PasswordHasher {
+    PasswordHasher::new(PasswordPolicy {
+        memory_kib: 64,
+        iterations: 1,
+        parallelism: 1,
+    })
+    .expect("hasher")
+}
+
+fn id(kind: u128, n: usize) -> String {
+    Uuid::from_u128((0x0191_a000_0000_7000_8000 << 48) | (kind << 32) | n as u128).to_string()
+}
+
+/// An account of [`USERS`] users in a tree of [`DEPARTMENTS`] departments, with plain
+/// groups, content items, enrollments and points, as JSON in the contract's order.
+fn generated(password_hash: &str) -> Value {
+    let department = |n: usize| id(1, n);
+    let user = |n: usize| id(2, n);
+    let item = |n: usize| id(4, n);
+    json!({"accounts": [{
+        "id": id(0, 0),
+        "url": "https://scale.example.com",
+        "rootDepartment": {"id": department(0), "name": "Head office"},
+        "departments": (1..=DEPARTMENTS).map(|n| json!({
+            "id": department(n), "name": format!("Department {n}"),
+            "parentDepartmentId": department((n - 1) / 3),
+        })).collect::<Vec<_>>(),
+        "users": (0..USERS).map(|n| json!({
+            "id": user(n), "email": format!("user-{n}@scale.example.com"),
+            "passwordHash": password_hash,
+            "role": if n == 0 { "account_owner" } else { "learner" },
+            "departmentId": department(n % (DEPARTMENTS + 1)),
+        })).collect::<Vec<_>>(),
+        "groups": (0..GROUPS).map(|g| json!({
+            "id": id(3, g), "name": format!("Group {g}"),
+            "userIds": (0..MEMBERS_PER_GROUP).map(|m| user(g * MEMBERS_PER_GROUP + m)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "projects": [{"id": id(5, 0), "name": "Courses", "authorIds": [user(0)]}],
+        "contentItems": (0..ITEMS).map(|n| json!({
+            "id": item(n), "projectId": id(5, 0), "title": format!("Course {n}"),
+            "userId": user(0), "addedDate": "2026-01-15T09:30:00+00:00", "type": "course",
+        })).collect::<Vec<_>>(),
+        "enrollments": (0..USERS * ENROLLMENTS_PER_USER).map(|n| json!({
+            "id": id(6, n), "learnerId": user(n / ENROLLMENTS_PER_USER),
+            "contentItemId": item(n % ITEMS),
+        })).collect::<Vec<_>>(),
+        "points": (0..USERS).map(|n| json!({"userId": user(n), "points": n % 1000}))
+            .collect::<Vec<_>>(),
+    }]})
+}
+
+fn password_hash() -> String {
+    hasher().hash("scale-password").expect("hash")
+}
+
+/// The keys of an account in the contract's order, as the export writes them.
+const CONTRACT_ORDER: [&str; 11] = [
+    "id",
+    "url",
+    "rootDepartment",
+    "departments",
+    "customRoles",
+    "users",
+    "groups",
+    "projects",
+    "contentItems",
+    "enrollments",
+    "points",
+];
+
+/// Writes `doc` (one account) with the account's keys in `order` (serde_json's own maps
+/// would sort them).
+fn write(folder: &Path, name: &str, doc: &Value, order: &[&str]) -> std::path::PathBuf {
+    let account = doc["accounts"][0].as_object().expect("an account");
+    let fields: Vec<String> = order
+        .iter()
+        .filter_map(|key| {
+            let value = account.get(*key)?;
+            Some(format!("{}:{}", json!(key), value))
+        })
+        .collect();
+    let file = folder.join(name);
+    let text = format!("{{\"accounts\":[{{{}}}]}}", fields.join(","));
+    std::fs::write(&file, text).expect("write");
+    file
+}
+
+fn reversed_order() -> Vec<&'static str> {
+    CONTRACT_ORDER.iter().rev().copied().collect()
+}
+
+async fn count<E: EntityTrait>(db: &DatabaseConnection) -> u64
+where
+    E::Model: Sync,
+{
+    E::find().count(db).await.expect("count")
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenarios
+
+async fn a_generated_account_lands_whole_with_its_progress(db: &DatabaseConnection) {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = write(
+        folder.path(),
+        "scale.json",
+        &generated(&password_hash()),
+        &CONTRACT_ORDER,
+    );
+    let reports: Mutex<Vec<ImportProgress>> = Mutex::new(Vec::new());
+    let record = |progress| reports.lock().expect("reports").push(progress);
+    let summary = import_file_with_progress(db, &file, &hasher(), Some(&record))
+        .await
+        .expect("the generated account imports");
+    let enrollments = USERS * ENROLLMENTS_PER_USER;
+    assert_eq!(summary.users, USERS);
+    assert_eq!(summary.enrollments, enrollments);
+    assert_eq!(count::<account::Entity>(db).await, 1);
+    assert_eq!(
+        count::<department::Entity>(db).await,
+        DEPARTMENTS as u64 + 1
+    );
+    assert!(count::<department_closure::Entity>(db).await > DEPARTMENTS as u64);
+    assert_eq!(count::<user::Entity>(db).await, USERS as u64);
+    assert_eq!(
+        count::<group_member::Entity>(db).await,
+        (GROUPS * MEMBERS_PER_GROUP) as u64
+    );
+    assert_eq!(count::<enrollment::Entity>(db).await, enrollments as u64);
+    assert_eq!(count::<user_points::Entity>(db).await, USERS as u64);
+
+    let reports = reports.into_inner().expect("reports");
+    let writing: Vec<&ImportProgress> = reports
+        .iter()
+        .filter(|p| p.stage == ImportStage::Writing)
+        .collect();
+    let last = writing.last().expect("writing is reported");
+    assert_eq!(last.done, last.total);
+    assert!(last.total >= (USERS * 2 + enrollments) as u64, "{last:?}");
+    assert!(writing.windows(2).all(|w| w[0].done <= w[1].done));
+    assert_eq!(
+        reports.last().map(|p| p.stage),
+        Some(ImportStage::Analyzing)
+    );
+}
+
+async fn a_document_refused_at_its_last_enrollment_changes_nothing(db: &DatabaseConnection) {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let mut doc = generated(&password_hash());
+    let last = USERS * ENROLLMENTS_PER_USER - 1;
+    let unknown = id(9, 9);
+    doc["accounts"][0]["enrollments"][last]["contentItemId"] = json!(unknown);
+    let file = write(folder.path(), "broken.json", &doc, &CONTRACT_ORDER);
+    let err = import_file(db, &file, &hasher())
+        .await
+        .expect_err("refused");
+    let ImportError::Invalid { entry, problem } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        entry,
+        &format!("accounts[0].enrollments[{last}] (id \"{}\")", id(6, last))
+    );
+    assert_eq!(
+        problem,
+        &format!("contentItemId \"{unknown}\" names no content item of this account")
+    );
+    assert_eq!(count::<account::Entity>(db).await, 0);
+    assert_eq!(count::<user::Entity>(db).await, 0);
+    assert_eq!(count::<enrollment::Entity>(db).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_out_of_the_contracts_order_land_the_same() {
+    let db = TestDb::sqlite().await;
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = write(
+        folder.path(),
+        "reversed.json",
+        &generated(&password_hash()),
+        &reversed_order(),
+    );
+    let summary = import_file(&db.conn, &file, &hasher())
+        .await
+        .expect("the reordered account imports");
+    assert_eq!(summary.users, USERS);
+    assert_eq!(summary.points, USERS);
+    assert_eq!(
+        count::<enrollment::Entity>(&db.conn).await,
+        (USERS * ENROLLMENTS_PER_USER) as u64
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_document_is_refused_as_the_whole_document_is() {
+    let db = TestDb::sqlite().await;
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let hash = password_hash();
+    let mut brokens = Vec::new();
+    // An enrollment taking a group's id: which entry is named depends on the order of
+    // the checks, not on the order of the file.
+    let mut duplicate = generated(&hash);
+    duplicate["accounts"][0]["enrollments"][7]["id"] = json!(id(3, 2));
+    brokens.push(duplicate);
+    // A user given points twice, and an unknown department further up.
+    let mut twice = generated(&hash);
+    twice["accounts"][0]["points"][9]["userId"] = json!(id(2, 3));
+    brokens.push(twice.clone());
+    twice["accounts"][0]["users"][5]["departmentId"] = json!(id(1, 999));
+    brokens.push(twice);
+    // An id written in capitals, taken again by a later entry.
+    let mut capitals = generated(&hash);
+    capitals["accounts"][0]["enrollments"][3]["id"] = json!(id(6, 3).to_uppercase());
+    capitals["accounts"][0]["enrollments"][8]["id"] = json!(id(6, 3));
+    brokens.push(capitals);
+
+    for (n, broken) in brokens.iter().enumerate() {
+        let whole: ImportDocument = serde_json::from_value(broken.clone()).expect("parses");
+        let expected = import_document(&db.conn, whole, &hasher())
+            .await
+            .expect_err("refused")
+            .to_string();
+        for order in [CONTRACT_ORDER.to_vec(), reversed_order()] {
+            let file = write(folder.path(), &format!("broken-{n}.json"), broken, &order);
+            let streamed = import_file(&db.conn, &file, &hasher())
+                .await
+                .expect_err("refused")
+                .to_string();
+            assert_eq!(streamed, expected, "document {n}");
+        }
+    }
+    assert_eq!(count::<account::Entity>(&db.conn).await, 0);
+}
