@@ -18,12 +18,11 @@ use lms_core::{
         import_file_with_progress,
     },
 };
-use lms_migrations::{Migrator, MigratorTrait as _};
-use sea_orm::{ConnectionTrait as _, Database, DatabaseConnection, EntityTrait, PaginatorTrait};
+use lms_testkit::{Backend, TestConnection, on_both_backends};
+use sea_orm::{DatabaseConnection, EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-const POSTGRES_URL_VAR: &str = "LMS_TEST_POSTGRES_URL";
 const USERS: usize = 3_000;
 const DEPARTMENTS: usize = 30;
 const ITEMS: usize = 10;
@@ -31,116 +30,7 @@ const ENROLLMENTS_PER_USER: usize = 5;
 const GROUPS: usize = 30;
 const MEMBERS_PER_GROUP: usize = 20;
 
-// ---------------------------------------------------------------------------------------
-// Databases
-
-struct TestDb {
-    conn: DatabaseConnection,
-    _folder: Option<tempfile::TempDir>,
-    drop_from: Option<(String, String)>,
-}
-
-impl TestDb {
-    async fn sqlite() -> TestDb {
-        let folder = tempfile::tempdir().expect("temporary folder");
-        let path = folder.path().join("lms.sqlite3");
-        let conn = Database::connect(format!("sqlite://{}?mode=rwc", path.display()))
-            .await
-            .expect("SQLite opens");
-        Migrator::up(&conn, None).await.expect("migrations apply");
-        TestDb {
-            conn,
-            _folder: Some(folder),
-            drop_from: None,
-        }
-    }
-
-    async fn postgres() -> Option<TestDb> {
-        let Ok(server) = std::env::var(POSTGRES_URL_VAR) else {
-            println!("{POSTGRES_URL_VAR} not set: skipping");
-            return None;
-        };
-        let name = format!("lms_import_scale_{}", Uuid::new_v4().simple());
-        let admin = Database::connect(&server)
-            .await
-            .expect("PostgreSQL is reachable");
-        admin
-            .execute_unprepared(&format!("CREATE DATABASE {name}"))
-            .await
-            .expect("create database");
-        admin.close().await.ok();
-        let conn = Database::connect(with_database(&server, &name))
-            .await
-            .expect("test database opens");
-        Migrator::up(&conn, None).await.expect("migrations apply");
-        Some(TestDb {
-            conn,
-            _folder: None,
-            drop_from: Some((server, name)),
-        })
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let Some((server, name)) = self.drop_from.take() else {
-            return;
-        };
-        // The test's runtime may be shutting down: drop the database from a runtime of our own.
-        let _ = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            runtime.block_on(async {
-                let admin = Database::connect(&server).await.ok()?;
-                admin
-                    .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .await
-                    .ok();
-                admin.close().await.ok()
-            })
-        })
-        .join();
-    }
-}
-
-/// `postgres://u@h:5432/postgres?x` with the database replaced by `name`.
-fn with_database(server: &str, name: &str) -> String {
-    let (base, query) = match server.split_once('?') {
-        Some((base, query)) => (base, Some(query)),
-        None => (server, None),
-    };
-    let authority_start = base.find("://").map_or(0, |i| i + 3);
-    let base = match base[authority_start..].find('/') {
-        Some(slash) => &base[..authority_start + slash],
-        None => base,
-    };
-    match query {
-        Some(query) => format!("{base}/{name}?{query}"),
-        None => format!("{base}/{name}"),
-    }
-}
-
-macro_rules! on_both_backends {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            #[tokio::test(flavor = "multi_thread")]
-            async fn on_sqlite() {
-                let db = super::TestDb::sqlite().await;
-                super::$scenario(&db.conn).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread")]
-            async fn on_postgres() {
-                let Some(db) = super::TestDb::postgres().await else { return };
-                super::$scenario(&db.conn).await;
-            }
-        }
-    )*};
-}
-
-on_both_backends!(
+on_both_backends!(TestConnection =>
     a_generated_account_lands_whole_with_its_progress,
     a_document_refused_at_its_last_enrollment_changes_nothing,
 );
@@ -322,7 +212,9 @@ async fn a_document_refused_at_its_last_enrollment_changes_nothing(db: &Database
 
 #[tokio::test(flavor = "multi_thread")]
 async fn lists_out_of_the_contracts_order_land_the_same() {
-    let db = TestDb::sqlite().await;
+    let db = TestConnection::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always available");
     let folder = tempfile::tempdir().expect("temporary folder");
     let file = write(
         folder.path(),
@@ -330,20 +222,22 @@ async fn lists_out_of_the_contracts_order_land_the_same() {
         &generated(&password_hash()),
         &reversed_order(),
     );
-    let summary = import_file(&db.conn, &file, &hasher())
+    let summary = import_file(&db.db, &file, &hasher())
         .await
         .expect("the reordered account imports");
     assert_eq!(summary.users, USERS);
     assert_eq!(summary.points, USERS);
     assert_eq!(
-        count::<enrollment::Entity>(&db.conn).await,
+        count::<enrollment::Entity>(&db.db).await,
         (USERS * ENROLLMENTS_PER_USER) as u64
     );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_document_is_refused_as_the_whole_document_is() {
-    let db = TestDb::sqlite().await;
+    let db = TestConnection::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always available");
     let folder = tempfile::tempdir().expect("temporary folder");
     let hash = password_hash();
     let mut brokens = Vec::new();
@@ -366,18 +260,18 @@ async fn a_streamed_document_is_refused_as_the_whole_document_is() {
 
     for (n, broken) in brokens.iter().enumerate() {
         let whole: ImportDocument = serde_json::from_value(broken.clone()).expect("parses");
-        let expected = import_document(&db.conn, whole, &hasher())
+        let expected = import_document(&db.db, whole, &hasher())
             .await
             .expect_err("refused")
             .to_string();
         for order in [CONTRACT_ORDER.to_vec(), reversed_order()] {
             let file = write(folder.path(), &format!("broken-{n}.json"), broken, &order);
-            let streamed = import_file(&db.conn, &file, &hasher())
+            let streamed = import_file(&db.db, &file, &hasher())
                 .await
                 .expect_err("refused")
                 .to_string();
             assert_eq!(streamed, expected, "document {n}");
         }
     }
-    assert_eq!(count::<account::Entity>(&db.conn).await, 0);
+    assert_eq!(count::<account::Entity>(&db.db).await, 0);
 }
