@@ -163,7 +163,7 @@ async fn run_backend(
         shape.account_url = format!("https://world-{world}.example.com");
         accounts.push(import(stack, &hasher, shape, &hash).await?);
     }
-    let hashing = import_hashing(stack, &hasher).await?;
+    let hashing = import_hashing(stack).await?;
 
     let mut out = String::new();
     writeln!(out, "\n### {backend:?}\n")?;
@@ -308,7 +308,7 @@ async fn import(
 
 /// A small account whose 200 users all carry a plain password, hashed by the import at
 /// the default (production) policy.
-async fn import_hashing(stack: &TestStack, _fast: &PasswordHasher) -> anyhow::Result<(usize, f64)> {
+async fn import_hashing(stack: &TestStack) -> anyhow::Result<(usize, f64)> {
     let hasher = PasswordHasher::new(PasswordPolicy::default())?;
     let mut shape = WorldShape::with_users(200);
     shape.world = 9;

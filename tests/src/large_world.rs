@@ -92,26 +92,46 @@ impl WorldShape {
         self.users - RoleLogin::ALL.len()
     }
 
-    /// The department a user works in.
+    /// The department a user works in (for many users, ask one [`WorldShape::placement`]).
     pub fn department_of(&self, user: usize) -> usize {
-        let (smart, other) = self.subtree_split();
-        if user % 20 < SMART_SHARE_OF_20 {
-            smart[user % smart.len()]
-        } else {
-            other[user % other.len()]
-        }
+        self.placement().department_of(user)
     }
 
-    /// The departments (1-based numbers) of the smart subtree and of the rest of the tree.
-    fn subtree_split(&self) -> (Vec<usize>, Vec<usize>) {
-        (1..=self.departments).partition(|&department| in_smart_subtree(department))
+    /// Where users work: the tree split once into the smart subtree and the rest.
+    pub fn placement(&self) -> Placement {
+        let (smart, other) =
+            (1..=self.departments).partition(|&department| in_smart_subtree(department));
+        Placement { smart, other }
     }
 
-    /// The users whose department lies in the smart subtree: the members of the smart group.
+    /// Whether `user` works in the smart subtree, so is a member of the smart group.
+    pub fn works_in_smart_subtree(user: usize) -> bool {
+        user % 20 < SMART_SHARE_OF_20
+    }
+
+    /// The members of the smart group.
     pub fn smart_group_members(&self) -> usize {
         (0..self.users)
-            .filter(|&user| in_smart_subtree(self.department_of(user)))
+            .filter(|&user| Self::works_in_smart_subtree(user))
             .count()
+    }
+}
+
+/// The departments (1-based numbers) of the smart subtree and of the rest of the tree.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    smart: Vec<usize>,
+    other: Vec<usize>,
+}
+
+impl Placement {
+    pub fn department_of(&self, user: usize) -> usize {
+        let departments = if WorldShape::works_in_smart_subtree(user) {
+            &self.smart
+        } else {
+            &self.other
+        };
+        departments[user % departments.len()]
     }
 }
 
@@ -239,6 +259,7 @@ pub fn write_world(
     out: &mut impl Write,
 ) -> io::Result<()> {
     let ids = shape.ids();
+    let placement = shape.placement();
     let mut doc = JsonStream { out };
     doc.raw("{\"accounts\":[{\"id\":")?;
     doc.value(&ids.account().to_string())?;
@@ -283,7 +304,7 @@ pub fn write_world(
                 role: login.map_or("learner", RoleLogin::role).to_owned(),
                 custom_role_id: (login == Some(RoleLogin::Coordinator))
                     .then(|| ids.custom_role().to_string()),
-                department_id: ids.department(shape.department_of(user)).to_string(),
+                department_id: ids.department(placement.department_of(user)).to_string(),
                 managed_department_ids: if matches!(
                     login,
                     Some(RoleLogin::DepartmentAdministrator | RoleLogin::Coordinator)
@@ -463,8 +484,12 @@ mod tests {
     #[test]
     fn the_smart_subtree_holds_about_fifteen_percent_of_the_users() {
         let shape = WorldShape::with_users(10_000);
-        let members = shape.smart_group_members();
-        assert_eq!(members, 1_500);
+        let placement = shape.placement();
+        let placed_in_subtree = (0..shape.users)
+            .filter(|&user| in_smart_subtree(placement.department_of(user)))
+            .count();
+        assert_eq!(placed_in_subtree, 1_500);
+        assert_eq!(shape.smart_group_members(), placed_in_subtree);
     }
 
     #[test]

@@ -197,18 +197,11 @@ async fn play_the_seven_operations(stack: &TestStack, shape: &WorldShape) {
     }
 }
 
-/// The first user from `from` on whose department is in the department administrator's scope.
+/// The first user, from `from` on, who works in the department administrator's scope.
 fn in_smart_subtree(shape: &WorldShape, from: usize) -> usize {
     (from..shape.users)
-        .find(|&user| shape.department_of(user) == 1 || is_below_first(shape.department_of(user)))
+        .find(|&user| WorldShape::works_in_smart_subtree(user))
         .expect("the smart subtree has users")
-}
-
-fn is_below_first(mut department: usize) -> bool {
-    while department > 10 {
-        department = (department - 1) / 10;
-    }
-    department == 1
 }
 
 fn rename(path: String, n: usize) -> Call {
