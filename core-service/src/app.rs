@@ -10,8 +10,7 @@ use lms_proto::v1::{
     admin_service_server::AdminServiceServer, directory_service_server::DirectoryServiceServer,
 };
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
-use tonic::transport::Server;
+use tonic::transport::{Server, server::TcpIncoming};
 
 use crate::{
     auth::{Authenticator, Clock, SystemClock},
@@ -90,7 +89,12 @@ impl App {
             .add_service(DirectoryServiceServer::new(DirectoryApi::new(
                 self.state.clone(),
             )))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(self.listener), shutdown)
+            .serve_with_incoming_shutdown(
+                // Answers are written in several small frames: without TCP_NODELAY the
+                // last one waits for the peer's delayed ACK (about 40 ms per answer).
+                TcpIncoming::from(self.listener).with_nodelay(Some(true)),
+                shutdown,
+            )
             .await
             .context("gRPC server failed")?;
         self.state.auth.stop_watching();

@@ -27,6 +27,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use futures::StreamExt as _;
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     import::import_file,
@@ -408,8 +409,22 @@ async fn points(
             "points: {}",
             response.status()
         );
-        let body = response.bytes().await?;
-        anyhow::ensure!(!body.is_empty(), "points: empty answer");
+        // Counted as it arrives, not kept: the peak is the serving side's, not this client's.
+        let mut body = response.bytes_stream();
+        let (mut entries, mut tail) = (0, Vec::new());
+        while let Some(chunk) = body.next().await {
+            tail.extend_from_slice(&chunk?);
+            let cut = tail.len().saturating_sub(ENTRY_TAG.len() - 1);
+            entries += count_tags(&tail[..cut]);
+            tail.drain(..cut);
+        }
+        entries += count_tags(&tail);
+        let expected = if login == RoleLogin::Owner { account.shape.users } else { entries.max(1) };
+        anyhow::ensure!(
+            entries == expected,
+            "points: {entries} entries as {login:?} in an account of {} users",
+            account.shape.users
+        );
         times.push(began.elapsed().as_secs_f64());
         peak_mib = peak_mib.max(peak.growth_mib());
     }
@@ -417,6 +432,12 @@ async fn points(
         seconds: median(&mut times),
         peak_mib,
     })
+}
+
+const ENTRY_TAG: &[u8] = b"<userPointsInfo>";
+
+fn count_tags(bytes: &[u8]) -> usize {
+    bytes.windows(ENTRY_TAG.len()).filter(|w| *w == ENTRY_TAG).count()
 }
 
 fn median(values: &mut [f64]) -> f64 {

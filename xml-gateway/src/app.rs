@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
+use axum::serve::ListenerExt as _;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tower_http::timeout::RequestBodyTimeoutLayer;
@@ -90,7 +91,13 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         tracing::info!(addr = %self.local_addr, "lms-gateway listening");
-        axum::serve(self.listener, self.router)
+        // Small answers must not wait for the client's delayed ACK (Nagle's algorithm).
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::warn!(%error, "could not set TCP_NODELAY on an accepted connection");
+            }
+        });
+        axum::serve(listener, self.router)
             .with_graceful_shutdown(shutdown)
             .await
             .context("serving HTTP")?;
