@@ -419,7 +419,10 @@ async fn points(
             tail.drain(..cut);
         }
         entries += count_tags(&tail);
-        let expected = if login == RoleLogin::Owner { account.shape.users } else { entries.max(1) };
+        let expected = match login {
+            RoleLogin::Owner | RoleLogin::Administrator => account.shape.users,
+            _ => account.shape.smart_group_members(),
+        };
         anyhow::ensure!(
             entries == expected,
             "points: {entries} entries as {login:?} in an account of {} users",
