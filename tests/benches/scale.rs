@@ -440,7 +440,10 @@ async fn points(
 const ENTRY_TAG: &[u8] = b"<userPointsInfo>";
 
 fn count_tags(bytes: &[u8]) -> usize {
-    bytes.windows(ENTRY_TAG.len()).filter(|w| *w == ENTRY_TAG).count()
+    bytes
+        .windows(ENTRY_TAG.len())
+        .filter(|w| *w == ENTRY_TAG)
+        .count()
 }
 
 fn median(values: &mut [f64]) -> f64 {

@@ -85,7 +85,6 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
     stack.stop().await;
 }
 
-
 async fn import(stack: &TestStack, hasher: &PasswordHasher, shape: &WorldShape, hash: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("world.json");

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::serve::ListenerExt as _;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
 use tokio::net::TcpListener;
 use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;

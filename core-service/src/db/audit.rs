@@ -5,11 +5,10 @@
 //! always held (`department.update`, `department`), so rows written before they were
 //! enums read the same.
 
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, prelude::Uuid};
-use serde_json::Value;
+use sea_orm::{ConnectionTrait, DbErr, Value, prelude::Uuid};
 
-use super::bulk;
-use crate::{access::Caller, domain::ids::new_id, entities::audit_log};
+use super::rows::{self, Table};
+use crate::{access::Caller, domain::ids::new_id};
 
 /// What happened; the value of `audit_log.action`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -153,9 +152,9 @@ pub struct Change {
     pub action: AuditAction,
     pub entity_id: Uuid,
     /// The values before the change; `None` for a creation.
-    pub before: Option<Value>,
+    pub before: Option<serde_json::Value>,
     /// The values after the change; `None` for a deletion.
-    pub after: Option<Value>,
+    pub after: Option<serde_json::Value>,
 }
 
 /// Who made a change, as the audit table records it.
@@ -188,24 +187,49 @@ impl From<&Caller> for Actor {
     }
 }
 
-/// The `audit_log` row of `change` by `actor` at `at`.
-pub fn row(
-    actor: &Actor,
-    change: Change,
-    at: chrono::DateTime<chrono::Utc>,
-) -> audit_log::ActiveModel {
-    audit_log::ActiveModel {
-        id: Set(new_id()),
-        account_id: Set(actor.account_id),
-        actor_user_id: Set(actor.user_id),
-        action: Set(change.action.as_str().to_owned()),
-        entity_type: Set(change.action.entity().as_str().to_owned()),
-        entity_id: Set(change.entity_id),
-        request_id: Set(actor.request_id.clone()),
-        before: Set(change.before.map(|v| v.to_string())),
-        after: Set(change.after.map(|v| v.to_string())),
-        created_at: Set(at),
-    }
+/// The `audit_log` table, for [`rows::insert_rows`].
+pub const TABLE: Table<10> = Table {
+    name: "audit_log",
+    columns: [
+        "id",
+        "account_id",
+        "actor_user_id",
+        "action",
+        "entity_type",
+        "entity_id",
+        "request_id",
+        "before",
+        "after",
+        "created_at",
+    ],
+    pg_types: [
+        "uuid",
+        "uuid",
+        "uuid",
+        "text",
+        "text",
+        "uuid",
+        "text",
+        "text",
+        "text",
+        "timestamptz",
+    ],
+};
+
+/// The `audit_log` row of `change` by `actor` at `at`, in the columns of [`TABLE`].
+pub fn row(actor: &Actor, change: Change, at: chrono::DateTime<chrono::Utc>) -> [Value; 10] {
+    [
+        Value::from(new_id()),
+        Value::from(actor.account_id),
+        Value::from(actor.user_id),
+        Value::from(change.action.as_str()),
+        Value::from(change.action.entity().as_str()),
+        Value::from(change.entity_id),
+        Value::from(actor.request_id.clone()),
+        Value::from(change.before.map(|v| v.to_string())),
+        Value::from(change.after.map(|v| v.to_string())),
+        Value::from(at),
+    ]
 }
 
 /// Writes `changes` by `actor`, all stamped now.
@@ -215,11 +239,8 @@ pub async fn insert(
     changes: impl IntoIterator<Item = Change>,
 ) -> Result<(), DbErr> {
     let now = chrono::Utc::now();
-    bulk::insert_all(
-        conn,
-        changes.into_iter().map(|change| row(actor, change, now)),
-    )
-    .await
+    let rows = changes.into_iter().map(|change| row(actor, change, now));
+    rows::insert_rows(conn, &TABLE, rows, &mut |_| {}).await
 }
 
 #[cfg(test)]

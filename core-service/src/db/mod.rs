@@ -6,6 +6,7 @@
 //!   the credentials cache told when callers changed.
 //! - [`audit`]: the audit record, with its actions and entity kinds as enums.
 //! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.
+//! - [`rows`]: plain multi-row `INSERT`s (arrays on PostgreSQL) for the largest writes.
 //! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
 
 use std::{path::Path, time::Duration};
@@ -13,6 +14,7 @@ use std::{path::Path, time::Duration};
 pub mod audit;
 pub mod bulk;
 pub mod conflict;
+pub mod rows;
 pub mod write;
 
 use anyhow::Context as _;

@@ -10,15 +10,15 @@
 //! - `validate`: every rule checked in memory, giving a plan of rows (the department
 //!   tree ordered parents first, its closure rows computed by `tree`).
 //! - `load`: [`import_document`] / [`import_file`]: the database checks, password
-//!   hashing off the async runtime, and the one transaction; `insert` writes the rows
-//!   as plain multi-row `INSERT`s, `progress` tells the caller how far it has got.
+//!   hashing off the async runtime, and the one transaction; `tables` builds each table's
+//!   rows as plain values for `db::rows`, `progress` tells the caller how far it has got.
 
 pub mod document;
 mod error;
-mod insert;
 mod load;
 mod progress;
 mod stream;
+mod tables;
 mod tree;
 mod validate;
 

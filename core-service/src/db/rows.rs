@@ -1,8 +1,8 @@
-//! Multi-row `INSERT`s of plain bound values, for the import's million-row tables.
+//! Multi-row `INSERT`s of plain bound values: the import's million-row tables and the audit
+//! rows of large changes (10,000 deleted enrollments are 10,000 audit rows).
 //!
-//! An import writes every row it validated, and nothing reads them back before the
-//! commit: building a SeaORM `ActiveModel` and a query tree per row costs more than the
-//! database's own work at that size. Each table's rows are bound as values straight into
+//! Nothing reads these rows back before the commit: building a SeaORM `ActiveModel` and
+//! a query tree per row costs more than the database's own work at that size. Each table's rows are bound as values straight into
 //! one SQL text per chunk size, so the full-size statement is prepared once per
 //! connection and reused from the driver's statement cache.
 //!
@@ -12,13 +12,13 @@
 
 use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, Statement, Value};
 
-use crate::db::bulk::MAX_BIND_PARAMETERS;
+use super::bulk::MAX_BIND_PARAMETERS;
 
 /// A table and the columns its rows give, in order, with their PostgreSQL types.
-pub(super) struct Table<const N: usize> {
-    pub(super) name: &'static str,
-    pub(super) columns: [&'static str; N],
-    pub(super) pg_types: [&'static str; N],
+pub struct Table<const N: usize> {
+    pub name: &'static str,
+    pub columns: [&'static str; N],
+    pub pg_types: [&'static str; N],
 }
 
 /// Rows per statement: SQLite parses and plans each statement once, so large chunks win,
@@ -29,7 +29,7 @@ fn rows_per_statement(columns: usize) -> usize {
 
 /// Inserts `rows` into `table`, calling `written` with the count of each chunk once it
 /// is in.
-pub(super) async fn insert_rows<const N: usize>(
+pub async fn insert_rows<const N: usize>(
     conn: &impl ConnectionTrait,
     table: &Table<N>,
     rows: impl IntoIterator<Item = [Value; N]>,
@@ -172,7 +172,7 @@ fn push_element(array: &mut String, value: &Value) -> Result<(), DbErr> {
         | Value::String(None) => write!(array, "NULL"),
         other => {
             return Err(DbErr::Custom(format!(
-                "an import column of type {other:?} has no array form"
+                "a column of type {other:?} has no array form"
             )));
         }
     };
