@@ -65,8 +65,7 @@ pub(crate) async fn get_points(
     })
     .await;
     let (stream, first) = match opened {
-        Ok(Ok(opened)) => opened,
-        Ok(Err(status)) => return Err(GatewayError::Core(status)),
+        Ok(result) => core.settle(result)?,
         Err(_elapsed) => return Err(GatewayError::CoreTimeout),
     };
     let body = points_body(stream, first, core.timeout(), Span::current());
