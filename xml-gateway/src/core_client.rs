@@ -36,7 +36,7 @@ impl CoreClient {
         Self {
             admin: AdminServiceClient::new(channel),
             timeout,
-            outage: Arc::new(Outage::new("the core")),
+            outage: Arc::new(Outage::new("the core", Duration::ZERO)),
         }
     }
 

@@ -27,7 +27,9 @@ use lms_runtime::Outage;
 use sea_orm::{DbErr, RuntimeErr, sqlx};
 
 /// Whether the database is out of reach (answered 503), seen from this process's requests.
-pub static DATABASE_OUTAGE: Outage = Outage::new("the database");
+/// Its end is seen by the core's periodic read of the auth revision, which may succeed while
+/// writes still fail: the outage ends only after two seconds without a failed request.
+pub static DATABASE_OUTAGE: Outage = Outage::new("the database", Duration::from_secs(2));
 
 // SQLite primary result codes (the low byte of an extended code).
 const SQLITE_BUSY: i64 = 5;
@@ -206,7 +208,11 @@ mod tests {
         assert_eq!(sqlite_kind(4874), Kind::Broken, "SQLITE_IOERR_SHMOPEN");
         assert_eq!(sqlite_kind(1032), Kind::Broken, "SQLITE_READONLY_DBMOVED");
         assert_eq!(sqlite_kind(SQLITE_BUSY), Kind::Contention);
-        assert_eq!(sqlite_kind(2067), Kind::Statement, "SQLITE_CONSTRAINT_UNIQUE");
+        assert_eq!(
+            sqlite_kind(2067),
+            Kind::Statement,
+            "SQLITE_CONSTRAINT_UNIQUE"
+        );
     }
 
     #[test]
