@@ -10,6 +10,9 @@
 //! cargo test -p lms-tests --test faults -- --include-ignored
 //! ```
 //!
+//! A SQLite file deleted under the running service is noticed: health turns NOT_SERVING and
+//! requests 503.
+//!
 //! The PostgreSQL scenarios run when `LMS_TEST_POSTGRES_URL` is set. The SQLite scenario needs
 //! file permissions to bind, which root ignores: run as root, it re-runs itself as `nobody`.
 
@@ -272,4 +275,75 @@ async fn sqlite_files_unwritable_repeatedly_under_heavy_load_lose_nothing() {
         return;
     }
     sqlite_files_briefly_unwritable(FULL).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The SQLite file deleted under the running service
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_file_deleted_under_the_running_service_turns_health_and_requests_to_503() {
+    use lms::{Stack, StackSettings};
+    use tonic_health::pb::{
+        HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+    };
+    init_logs();
+    let database = lms_tests::database::TestDatabase::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always there");
+    {
+        let db = database.connect().await;
+        lms_tests::stack::import_world(&db).await;
+        db.close().await.expect("closes");
+    }
+    let mut settings = StackSettings::for_database(database.url.clone()).on_free_ports();
+    settings.core.database_file_check_ms = 50;
+    settings.core.argon2_memory_kib = lms_tests::stack::TEST_POLICY.memory_kib;
+    settings.core.argon2_iterations = lms_tests::stack::TEST_POLICY.iterations;
+    let stack = Stack::build(&settings).await.expect("the service starts");
+    let base_url = format!("http://{}", stack.http_addr());
+    let grpc_url = format!("http://{}", stack.grpc_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(stack.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let before = lms_tests::fault::assert_recovered(&base_url, RECOVERY, 1, 2).await;
+    assert!(!before.is_empty());
+
+    let path = database.url.trim_start_matches("sqlite://").to_owned();
+    std::fs::remove_file(&path).expect("the database file is deleted");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let load = lms_tests::fault::Load::start(&base_url, 1, "after-delete");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let report = load.finish().await;
+        report.assert_answered_without_server_errors();
+        if let Some(refused) = report
+            .answers
+            .iter()
+            .find_map(|a| a.reply.as_ref().ok().filter(|r| r.status == 503).cloned())
+        {
+            break refused;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "requests were still served from the deleted file: {}",
+            report.summary()
+        );
+    };
+    refused.assert_error(503, "unavailable");
+    let channel = tonic::transport::Endpoint::from_shared(grpc_url)
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("the core is reachable");
+    let health = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: "lms.v1.AdminService".to_owned(),
+        })
+        .await
+        .expect("health answers")
+        .into_inner();
+    assert_eq!(health.status(), ServingStatus::NotServing);
+    let _ = stop.send(());
+    running.await.expect("the service task").expect("stops");
 }

@@ -219,6 +219,46 @@ mod tests {
         );
     }
 
+    fn client() -> CoreClient {
+        let channel = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
+        CoreClient::new(channel, Duration::from_secs(1))
+    }
+
+    #[tokio::test]
+    async fn a_call_that_never_reached_the_core_is_503_with_retry_after_whatever_code_tonic_gave() {
+        use axum::response::IntoResponse as _;
+        let transport = [
+            tonic::Status::from_error(Box::new(std::io::Error::from(
+                std::io::ErrorKind::ConnectionReset,
+            ))),
+            {
+                let mut status = tonic::Status::resource_exhausted("h2 protocol error");
+                status.set_source(std::sync::Arc::new(std::io::Error::other("GOAWAY")));
+                status
+            },
+        ];
+        for status in transport {
+            let code = status.code();
+            let response = client()
+                .settle::<()>(Err(status))
+                .unwrap_err()
+                .into_response();
+            assert_eq!(response.status(), 503, "{code:?}");
+            assert_eq!(response.headers().get("retry-after").unwrap(), "1");
+        }
+    }
+
+    #[test]
+    fn statuses_the_core_sent_and_passed_deadlines_are_not_transport_failures() {
+        assert!(!is_transport_failure(&tonic::Status::internal("boom")));
+        assert!(!is_transport_failure(&tonic::Status::from_error(Box::new(
+            tonic::TimeoutExpired(())
+        ))));
+        assert!(is_transport_failure(&tonic::Status::from_error(Box::new(
+            std::io::Error::from(std::io::ErrorKind::ConnectionRefused)
+        ))));
+    }
+
     #[test]
     fn outgoing_requests_continue_the_current_trace() {
         opentelemetry::global::set_text_map_propagator(

@@ -222,11 +222,43 @@ mod tests {
         assert_eq!(postgres_kind("23505"), Kind::Statement);
     }
 
+    fn io_error(kind: std::io::ErrorKind) -> DbErr {
+        DbErr::Conn(RuntimeErr::SqlxError(std::sync::Arc::new(sqlx::Error::Io(
+            std::io::Error::from(kind),
+        ))))
+    }
+
+    #[test]
+    fn a_lost_database_connection_is_unavailable_to_the_caller_not_internal() {
+        let status = tonic::Status::from(crate::error::ServiceError::from(io_error(
+            std::io::ErrorKind::ConnectionRefused,
+        )));
+        assert_eq!(status.code(), tonic::Code::Unavailable);
+        assert_eq!(
+            status
+                .metadata()
+                .get(lms_proto::metadata::RETRY_AFTER)
+                .unwrap(),
+            "1"
+        );
+        assert!(
+            !status.message().contains("refused"),
+            "{}",
+            status.message()
+        );
+        let pool_timeout = DbErr::ConnectionAcquire(sea_orm::error::ConnAcquireErr::Timeout);
+        assert!(is_unavailable(&pool_timeout));
+    }
+
+    #[test]
+    fn the_root_cause_names_the_drivers_code() {
+        let cause = root_cause(&io_error(std::io::ErrorKind::ConnectionReset));
+        assert!(cause.contains("ConnectionReset"), "{cause}");
+    }
+
     #[test]
     fn connections_opened_before_a_fault_are_closed_and_later_ones_kept() {
-        let err = DbErr::Conn(RuntimeErr::SqlxError(std::sync::Arc::new(sqlx::Error::Io(
-            std::io::Error::from(std::io::ErrorKind::ConnectionReset),
-        ))));
+        let err = io_error(std::io::ErrorKind::ConnectionReset);
         assert!(observe(&err));
         assert!(opened_before_last_fault(Duration::from_secs(1)));
         std::thread::sleep(Duration::from_millis(2));
