@@ -55,6 +55,11 @@ impl CoreClient {
         self.timeout
     }
 
+    /// Whether the core is reachable, shared by every call of this client.
+    pub(crate) fn outage(&self) -> Arc<Outage> {
+        self.outage.clone()
+    }
+
     /// A fresh handle for one call (clones share the channel).
     pub(crate) fn admin(&self) -> AdminServiceClient<Channel> {
         self.admin.clone()
@@ -109,7 +114,7 @@ impl CoreClient {
 /// A status made on this side of the connection, from an error of the transport: the core
 /// sends statuses in headers or trailers, which carry no source error. A passed deadline
 /// (tonic's `TimeoutExpired`) is a timeout, not a failure to reach the core.
-fn is_transport_failure(status: &tonic::Status) -> bool {
+pub(crate) fn is_transport_failure(status: &tonic::Status) -> bool {
     let Some(source) = std::error::Error::source(status) else {
         return false;
     };
@@ -118,7 +123,7 @@ fn is_transport_failure(status: &tonic::Status) -> bool {
 }
 
 /// A transport failure for the log: the status and its cause chain, on one line.
-struct TransportFailure<'a>(&'a tonic::Status);
+pub(crate) struct TransportFailure<'a>(pub(crate) &'a tonic::Status);
 
 impl std::fmt::Display for TransportFailure<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
