@@ -10,6 +10,7 @@
 //!   429, each 503 in the contract's XML error format with `Retry-After`.
 //! - [`assert_recovered`]: requests succeed again, all of them, within a bound.
 //! - [`assert_nothing_lost`]: every acknowledged write is stored, table by table.
+//! - [`TcpLink`]: a proxy between the core and PostgreSQL whose link can be cut and restored.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -57,6 +58,15 @@ pub struct SplitStack {
 impl SplitStack {
     /// The world on `backend`; `None` when that backend is not available here.
     pub async fn start(backend: Backend) -> Option<Self> {
+        Self::start_with(backend, |url| url.to_owned()).await
+    }
+
+    /// As [`SplitStack::start`], the core reaching the database at `core_url(url)` (through
+    /// a [`TcpLink`], say) while the test's own connections use the database's own URL.
+    pub async fn start_with(
+        backend: Backend,
+        core_url: impl FnOnce(&str) -> String,
+    ) -> Option<Self> {
         let database = TestDatabase::create(backend).await?;
         let database_url = database.url.clone();
         {
@@ -66,7 +76,7 @@ impl SplitStack {
             import_world(&db).await;
             db.close().await.expect("the import connection closes");
         }
-        let mut core_settings = CoreSettings::for_database(database_url.clone());
+        let mut core_settings = CoreSettings::for_database(core_url(&database_url));
         core_settings.grpc_addr = SocketAddr::from(([127, 0, 0, 1], 0));
         core_settings.argon2_memory_kib = TEST_POLICY.memory_kib;
         core_settings.argon2_iterations = TEST_POLICY.iterations;
@@ -181,6 +191,8 @@ pub struct Answer {
     pub reply: Result<Reply, String>,
     /// The id of a department whose creation was acknowledged.
     pub created: Option<Uuid>,
+    /// How long the answer took.
+    pub elapsed: Duration,
 }
 
 impl Answer {
@@ -260,6 +272,7 @@ async fn request_once(http: &reqwest::Client, base_url: &str, name: &str, n: u64
     } else {
         http.get(format!("{base_url}/group/{}", ids::INTERNS))
     };
+    let started = tokio::time::Instant::now();
     let sent = request
         .header("X-Auth-Account-Url", login.account_url)
         .header("X-Auth-Email", login.email)
@@ -281,6 +294,7 @@ async fn request_once(http: &reqwest::Client, base_url: &str, name: &str, n: u64
         what: if create { "create" } else { "read" },
         reply,
         created,
+        elapsed: started.elapsed(),
     }
 }
 
@@ -307,6 +321,15 @@ impl LoadReport {
     /// The departments whose creation was acknowledged.
     pub fn acknowledged(&self) -> Vec<Uuid> {
         self.answers.iter().filter_map(|a| a.created).collect()
+    }
+
+    /// The longest wait for an answer.
+    pub fn slowest(&self) -> Duration {
+        self.answers
+            .iter()
+            .map(|a| a.elapsed)
+            .max()
+            .unwrap_or_default()
     }
 
     /// How many requests succeeded.
@@ -458,4 +481,99 @@ pub async fn assert_nothing_lost(db: &DatabaseConnection, acknowledged: &[Uuid])
             );
         }
     }
+}
+
+/// A loopback TCP proxy in front of a server, whose link can be cut: [`TcpLink::cut`] closes
+/// every connection through it and refuses new ones (the port stops listening), as when the
+/// server goes down or the network fails; [`TcpLink::restore`] listens again on the same port.
+pub struct TcpLink {
+    pub addr: SocketAddr,
+    target: SocketAddr,
+    serving: Option<JoinHandle<()>>,
+}
+
+impl TcpLink {
+    pub async fn to(target: SocketAddr) -> Self {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .expect("a port for the link");
+        let addr = listener.local_addr().expect("the link's address");
+        let serving = Some(tokio::spawn(relay_all(listener, target)));
+        Self {
+            addr,
+            target,
+            serving,
+        }
+    }
+
+    /// Closes every connection and stops listening.
+    pub fn cut(&mut self) {
+        if let Some(serving) = self.serving.take() {
+            serving.abort();
+        }
+    }
+
+    /// Listens again on the same port.
+    pub async fn restore(&mut self) {
+        assert!(self.serving.is_none(), "the link is up");
+        let listener = tokio::net::TcpListener::bind(self.addr)
+            .await
+            .expect("the link's port is free again");
+        self.serving = Some(tokio::spawn(relay_all(listener, self.target)));
+    }
+}
+
+impl Drop for TcpLink {
+    fn drop(&mut self) {
+        self.cut();
+    }
+}
+
+/// Accepts and relays until aborted; aborting drops every relay with it.
+async fn relay_all(listener: tokio::net::TcpListener, target: SocketAddr) {
+    let mut relays = tokio::task::JoinSet::new();
+    loop {
+        let Ok((mut inbound, _)) = listener.accept().await else {
+            continue;
+        };
+        relays.spawn(async move {
+            if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            }
+        });
+        while relays.try_join_next().is_some() {}
+    }
+}
+
+/// `url` with its `host:port` replaced by `addr` (for a `scheme://user@host:port/db` URL).
+pub fn url_through(url: &str, addr: SocketAddr) -> String {
+    let authority_start = url
+        .rfind('@')
+        .map(|at| at + 1)
+        .unwrap_or_else(|| url.find("://").map(|s| s + 3).expect("a URL with a scheme"));
+    let authority_end = url[authority_start..]
+        .find('/')
+        .map_or(url.len(), |end| authority_start + end);
+    format!("{}{addr}{}", &url[..authority_start], &url[authority_end..])
+}
+
+/// The `host:port` of a database URL, resolved.
+pub fn server_of(url: &str) -> SocketAddr {
+    use std::net::ToSocketAddrs as _;
+    let authority_start = url
+        .rfind('@')
+        .map(|at| at + 1)
+        .unwrap_or_else(|| url.find("://").map(|s| s + 3).expect("a URL with a scheme"));
+    let rest = &url[authority_start..];
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let authority = if authority.contains(':') {
+        authority.to_owned()
+    } else {
+        format!("{authority}:5432")
+    };
+    authority
+        .to_socket_addrs()
+        .expect("the database server's address")
+        .next()
+        .expect("an address")
 }

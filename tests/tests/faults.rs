@@ -1,5 +1,6 @@
 //! Fault injection under load: the core killed and restarted, PostgreSQL backends terminated,
-//! SQLite's `-wal`/`-shm` files briefly unwritable. Each scenario ends with every request
+//! PostgreSQL cut off (connections closed, new ones refused), SQLite's `-wal`/`-shm` files
+//! briefly unwritable. Each scenario ends with every request
 //! answered (none hung), no 500 and no 429 (503 with `Retry-After` while the fault lasts),
 //! requests succeeding again on their own, and every acknowledged write stored, table by table.
 //!
@@ -20,7 +21,7 @@ use std::{os::unix::fs::PermissionsExt as _, path::PathBuf, time::Duration};
 
 use lms_tests::{
     Backend,
-    fault::{SplitStack, assert_nothing_lost, assert_recovered},
+    fault::{SplitStack, TcpLink, assert_nothing_lost, assert_recovered, server_of, url_through},
 };
 use sea_orm::{ConnectionTrait as _, Statement};
 
@@ -170,6 +171,73 @@ async fn postgres_backends_terminated_under_load_give_503_never_500_and_lose_not
 #[ignore = "long fault pass: cargo test -p lms-tests --test faults -- --include-ignored"]
 async fn postgres_backends_terminated_repeatedly_under_heavy_load_lose_nothing() {
     postgres_backends_terminated(FULL).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b') PostgreSQL out of reach under load: every connection cut, new ones refused
+
+async fn postgres_out_of_reach(outage: Duration, expect_503: bool) {
+    init_logs();
+    let Ok(server_url) = std::env::var(lms_tests::testkit::POSTGRES_URL_VAR) else {
+        eprintln!(
+            "skipped: {} is not set",
+            lms_tests::testkit::POSTGRES_URL_VAR
+        );
+        return;
+    };
+    let mut link = TcpLink::to(server_of(&server_url)).await;
+    let link_addr = link.addr;
+    let Some(stack) =
+        SplitStack::start_with(Backend::Postgres, |url| url_through(url, link_addr)).await
+    else {
+        return;
+    };
+    let load = stack.load(QUICK.workers, "unreachable");
+    tokio::time::sleep(QUICK.warm_up).await;
+    link.cut();
+    tokio::time::sleep(outage).await;
+    link.restore().await;
+    tokio::time::sleep(QUICK.warm_up).await;
+    let report = load.finish().await;
+    eprintln!(
+        "database out of reach for {outage:?}: {}, slowest {:?}",
+        report.summary(),
+        report.slowest()
+    );
+    report.assert_answered_without_server_errors();
+    if expect_503 {
+        // The core gives up waiting for a connection after POSTGRES_ACQUIRE_TIMEOUT (5 s).
+        assert!(
+            report.slowest() < Duration::from_millis(6_500),
+            "a request waited {:?} for the database",
+            report.slowest()
+        );
+        assert!(
+            report
+                .answers
+                .iter()
+                .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
+            "a long outage is answered 503, not left to the gateway's deadline: {}",
+            report.summary()
+        );
+    }
+    let mut acknowledged = report.acknowledged();
+    acknowledged
+        .extend(assert_recovered(&stack.base_url, RECOVERY, QUICK.workers, QUICK.after).await);
+    assert_nothing_lost(&stack.inspect().await, &acknowledged).await;
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_briefly_out_of_reach_under_load_gives_no_500_and_loses_nothing() {
+    postgres_out_of_reach(Duration::from_millis(500), false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long fault pass: cargo test -p lms-tests --test faults -- --include-ignored"]
+async fn postgres_out_of_reach_longer_than_the_pool_waits_gives_503_not_504() {
+    // Longer than the core waits for a connection (5 s), shorter than the gateway's deadline.
+    postgres_out_of_reach(Duration::from_secs(7), true).await;
 }
 
 // ---------------------------------------------------------------------------------------------

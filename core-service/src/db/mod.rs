@@ -43,6 +43,10 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://lms-data/lms.sqlite3";
 
 pub use self::sqlite_file::CreateDatabase;
 
+/// How long a request waits for a PostgreSQL connection, including reconnecting to a server
+/// that refuses connections.
+pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Connects to `url`. A missing SQLite file is created only as `create` allows
 /// ([`sqlite_file::prepare`]), and every connection gets the settings of docs/decisions.md
 /// ("SQLite connection settings"): WAL so readers never wait for the writer, synchronous
@@ -77,7 +81,8 @@ pub async fn connect(url: &str, create: CreateDatabase) -> anyhow::Result<Databa
             .map_sqlx_sqlite_before_acquire(|_, meta| Box::pin(keep_connection(meta)))
             .map_sqlx_sqlite_pool_opts(|pool| {
                 pool.after_release(|_, meta| Box::pin(keep_connection(meta)))
-            });
+            })
+            .acquire_timeout(Duration::from_secs(10));
     } else {
         // Pinging every checkout would double the round trips of every query; a connection
         // idle long enough to have been dropped by the server or a firewall is pinged.
@@ -88,9 +93,12 @@ pub async fn connect(url: &str, create: CreateDatabase) -> anyhow::Result<Databa
             .map_sqlx_postgres_before_acquire(|_, meta| Box::pin(keep_connection(meta)))
             .map_sqlx_postgres_pool_opts(|pool| {
                 pool.after_release(|_, meta| Box::pin(keep_connection(meta)))
-            });
+            })
+            // sqlx retries a refused connection until this passes: below the gateway's
+            // default deadline (10 s), so a server that is down is answered 503 (retry), not
+            // 504.
+            .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT);
     }
-    options.acquire_timeout(Duration::from_secs(10));
     Database::connect(options)
         .await
         .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))
