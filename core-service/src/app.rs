@@ -3,7 +3,15 @@
 //! launcher and the tests all start the core this way; the shutdown future is usually
 //! [`lms_runtime::shutdown_signal`].
 
-use std::{future::Future, net::SocketAddr, sync::Arc};
+use std::{
+    future::Future,
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
 
 use anyhow::Context as _;
 use lms_proto::v1::{
@@ -14,7 +22,7 @@ use tonic::transport::{Server, server::TcpIncoming};
 
 use crate::{
     auth::{Authenticator, Clock, SystemClock},
-    db,
+    db::{self, sqlite_file::FileWatch},
     grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
     settings::CoreSettings,
     telemetry,
@@ -24,6 +32,9 @@ pub struct App {
     listener: TcpListener,
     grpc_addr: SocketAddr,
     state: SharedState,
+    /// The SQLite file as opened, watched while serving; `None` on PostgreSQL.
+    database_file: Option<FileWatch>,
+    database_file_check: Duration,
 }
 
 impl App {
@@ -36,7 +47,8 @@ impl App {
         settings: &CoreSettings,
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Self> {
-        let db = db::open(&settings.database_url).await?;
+        let db = db::open(&settings.database_url, settings.create_database()).await?;
+        let database_file = db::sqlite_file::FileWatch::of(&settings.database_url);
         let auth = Authenticator::new(db.clone(), &settings.auth_settings(), clock).await?;
         let listener = TcpListener::bind(settings.grpc_addr)
             .await
@@ -45,7 +57,13 @@ impl App {
         Ok(Self {
             listener,
             grpc_addr,
-            state: Arc::new(CoreState { db, auth }),
+            state: Arc::new(CoreState {
+                db,
+                auth,
+                database_lost: AtomicBool::new(false),
+            }),
+            database_file,
+            database_file_check: Duration::from_millis(settings.database_file_check_ms),
         })
     }
 
@@ -70,6 +88,14 @@ impl App {
             .register_encoded_file_descriptor_set(lms_proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .build_v1()?;
+        let file_watch = self.database_file.clone().map(|file| {
+            tokio::spawn(watch_database_file(
+                file,
+                self.database_file_check,
+                self.state.clone(),
+                health.clone(),
+            ))
+        });
         let shutdown = async move {
             shutdown.await;
             // Health turns NOT_SERVING first, so balancers stop sending before we stop.
@@ -97,8 +123,39 @@ impl App {
             )
             .await
             .context("gRPC server failed")?;
+        if let Some(task) = file_watch {
+            task.abort();
+        }
         self.state.auth.stop_watching();
         self.state.db.clone().close().await.ok();
         Ok(())
+    }
+}
+
+/// Checks every `interval` that the SQLite file is still the one opened. When it is gone,
+/// says so once at ERROR, turns health NOT_SERVING and makes every request UNAVAILABLE:
+/// SQLite would go on writing to the deleted file, and all of it would be lost at the next
+/// start.
+async fn watch_database_file(
+    file: FileWatch,
+    interval: Duration,
+    state: SharedState,
+    health: tonic_health::server::HealthReporter,
+) {
+    loop {
+        tokio::time::sleep(interval).await;
+        if let Some(what) = file.lost() {
+            tracing::error!(
+                "{what}; refusing every request from now on (503). Restore the file and restart"
+            );
+            state.database_lost.store(true, Ordering::Relaxed);
+            health
+                .set_not_serving::<AdminServiceServer<AdminApi>>()
+                .await;
+            health
+                .set_not_serving::<DirectoryServiceServer<DirectoryApi>>()
+                .await;
+            return;
+        }
     }
 }

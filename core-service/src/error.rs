@@ -27,6 +27,10 @@ pub enum ServiceError {
     /// unique-key violation becomes this in `db::conflict`).
     #[error("{0}")]
     Conflict(String),
+    /// The database is out of reach for the moment (connection refused or reset, backend
+    /// terminated, I/O error); holds the root cause for the log. Retrying may succeed.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
     /// Anything the caller cannot act on; logged, never shown.
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),

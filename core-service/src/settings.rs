@@ -13,12 +13,15 @@ use crate::{
         DEFAULT_THROTTLED_REPLY_DELAY, DEFAULT_VERIFICATION_QUEUE_TIMEOUT, PasswordPolicy,
         default_verification_slots,
     },
-    db::DEFAULT_DATABASE_URL,
+    db::{CreateDatabase, DEFAULT_DATABASE_URL},
 };
 
 /// Where the gRPC server listens unless configured: loopback only.
 pub const DEFAULT_GRPC_ADDR: SocketAddr =
     SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 50051));
+
+/// How often the SQLite file is checked to still be there.
+pub const DEFAULT_DATABASE_FILE_CHECK: Duration = Duration::from_secs(5);
 
 /// Durations are configured in whole milliseconds.
 const fn millis(duration: Duration) -> u64 {
@@ -30,6 +33,17 @@ pub struct CoreSettings {
     /// Database URL: `sqlite://PATH` (embedded, the default) or `postgres://...`.
     #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
     pub database_url: String,
+
+    /// Create the SQLite file when it is missing. Without it a missing file is created only
+    /// on a first start (its folder does not exist either); otherwise the start is refused,
+    /// since a deleted database must not come back empty.
+    #[arg(long, env = "LMS_CREATE_DATABASE")]
+    pub create_database: bool,
+
+    /// How often the SQLite file is checked to still be the one opened, in ms (a deleted or
+    /// replaced file turns health NOT_SERVING and requests to 503).
+    #[arg(long, env = "LMS_DATABASE_FILE_CHECK_MS", default_value_t = millis(DEFAULT_DATABASE_FILE_CHECK), value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub database_file_check_ms: u64,
 
     /// Address the gRPC server listens on (port 0 picks a free port).
     #[arg(long, env = "LMS_GRPC_ADDR", default_value_t = DEFAULT_GRPC_ADDR)]
@@ -84,6 +98,8 @@ impl CoreSettings {
         let policy = PasswordPolicy::default();
         Self {
             database_url: database_url.into(),
+            create_database: false,
+            database_file_check_ms: millis(DEFAULT_DATABASE_FILE_CHECK),
             grpc_addr: DEFAULT_GRPC_ADDR,
             argon2_memory_kib: policy.memory_kib,
             argon2_iterations: policy.iterations,
@@ -94,6 +110,11 @@ impl CoreSettings {
             auth_revision_poll_ms: millis(DEFAULT_REVISION_POLL_INTERVAL),
             throttled_reply_delay_ms: millis(DEFAULT_THROTTLED_REPLY_DELAY),
         }
+    }
+
+    /// Whether a missing SQLite file may be created.
+    pub fn create_database(&self) -> CreateDatabase {
+        CreateDatabase::when(self.create_database)
     }
 
     pub fn password_policy(&self) -> PasswordPolicy {
@@ -160,6 +181,8 @@ mod tests {
             built.verification_queue_timeout_ms
         );
         assert_eq!(parsed.auth_revision_poll_ms, built.auth_revision_poll_ms);
+        assert_eq!(parsed.create_database, built.create_database);
+        assert_eq!(parsed.database_file_check_ms, built.database_file_check_ms);
         assert_eq!(
             parsed.throttled_reply_delay_ms,
             built.throttled_reply_delay_ms

@@ -11,7 +11,7 @@ use clap::{Parser, Subcommand};
 use lms::{Stack, StackSettings, demo, progress::ImportProgressView};
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
-    db::{self, DEFAULT_DATABASE_URL},
+    db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
 };
 use lms_runtime::{Telemetry, shutdown_signal};
 
@@ -33,7 +33,8 @@ enum Command {
     Up {
         #[command(flatten)]
         settings: StackSettings,
-        /// Import the built-in demo account when the database has no accounts.
+        /// Import the built-in demo account when the database has no accounts (creates the
+        /// SQLite file when it is missing, like --create-database).
         #[arg(long)]
         demo: bool,
     },
@@ -41,12 +42,18 @@ enum Command {
     Import {
         #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
         database_url: String,
+        /// Create the SQLite file when it is missing (otherwise only on a first start).
+        #[arg(long, env = "LMS_CREATE_DATABASE")]
+        create_database: bool,
         file: PathBuf,
     },
     /// Apply pending database migrations.
     Migrate {
         #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
         database_url: String,
+        /// Create the SQLite file when it is missing (otherwise only on a first start).
+        #[arg(long, env = "LMS_CREATE_DATABASE")]
+        create_database: bool,
     },
 }
 
@@ -56,8 +63,12 @@ async fn main() -> anyhow::Result<()> {
     let _telemetry = Telemetry::init("lms")?;
     match cli.command {
         Command::Up { settings, demo } => up(settings, demo).await,
-        Command::Import { database_url, file } => {
-            let db = db::open(&database_url).await?;
+        Command::Import {
+            database_url,
+            create_database,
+            file,
+        } => {
+            let db = db::open(&database_url, CreateDatabase::when(create_database)).await?;
             let hasher = PasswordHasher::new(PasswordPolicy::default())?;
             let view = ImportProgressView::for_stdout();
             let show = |progress| view.update(progress);
@@ -70,8 +81,11 @@ async fn main() -> anyhow::Result<()> {
             println!("Imported {}: {summary}", file.display());
             Ok(())
         }
-        Command::Migrate { database_url } => {
-            db::open(&database_url).await?;
+        Command::Migrate {
+            database_url,
+            create_database,
+        } => {
+            db::open(&database_url, CreateDatabase::when(create_database)).await?;
             println!(
                 "Database at {} is up to date.",
                 db::redact_url(&database_url)
@@ -81,7 +95,9 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn up(settings: StackSettings, with_demo: bool) -> anyhow::Result<()> {
+async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> {
+    // Asking for the demo is asking for a database to put it in.
+    settings.core.create_database |= with_demo;
     let stack = Stack::build(&settings).await?;
     let demo_account = if with_demo {
         let hasher = PasswordHasher::new(settings.core.password_policy())?;

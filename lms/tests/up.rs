@@ -1,5 +1,6 @@
 //! `lms up --demo` as a newcomer runs it: the real binary, its printed curl answered with
-//! the group's XML, SIGINT stopping it cleanly, and a second start reusing the same data.
+//! the group's XML, SIGINT stopping it cleanly, and a second start reusing the same data; and
+//! `lms up` refusing to start on a database file that went missing.
 
 use std::{
     io::{BufRead as _, BufReader},
@@ -172,4 +173,44 @@ async fn lms_up_demo_serves_its_printed_curl_stops_on_ctrl_c_and_restarts_on_the
     assert_eq!(status, 200);
     assert_eq!(again, body, "the same group from the same data");
     assert!(second.interrupt());
+}
+
+#[test]
+fn lms_up_refuses_to_start_when_its_database_file_is_gone_from_an_existing_folder() {
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = folder.path().join("lms.sqlite3");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lms"))
+        .args([
+            "up",
+            "--http-addr",
+            "127.0.0.1:0",
+            "--grpc-addr",
+            "127.0.0.1:0",
+        ])
+        .args(["--database-url", &format!("sqlite://{}", file.display())])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lms starts");
+    let deadline = std::time::Instant::now() + STARTUP;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("lms runs") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("lms up started on a new, empty database instead of refusing");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("stderr is text");
+    assert!(!status.success(), "lms up fails: {stderr}");
+    assert!(
+        stderr.contains("does not exist") && stderr.contains("--create-database"),
+        "the refusal says what is missing and how to start anew: {stderr}"
+    );
+    assert!(!file.exists(), "no empty database was made");
 }

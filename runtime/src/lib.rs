@@ -11,12 +11,15 @@
 //! - [`propagation`]: W3C trace context in and out: [`HeaderExtractor`] over HTTP headers,
 //!   [`MetadataInjector`] and [`MetadataExtractor`] over tonic metadata.
 //! - [`secret`]: [`Secret`], a value whose `Debug` never shows it.
+//! - [`outage`]: [`Outage`], one log line when a dependency goes down and one when it is back.
 
+pub mod outage;
 pub mod propagation;
 pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
 
+pub use outage::Outage;
 pub use propagation::{HeaderExtractor, MetadataExtractor, MetadataInjector};
 pub use secret::Secret;
 pub use shutdown::shutdown_signal;

@@ -7,6 +7,8 @@
 //! - [`world`]: the import document every test starts from, with named ids and logins.
 //! - [`stack`]: starts core and gateway, and a small client for the XML interface.
 //! - [`xml`]: reading single elements of XML bodies in assertions.
+//! - [`fault`]: fault injection: a core that can be killed and restarted apart from its
+//!   gateway, a load that records every answer, and the checks each fault scenario ends with.
 //! - [`snapshot`]: every table as text, to prove a refused request changed nothing.
 //! - [`large_world`]: generated accounts of any size, for the scale benchmark and plan checks.
 //! - [`query_plan`]: records the statements the core runs and checks how the database plans them.
@@ -14,6 +16,7 @@
 //! Each scenario runs on both backends through [`on_both_backends!`].
 
 pub mod database;
+pub mod fault;
 pub mod large_world;
 pub mod query_plan;
 pub mod snapshot;

@@ -261,7 +261,7 @@ pub async fn import_world(db: &DatabaseConnection) {
 }
 
 /// A response, read whole.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Reply {
     pub status: u16,
     pub headers: reqwest::header::HeaderMap,

@@ -1,13 +1,17 @@
-//! The connection to lms-core: a lazily connecting tonic channel, the per-call deadline, and the
-//! metadata every call carries (credentials, request id, trace context).
+//! The connection to lms-core: a lazily connecting tonic channel, the per-call deadline, the
+//! metadata every call carries (credentials, request id, trace context), and what a call that
+//! never reached the core becomes (503 with `Retry-After`, logged once per outage).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
+use lms_runtime::Outage;
 use lms_runtime::propagation::inject_current_context;
+use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::auth::Credentials;
@@ -19,7 +23,12 @@ use crate::request_id::RequestId;
 pub struct CoreClient {
     admin: AdminServiceClient<Channel>,
     timeout: Duration,
+    /// Whether the core is reachable, as this gateway's calls found it.
+    outage: Arc<Outage>,
 }
+
+/// How soon a caller that got 503 because the core was out of reach may try again.
+pub(crate) const CORE_UNREACHABLE_RETRY_AFTER_SECONDS: u64 = 1;
 
 impl CoreClient {
     /// A client over an existing channel; `timeout` bounds every call.
@@ -27,6 +36,7 @@ impl CoreClient {
         Self {
             admin: AdminServiceClient::new(channel),
             timeout,
+            outage: Arc::new(Outage::new("the core", Duration::ZERO)),
         }
     }
 
@@ -43,6 +53,11 @@ impl CoreClient {
     /// The deadline of one call.
     pub(crate) fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// Whether the core is reachable, shared by every call of this client.
+    pub(crate) fn outage(&self) -> Arc<Outage> {
+        self.outage.clone()
     }
 
     /// A fresh handle for one call (clones share the channel).
@@ -62,10 +77,63 @@ impl CoreClient {
     {
         let request = caller.request(message, Some(self.timeout));
         match tokio::time::timeout(self.timeout, call(self.admin(), request)).await {
-            Ok(Ok(response)) => Ok(response.into_inner()),
-            Ok(Err(status)) => Err(GatewayError::Core(status)),
+            Ok(result) => self.settle(result).map(tonic::Response::into_inner),
             Err(_elapsed) => Err(GatewayError::CoreTimeout),
         }
+    }
+
+    /// What a call's result means for the caller and for the outage log. A status the core
+    /// sent is passed on; a failure of the transport (connection refused or reset, stream
+    /// broken by the core dying) becomes UNAVAILABLE with `retry-after`, so the caller gets
+    /// 503, whatever code tonic gave it (UNKNOWN "transport error", h2's INTERNAL or
+    /// RESOURCE_EXHAUSTED). Only the first failure of an outage is logged, and the recovery.
+    pub(crate) fn settle<T>(&self, result: Result<T, tonic::Status>) -> Result<T, GatewayError> {
+        match result {
+            Ok(value) => {
+                self.outage.succeeded();
+                Ok(value)
+            }
+            Err(status) if is_transport_failure(&status) => {
+                self.outage.failed(&TransportFailure(&status));
+                let mut unavailable = tonic::Status::unavailable("the core is out of reach");
+                unavailable.metadata_mut().insert(
+                    lms_proto::metadata::RETRY_AFTER,
+                    MetadataValue::from(CORE_UNREACHABLE_RETRY_AFTER_SECONDS),
+                );
+                Err(GatewayError::Core(unavailable))
+            }
+            Err(status) => {
+                // The core answered: it is up, whatever it said.
+                self.outage.succeeded();
+                Err(GatewayError::Core(status))
+            }
+        }
+    }
+}
+
+/// A status made on this side of the connection, from an error of the transport: the core
+/// sends statuses in headers or trailers, which carry no source error. A passed deadline
+/// (tonic's `TimeoutExpired`) is a timeout, not a failure to reach the core.
+pub(crate) fn is_transport_failure(status: &tonic::Status) -> bool {
+    let Some(source) = std::error::Error::source(status) else {
+        return false;
+    };
+    !std::iter::successors(Some(source), |error| error.source())
+        .any(|error| error.is::<tonic::TimeoutExpired>())
+}
+
+/// A transport failure for the log: the status and its cause chain, on one line.
+pub(crate) struct TransportFailure<'a>(pub(crate) &'a tonic::Status);
+
+impl std::fmt::Display for TransportFailure<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.0.code(), self.0.message())?;
+        let mut source = std::error::Error::source(self.0);
+        while let Some(error) = source {
+            write!(f, ": {error}")?;
+            source = error.source();
+        }
+        Ok(())
     }
 }
 
@@ -154,6 +222,46 @@ mod tests {
                 .get("grpc-timeout")
                 .is_none()
         );
+    }
+
+    fn client() -> CoreClient {
+        let channel = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
+        CoreClient::new(channel, Duration::from_secs(1))
+    }
+
+    #[tokio::test]
+    async fn a_call_that_never_reached_the_core_is_503_with_retry_after_whatever_code_tonic_gave() {
+        use axum::response::IntoResponse as _;
+        let transport = [
+            tonic::Status::from_error(Box::new(std::io::Error::from(
+                std::io::ErrorKind::ConnectionReset,
+            ))),
+            {
+                let mut status = tonic::Status::resource_exhausted("h2 protocol error");
+                status.set_source(std::sync::Arc::new(std::io::Error::other("GOAWAY")));
+                status
+            },
+        ];
+        for status in transport {
+            let code = status.code();
+            let response = client()
+                .settle::<()>(Err(status))
+                .unwrap_err()
+                .into_response();
+            assert_eq!(response.status(), 503, "{code:?}");
+            assert_eq!(response.headers().get("retry-after").unwrap(), "1");
+        }
+    }
+
+    #[test]
+    fn statuses_the_core_sent_and_passed_deadlines_are_not_transport_failures() {
+        assert!(!is_transport_failure(&tonic::Status::internal("boom")));
+        assert!(!is_transport_failure(&tonic::Status::from_error(Box::new(
+            tonic::TimeoutExpired(())
+        ))));
+        assert!(is_transport_failure(&tonic::Status::from_error(Box::new(
+            std::io::Error::from(std::io::ErrorKind::ConnectionRefused)
+        ))));
     }
 
     #[test]

@@ -157,8 +157,9 @@ fn core_status_parts(status: tonic::Status) -> ErrorParts {
         }
         Code::ResourceExhausted => caller_error(StatusCode::TOO_MANY_REQUESTS),
         Code::Unavailable => {
-            // Also what tonic reports when the core cannot be reached at all.
-            tracing::warn!(grpc.message = status.message(), "the core is unavailable");
+            // Also what a call that never reached the core becomes (`CoreClient::settle`).
+            // Outages are logged once where they are seen, not once per request here.
+            tracing::debug!(grpc.message = status.message(), "the core is unavailable");
             ErrorParts::new(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE)
         }
         // tonic reports a passed `grpc-timeout` as CANCELLED ("Timeout expired"), on the
@@ -184,6 +185,11 @@ fn core_status_parts(status: tonic::Status) -> ErrorParts {
         StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
     ) {
         parts.retry_after = retry_after(&status);
+    }
+    if parts.status == StatusCode::SERVICE_UNAVAILABLE && parts.retry_after.is_none() {
+        parts.retry_after = Some(HeaderValue::from(
+            crate::core_client::CORE_UNREACHABLE_RETRY_AFTER_SECONDS,
+        ));
     }
     parts
 }

@@ -126,14 +126,16 @@ pub async fn watch(revision: Weak<AuthRevision>, db: DatabaseConnection, interva
                     seen = Some(now);
                 }
                 revision.mark_watched();
+                crate::db::fault::DATABASE_OUTAGE.succeeded();
                 if failing {
                     tracing::info!("reading the auth revision works again");
                     failing = false;
                 }
             }
             Err(err) => {
+                crate::db::fault::observe(&err);
                 if !failing {
-                    tracing::warn!(error = %err, "cannot read the auth revision; logins are verified against the database until it can");
+                    tracing::warn!(error = %crate::db::fault::root_cause(&err), "cannot read the auth revision; logins are verified against the database until it can");
                     failing = true;
                 }
             }

@@ -3,11 +3,13 @@
 //! A unique-key violation is a conflict with a row that is already there (or was
 //! written meanwhile by another process), not a failure of the database: it becomes
 //! [`ServiceError::Conflict`] or [`ImportError::Conflict`], worded the same on SQLite
-//! and PostgreSQL. Every other database error is unexpected. The `From<DbErr>`
-//! conversions below are what `?` on a database result uses everywhere.
+//! and PostgreSQL. A database out of reach is unavailability (see [`super::fault`]); every
+//! other database error is unexpected. The `From<DbErr>` conversions below are what `?` on a
+//! database result uses everywhere.
 
 use sea_orm::{DbErr, SqlErr};
 
+use super::fault;
 use crate::{error::ServiceError, import::ImportError};
 
 /// The unique key a write collided with.
@@ -61,9 +63,14 @@ pub fn unique_violation(err: &DbErr) -> Option<UniqueKey> {
 
 impl From<DbErr> for ServiceError {
     fn from(err: DbErr) -> Self {
-        match unique_violation(&err) {
-            Some(key) => Self::Conflict(key.message().to_owned()),
-            None => Self::Unexpected(anyhow::Error::new(err).context("database error")),
+        if let Some(key) = unique_violation(&err) {
+            return Self::Conflict(key.message().to_owned());
+        }
+        let cause = fault::root_cause(&err);
+        if fault::observe(&err) {
+            Self::Unavailable(cause)
+        } else {
+            Self::Unexpected(anyhow::anyhow!("database error: {cause}"))
         }
     }
 }
@@ -72,7 +79,10 @@ impl From<DbErr> for ImportError {
     fn from(err: DbErr) -> Self {
         match unique_violation(&err) {
             Some(key) => Self::Conflict(key.message()),
-            None => Self::Database(err),
+            None => {
+                fault::observe(&err);
+                Self::Database(err)
+            }
         }
     }
 }

@@ -2,6 +2,10 @@
 //!
 //! Layout:
 //! - this module: connecting (the URL alone chooses SQLite or PostgreSQL) and migrating.
+//! - [`fault`]: database errors that mean "out of reach for the moment" (503, not 500), the
+//!   closing of pooled connections a fault may have broken, and the root cause for the log.
+//! - [`sqlite_file`]: a missing SQLite file is made only when asked or on a first start, and a
+//!   file deleted under the running service is noticed.
 //! - [`write`](mod@write): the one way a change is written: account lock, audit rows, commit, then
 //!   the credentials cache told when callers changed.
 //! - [`audit`]: the audit record, with its actions and entity kinds as enums.
@@ -9,19 +13,25 @@
 //! - [`rows`]: plain multi-row `INSERT`s (arrays on PostgreSQL) for the largest writes.
 //! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
 
-use std::{path::Path, time::Duration};
+use std::time::Duration;
 
 pub mod audit;
 pub mod bulk;
 pub mod conflict;
+pub mod fault;
 pub mod rows;
+pub mod sqlite_file;
 pub mod write;
 
 use anyhow::Context as _;
 use lms_migrations::{Migrator, MigratorTrait as _};
 use sea_orm::{
     ConnectOptions, Database, DatabaseConnection,
-    sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous},
+    sqlx::{
+        self,
+        pool::PoolConnectionMetadata,
+        sqlite::{SqliteJournalMode, SqliteSynchronous},
+    },
 };
 
 pub use self::{
@@ -33,21 +43,31 @@ pub use self::{
 /// The default embedded database, relative to the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://lms-data/lms.sqlite3";
 
-/// Connects to `url`. For SQLite the file and its folder are created when missing,
-/// and every connection gets the settings of docs/decisions.md ("SQLite connection
-/// settings"): WAL so readers never wait for the writer, synchronous NORMAL (durable at
-/// each checkpoint, never corrupt), a 32 MiB page cache, 64 MiB of memory-mapped reads
-/// and temporary tables in memory.
-pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
+pub use self::sqlite_file::CreateDatabase;
+
+/// How long a request waits for a PostgreSQL connection, including reconnecting to a server
+/// that refuses connections.
+pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connects to `url`. A missing SQLite file is created only as `create` allows
+/// ([`sqlite_file::prepare`]), and every connection gets the settings of docs/decisions.md
+/// ("SQLite connection settings"): WAL so readers never wait for the writer, synchronous
+/// NORMAL (durable at each checkpoint, never corrupt), a 32 MiB page cache, 64 MiB of
+/// memory-mapped reads and temporary tables in memory.
+///
+/// On both backends a pooled connection opened before the last broken-connection error
+/// ([`fault`]) is closed when it comes back to the pool or is taken from it, so one fault
+/// does not poison later requests.
+pub async fn connect(url: &str, create: CreateDatabase) -> anyhow::Result<DatabaseConnection> {
     let mut options = ConnectOptions::new(url.to_owned());
     options.sqlx_logging(false);
     if is_sqlite(url) {
-        ensure_sqlite_folder(url)?;
+        let may_create = sqlite_file::prepare(url, create)?;
         options
             .max_connections(4)
             .min_connections(1)
-            .map_sqlx_sqlite_opts(|opts| {
-                opts.create_if_missing(true)
+            .map_sqlx_sqlite_opts(move |opts| {
+                opts.create_if_missing(may_create)
                     .journal_mode(SqliteJournalMode::Wal)
                     .synchronous(SqliteSynchronous::Normal)
                     .foreign_keys(true)
@@ -59,19 +79,36 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
             })
             // A ping of an embedded file proves nothing, and would cost every query a
             // second hop to the connection's thread.
-            .test_before_acquire(false);
+            .test_before_acquire(false)
+            .map_sqlx_sqlite_before_acquire(|_, meta| Box::pin(keep_connection(meta)))
+            .map_sqlx_sqlite_pool_opts(|pool| {
+                pool.after_release(|_, meta| Box::pin(keep_connection(meta)))
+            })
+            .acquire_timeout(Duration::from_secs(10));
     } else {
         // Pinging every checkout would double the round trips of every query; a connection
         // idle long enough to have been dropped by the server or a firewall is pinged.
         options
             .max_connections(16)
             .min_connections(1)
-            .test_before_acquire_if_idle_for(Duration::from_secs(30));
+            .test_before_acquire_if_idle_for(Duration::from_secs(30))
+            .map_sqlx_postgres_before_acquire(|_, meta| Box::pin(keep_connection(meta)))
+            .map_sqlx_postgres_pool_opts(|pool| {
+                pool.after_release(|_, meta| Box::pin(keep_connection(meta)))
+            })
+            // sqlx retries a refused connection until this passes: below the gateway's
+            // default deadline (10 s), so a server that is down is answered 503 (retry), not
+            // 504.
+            .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT);
     }
-    options.acquire_timeout(Duration::from_secs(10));
     Database::connect(options)
         .await
         .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))
+}
+
+/// The pool hooks' answer: `false` closes a connection a fault may have broken.
+async fn keep_connection(meta: PoolConnectionMetadata) -> Result<bool, sqlx::Error> {
+    Ok(!fault::opened_before_last_fault(meta.age))
 }
 
 /// Applies every pending migration.
@@ -82,30 +119,14 @@ pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
 }
 
 /// Connects and migrates: what every process does first.
-pub async fn open(url: &str) -> anyhow::Result<DatabaseConnection> {
-    let db = connect(url).await?;
+pub async fn open(url: &str, create: CreateDatabase) -> anyhow::Result<DatabaseConnection> {
+    let db = connect(url, create).await?;
     migrate(&db).await?;
     Ok(db)
 }
 
 fn is_sqlite(url: &str) -> bool {
     url.starts_with("sqlite:")
-}
-
-fn ensure_sqlite_folder(url: &str) -> anyhow::Result<()> {
-    let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
-    let path = path.split('?').next().unwrap_or_default();
-    if path.is_empty() || path.starts_with(":memory:") {
-        return Ok(());
-    }
-    if let Some(parent) = Path::new(path)
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create the database folder {}", parent.display()))?;
-    }
-    Ok(())
 }
 
 /// The URL without its password, for messages and logs.

@@ -166,7 +166,9 @@ mod tests {
     }
 
     async fn account_and_caller(database: &TestDatabase) -> (DatabaseConnection, Caller) {
-        let db = crate::db::open(&database.url).await.expect("database");
+        let db = crate::db::open(&database.url, crate::db::CreateDatabase::OnFirstStart)
+            .await
+            .expect("database");
         let account_id = Uuid::now_v7();
         account::ActiveModel {
             id: Set(account_id),

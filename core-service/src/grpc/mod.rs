@@ -12,7 +12,7 @@ pub mod directory;
 pub mod request;
 pub mod status;
 
-use std::sync::Arc;
+use std::sync::{Arc, atomic::AtomicBool};
 
 use sea_orm::DatabaseConnection;
 
@@ -22,6 +22,10 @@ use crate::auth::Authenticator;
 pub struct CoreState {
     pub db: DatabaseConnection,
     pub auth: Authenticator,
+    /// Set when the SQLite file was deleted or replaced under the running service
+    /// (`db::sqlite_file`): every request is refused with UNAVAILABLE from then on, since
+    /// what it wrote would be lost at the next start.
+    pub database_lost: AtomicBool,
 }
 
 pub type SharedState = Arc<CoreState>;

@@ -1,5 +1,7 @@
 //! Credentials and request id from gRPC metadata.
 
+use std::sync::atomic::Ordering;
+
 use lms_runtime::Secret;
 use tonic::{Request, Status, metadata::MetadataMap};
 
@@ -9,6 +11,16 @@ use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD, REQUEST_ID};
 
 /// Authenticates the caller of `request`.
 pub async fn caller<T>(state: &CoreState, request: &Request<T>) -> Result<Caller, Status> {
+    if state.database_lost.load(Ordering::Relaxed) {
+        let mut status = Status::unavailable(
+            "The database file is gone; the service needs an operator. Retry later.",
+        );
+        status.metadata_mut().insert(
+            lms_proto::metadata::RETRY_AFTER,
+            tonic::metadata::MetadataValue::from(60u64),
+        );
+        return Err(status);
+    }
     let metadata = request.metadata();
     let credentials = Credentials {
         account_url: text(metadata, ACCOUNT_URL),

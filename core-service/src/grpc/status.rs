@@ -33,9 +33,20 @@ impl From<ServiceError> for Status {
             ServiceError::NotFound(message) => Status::not_found(message),
             ServiceError::InvalidArgument(message) => Status::invalid_argument(message),
             ServiceError::Conflict(message) => Status::new(Code::FailedPrecondition, message),
+            ServiceError::Unavailable(cause) => {
+                // Logged once per outage, not once per request.
+                crate::db::fault::DATABASE_OUTAGE.failed(&cause);
+                let mut status =
+                    Status::unavailable("The database is unavailable; retry in a moment.");
+                status
+                    .metadata_mut()
+                    .insert(lms_proto::metadata::RETRY_AFTER, MetadataValue::from(1u64));
+                status
+            }
             ServiceError::Unexpected(err) => {
-                // Logged once here, at the outermost boundary, and never shown.
-                tracing::error!(error = ?err, "request failed unexpectedly");
+                // Logged once here, at the outermost boundary, and never shown; one line with
+                // the cause chain (`{:#}`), no backtrace.
+                tracing::error!(error = format!("{err:#}"), "request failed unexpectedly");
                 Status::internal("Internal error.")
             }
         }

@@ -5,6 +5,7 @@
 //! held whole in memory; a failure midway aborts the body (the caller sees a truncated
 //! transfer, not a well-formed but incomplete list).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -15,10 +16,11 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures::{FutureExt, Stream};
 use lms_proto::v1::{GetPointsRequest, UserPoints};
+use lms_runtime::Outage;
 use tonic::Streaming;
 use tracing::Span;
 
-use crate::core_client::{Caller, CoreClient};
+use crate::core_client::{Caller, CoreClient, TransportFailure, is_transport_failure};
 use crate::error::GatewayError;
 use crate::xml::XML_CONTENT_TYPE;
 use crate::xml::writer::XmlWriter;
@@ -65,11 +67,16 @@ pub(crate) async fn get_points(
     })
     .await;
     let (stream, first) = match opened {
-        Ok(Ok(opened)) => opened,
-        Ok(Err(status)) => return Err(GatewayError::Core(status)),
+        Ok(result) => core.settle(result)?,
         Err(_elapsed) => return Err(GatewayError::CoreTimeout),
     };
-    let body = points_body(stream, first, core.timeout(), Span::current());
+    let body = points_body(
+        stream,
+        first,
+        core.timeout(),
+        core.outage(),
+        Span::current(),
+    );
     Ok((
         [(CONTENT_TYPE, HeaderValue::from_static(XML_CONTENT_TYPE))],
         Body::from_stream(body),
@@ -96,10 +103,12 @@ fn points_body(
     stream: Streaming<UserPoints>,
     first: Option<UserPoints>,
     idle_timeout: Duration,
+    outage: Arc<Outage>,
     span: Span,
 ) -> impl Stream<Item = Result<Bytes, tonic::Status>> + Send + 'static {
     futures::stream::unfold(BodyState::Start { stream, first }, move |state| {
         let span = span.clone();
+        let outage = outage.clone();
         async move {
             match state {
                 BodyState::Start { stream, first } => {
@@ -125,16 +134,20 @@ fn points_body(
                             xml.close("response");
                             Some((Ok(Bytes::from(xml.finish())), BodyState::Done))
                         }
-                        Ok(Err(status)) => Some((Err(abort(status, &span)), BodyState::Done)),
+                        Ok(Err(status)) => {
+                            Some((Err(abort(status, &outage, &span)), BodyState::Done))
+                        }
                         Err(_elapsed) => {
                             let status = tonic::Status::deadline_exceeded(
                                 "no points arrived from the core within the deadline",
                             );
-                            Some((Err(abort(status, &span)), BodyState::Done))
+                            Some((Err(abort(status, &outage, &span)), BodyState::Done))
                         }
                     }
                 }
-                BodyState::Failed(status) => Some((Err(abort(status, &span)), BodyState::Done)),
+                BodyState::Failed(status) => {
+                    Some((Err(abort(status, &outage, &span)), BodyState::Done))
+                }
                 BodyState::Done => None,
             }
         }
@@ -168,8 +181,13 @@ fn write_points(xml: &mut XmlWriter, points: &UserPoints) {
 }
 
 /// Logs a mid-stream failure once; the returned error makes hyper abort the body.
-fn abort(status: tonic::Status, span: &Span) -> tonic::Status {
+fn abort(status: tonic::Status, outage: &Outage, span: &Span) -> tonic::Status {
     span.in_scope(|| {
+        // The core dying mid-stream is part of an outage, logged once there.
+        if is_transport_failure(&status) {
+            outage.failed(&TransportFailure(&status));
+            return;
+        }
         tracing::error!(
             grpc.code = ?status.code(),
             grpc.message = status.message(),
@@ -284,6 +302,7 @@ mod body_tests {
             stream,
             first,
             Duration::from_secs(5),
+            Arc::new(Outage::new("the core", Duration::ZERO)),
             Span::none(),
         ));
         let mut chunks = Vec::new();

@@ -1,0 +1,160 @@
+//! The SQLite file itself: made only when asked, and watched while the service runs.
+//!
+//! A missing file used to be created silently, so a database deleted or moved by mistake came
+//! back as a new empty one on the next start and every login answered 401. Now a missing file
+//! is created only on a first start (its folder does not exist either) or when asked
+//! ([`CreateDatabase::Yes`]: `--create-database`, `lms up --demo`); otherwise the start is
+//! refused with a message that says what is missing. While the service runs, [`FileWatch`]
+//! notices the file being deleted or replaced (SQLite would go on writing to the unlinked
+//! file, and everything written would be lost at the next start).
+
+use std::{
+    os::unix::fs::MetadataExt as _,
+    path::{Path, PathBuf},
+};
+
+use anyhow::Context as _;
+
+/// Whether a missing SQLite file may be created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CreateDatabase {
+    /// Only on a first start: the file's folder does not exist either.
+    #[default]
+    OnFirstStart,
+    /// Asked for: create it whenever it is missing.
+    Yes,
+}
+
+impl CreateDatabase {
+    /// `Yes` when `asked`, else the first-start rule.
+    pub fn when(asked: bool) -> Self {
+        if asked { Self::Yes } else { Self::OnFirstStart }
+    }
+}
+
+/// The file a `sqlite:` URL names; `None` for an in-memory database.
+pub fn sqlite_path(url: &str) -> Option<PathBuf> {
+    let path = url.strip_prefix("sqlite:")?.trim_start_matches("//");
+    let path = path.split('?').next().unwrap_or_default();
+    if path.is_empty() || path.starts_with(":memory:") {
+        return None;
+    }
+    Some(PathBuf::from(path))
+}
+
+/// Checks the file of a `sqlite:` URL before connecting, and makes its folder on a first
+/// start. Returns whether SQLite may create the file; refuses a missing file that may not
+/// be created.
+pub fn prepare(url: &str, create: CreateDatabase) -> anyhow::Result<bool> {
+    let Some(path) = sqlite_path(url) else {
+        return Ok(true);
+    };
+    if path.exists() {
+        return Ok(false);
+    }
+    let folder = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let first_start = !folder.exists();
+    match (create, first_start) {
+        (CreateDatabase::Yes, _) => {
+            tracing::warn!(path = %path.display(), "creating a new, empty database as asked");
+        }
+        (CreateDatabase::OnFirstStart, true) => {
+            tracing::info!(path = %path.display(), "first start: creating a new, empty database");
+        }
+        (CreateDatabase::OnFirstStart, false) => {
+            let message = format!(
+                "the database file {} does not exist, but its folder {} does: it may have been \
+                 deleted or moved. Restore it, or start with --create-database to begin with a \
+                 new, empty database",
+                path.display(),
+                folder.display()
+            );
+            tracing::error!("{message}");
+            anyhow::bail!(message);
+        }
+    }
+    std::fs::create_dir_all(folder)
+        .with_context(|| format!("cannot create the database folder {}", folder.display()))?;
+    Ok(true)
+}
+
+/// The identity of the SQLite file the service opened, to tell when it is gone.
+#[derive(Debug, Clone)]
+pub struct FileWatch {
+    path: PathBuf,
+    identity: (u64, u64),
+}
+
+impl FileWatch {
+    /// The file of `url` as it is now; `None` for PostgreSQL, in-memory or unreadable files.
+    pub fn of(url: &str) -> Option<Self> {
+        let path = sqlite_path(url)?;
+        let identity = identity(&path)?;
+        Some(Self { path, identity })
+    }
+
+    /// `None` while the file is the one opened; otherwise what happened to it.
+    pub fn lost(&self) -> Option<String> {
+        match identity(&self.path) {
+            Some(now) if now == self.identity => None,
+            Some(_) => Some(format!(
+                "the database file {} was replaced under the running service",
+                self.path.display()
+            )),
+            None => Some(format!(
+                "the database file {} was deleted or moved under the running service",
+                self.path.display()
+            )),
+        }
+    }
+}
+
+/// Device and inode: a file deleted and made anew at the same path is not the same file.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    let metadata = std::fs::metadata(path).ok()?;
+    Some((metadata.dev(), metadata.ino()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_in_an_existing_folder_is_refused_unless_asked() {
+        let folder = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", folder.path().join("lms.sqlite3").display());
+        let refusal = prepare(&url, CreateDatabase::OnFirstStart).unwrap_err();
+        assert!(
+            refusal.to_string().contains("--create-database"),
+            "{refusal}"
+        );
+        assert!(prepare(&url, CreateDatabase::Yes).unwrap());
+    }
+
+    #[test]
+    fn a_first_start_makes_the_folder() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("data/lms.sqlite3");
+        let url = format!("sqlite://{}", path.display());
+        assert!(prepare(&url, CreateDatabase::OnFirstStart).unwrap());
+        assert!(path.parent().unwrap().is_dir());
+    }
+
+    #[test]
+    fn a_deleted_or_replaced_file_is_noticed() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("lms.sqlite3");
+        std::fs::write(&path, b"x").unwrap();
+        let url = format!("sqlite://{}", path.display());
+        let watch = FileWatch::of(&url).unwrap();
+        assert_eq!(watch.lost(), None);
+        std::fs::remove_file(&path).unwrap();
+        assert!(watch.lost().unwrap().contains("deleted"));
+        std::fs::write(folder.path().join("other"), b"keeps the inode busy").unwrap();
+        std::fs::write(&path, b"y").unwrap();
+        assert!(watch.lost().is_some());
+    }
+}

@@ -1,0 +1,417 @@
+//! Fault injection under load: the core killed and restarted, PostgreSQL backends terminated,
+//! PostgreSQL cut off (connections closed, new ones refused), SQLite's `-wal`/`-shm` files
+//! briefly unwritable. Each scenario ends with every request
+//! answered (none hung), no 500 and no 429 (503 with `Retry-After` while the fault lasts),
+//! requests succeeding again on their own, and every acknowledged write stored, table by table.
+//!
+//! A quick pass of each runs with `cargo test`; the long passes (more load, longer and repeated
+//! faults) are ignored by default:
+//!
+//! ```sh
+//! cargo test -p lms-tests --test faults -- --include-ignored
+//! ```
+//!
+//! A SQLite file deleted under the running service is noticed: health turns NOT_SERVING and
+//! requests 503.
+//!
+//! The PostgreSQL scenarios run when `LMS_TEST_POSTGRES_URL` is set. The SQLite scenario needs
+//! file permissions to bind, which root ignores: run as root, it re-runs itself as `nobody`.
+
+use std::{os::unix::fs::PermissionsExt as _, path::PathBuf, time::Duration};
+
+use lms_tests::{
+    Backend,
+    fault::{SplitStack, TcpLink, assert_nothing_lost, assert_recovered, server_of, url_through},
+};
+use sea_orm::{ConnectionTrait as _, Statement};
+
+/// How hard and how long a scenario pushes.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    /// Concurrent callers during the fault.
+    workers: usize,
+    /// Load before the fault starts.
+    warm_up: Duration,
+    /// How long the fault lasts (or the gap between terminations).
+    fault: Duration,
+    /// How often the fault is repeated.
+    repeats: usize,
+    /// Requests per caller once the fault is over, every one of which must succeed.
+    after: u64,
+}
+
+const QUICK: Pace = Pace {
+    workers: 4,
+    warm_up: Duration::from_millis(300),
+    fault: Duration::from_millis(400),
+    repeats: 1,
+    after: 10,
+};
+
+const FULL: Pace = Pace {
+    workers: 16,
+    warm_up: Duration::from_secs(2),
+    fault: Duration::from_secs(3),
+    repeats: 3,
+    after: 50,
+};
+
+/// How long requests may take to succeed again after a fault ends.
+const RECOVERY: Duration = Duration::from_secs(15);
+
+fn init_logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_test_writer()
+        .try_init();
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) The core killed and restarted under load
+
+async fn core_killed_and_restarted(backend: Backend, pace: Pace) {
+    init_logs();
+    let Some(mut stack) = SplitStack::start(backend).await else {
+        return;
+    };
+    let load = stack.load(pace.workers, "kill");
+    tokio::time::sleep(pace.warm_up).await;
+    for _ in 0..pace.repeats {
+        stack.kill_core();
+        tokio::time::sleep(pace.fault).await;
+        stack.restart_core().await;
+        tokio::time::sleep(pace.warm_up).await;
+    }
+    let report = load.finish().await;
+    eprintln!("core killed: {}", report.summary());
+    report.assert_answered_without_server_errors();
+    assert!(
+        report
+            .answers
+            .iter()
+            .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
+        "the outage was seen as 503: {}",
+        report.summary()
+    );
+    let mut acknowledged = report.acknowledged();
+    acknowledged
+        .extend(assert_recovered(&stack.base_url, RECOVERY, pace.workers, pace.after).await);
+    assert_nothing_lost(&stack.inspect().await, &acknowledged).await;
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_core_killed_under_load_gives_503_then_recovers_without_losing_writes_sqlite() {
+    core_killed_and_restarted(Backend::Sqlite, QUICK).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_core_killed_under_load_gives_503_then_recovers_without_losing_writes_postgres() {
+    core_killed_and_restarted(Backend::Postgres, QUICK).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long fault pass: cargo test -p lms-tests --test faults -- --include-ignored"]
+async fn a_core_killed_repeatedly_under_heavy_load_loses_nothing_sqlite() {
+    core_killed_and_restarted(Backend::Sqlite, FULL).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long fault pass: cargo test -p lms-tests --test faults -- --include-ignored"]
+async fn a_core_killed_repeatedly_under_heavy_load_loses_nothing_postgres() {
+    core_killed_and_restarted(Backend::Postgres, FULL).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) PostgreSQL backends terminated under load
+
+async fn postgres_backends_terminated(pace: Pace) {
+    init_logs();
+    let Some(stack) = SplitStack::start(Backend::Postgres).await else {
+        return;
+    };
+    let admin = stack.inspect().await;
+    let load = stack.load(pace.workers, "terminate");
+    tokio::time::sleep(pace.warm_up).await;
+    let mut terminated = 0;
+    for _ in 0..pace.repeats.max(2) {
+        let rows = admin
+            .query_all_raw(Statement::from_string(
+                admin.get_database_backend(),
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            ))
+            .await
+            .expect("backends terminated");
+        terminated += rows.len();
+        tokio::time::sleep(pace.fault).await;
+    }
+    assert!(
+        terminated > 0,
+        "the core's backends were there to terminate"
+    );
+    let report = load.finish().await;
+    eprintln!("{terminated} backends terminated: {}", report.summary());
+    report.assert_answered_without_server_errors();
+    let mut acknowledged = report.acknowledged();
+    acknowledged
+        .extend(assert_recovered(&stack.base_url, RECOVERY, pace.workers, pace.after).await);
+    assert_nothing_lost(&admin, &acknowledged).await;
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_backends_terminated_under_load_give_503_never_500_and_lose_nothing() {
+    postgres_backends_terminated(QUICK).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long fault pass: cargo test -p lms-tests --test faults -- --include-ignored"]
+async fn postgres_backends_terminated_repeatedly_under_heavy_load_lose_nothing() {
+    postgres_backends_terminated(FULL).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b') PostgreSQL out of reach under load: every connection cut, new ones refused
+
+async fn postgres_out_of_reach(outage: Duration, expect_503: bool) {
+    init_logs();
+    let Ok(server_url) = std::env::var(lms_tests::testkit::POSTGRES_URL_VAR) else {
+        eprintln!(
+            "skipped: {} is not set",
+            lms_tests::testkit::POSTGRES_URL_VAR
+        );
+        return;
+    };
+    let mut link = TcpLink::to(server_of(&server_url)).await;
+    let link_addr = link.addr;
+    let Some(stack) =
+        SplitStack::start_with(Backend::Postgres, |url| url_through(url, link_addr)).await
+    else {
+        return;
+    };
+    let load = stack.load(QUICK.workers, "unreachable");
+    tokio::time::sleep(QUICK.warm_up).await;
+    link.cut();
+    tokio::time::sleep(outage).await;
+    link.restore().await;
+    tokio::time::sleep(QUICK.warm_up).await;
+    let report = load.finish().await;
+    eprintln!(
+        "database out of reach for {outage:?}: {}, slowest {:?}",
+        report.summary(),
+        report.slowest()
+    );
+    report.assert_answered_without_server_errors();
+    if expect_503 {
+        // The core gives up waiting for a connection after POSTGRES_ACQUIRE_TIMEOUT (5 s).
+        assert!(
+            report.slowest() < Duration::from_millis(6_500),
+            "a request waited {:?} for the database",
+            report.slowest()
+        );
+        assert!(
+            report
+                .answers
+                .iter()
+                .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
+            "a long outage is answered 503, not left to the gateway's deadline: {}",
+            report.summary()
+        );
+    }
+    let mut acknowledged = report.acknowledged();
+    acknowledged
+        .extend(assert_recovered(&stack.base_url, RECOVERY, QUICK.workers, QUICK.after).await);
+    assert_nothing_lost(&stack.inspect().await, &acknowledged).await;
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_briefly_out_of_reach_under_load_gives_no_500_and_loses_nothing() {
+    postgres_out_of_reach(Duration::from_millis(500), false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long fault pass: cargo test -p lms-tests --test faults -- --include-ignored"]
+async fn postgres_out_of_reach_longer_than_the_pool_waits_gives_503_not_504() {
+    // Longer than the core waits for a connection (5 s), shorter than the gateway's deadline.
+    postgres_out_of_reach(Duration::from_secs(7), true).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// (c) SQLite's -wal and -shm briefly unwritable
+
+/// Set in the copy of this binary that runs a scenario as `nobody`.
+const UNPRIVILEGED_VAR: &str = "LMS_FAULTS_UNPRIVILEGED";
+
+/// Runs `test` of this binary again as `nobody` when this process is root (root writes to
+/// files whatever their mode, so a permission fault needs another user); returns whether it
+/// did, in which case the caller has nothing left to do.
+fn rerun_unprivileged(test: &str, ignored: bool) -> bool {
+    use std::os::unix::{fs::MetadataExt as _, process::CommandExt as _};
+    let is_root = std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0);
+    if !is_root || std::env::var_os(UNPRIVILEGED_VAR).is_some() {
+        return false;
+    }
+    // A temporary folder of its own: root's SQLite template is not readable by others.
+    let folder = tempfile::tempdir().expect("a temporary folder");
+    std::os::unix::fs::chown(folder.path(), Some(65534), Some(65534)).expect("chown");
+    let mut command = std::process::Command::new(std::env::current_exe().expect("this test"));
+    command
+        .args([test, "--exact", "--nocapture", "--test-threads", "1"])
+        .env(UNPRIVILEGED_VAR, "1")
+        .env("TMPDIR", folder.path())
+        .current_dir(folder.path())
+        .gid(65534)
+        .uid(65534);
+    if ignored {
+        command.arg("--include-ignored");
+    }
+    let output = command.output().expect("this test runs as nobody");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("{stdout}{stderr}");
+    assert!(
+        output.status.success() && stdout.contains("1 passed"),
+        "the scenario failed as nobody:\n{stdout}\n{stderr}"
+    );
+    true
+}
+
+/// Sets the mode of the database's `-wal` and `-shm` files.
+fn chmod_wal_and_shm(database_url: &str, mode: u32) {
+    let path = PathBuf::from(database_url.trim_start_matches("sqlite://"));
+    for suffix in ["-wal", "-shm"] {
+        let mut file = path.clone().into_os_string();
+        file.push(suffix);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode))
+            .unwrap_or_else(|e| panic!("chmod {}: {e}", PathBuf::from(&file).display()));
+    }
+}
+
+async fn sqlite_files_briefly_unwritable(pace: Pace) {
+    init_logs();
+    let stack = SplitStack::start(Backend::Sqlite)
+        .await
+        .expect("SQLite is always there");
+    // One caller keeps one connection busy; the pool's other connections are opened while
+    // the files are unwritable, by the callers that join then.
+    let steady = stack.load(1, "steady");
+    tokio::time::sleep(pace.warm_up).await;
+    let mut reports = Vec::new();
+    for _ in 0..pace.repeats {
+        chmod_wal_and_shm(&stack.database_url, 0o444);
+        let burst = stack.load(pace.workers, "burst");
+        tokio::time::sleep(pace.fault).await;
+        reports.push(burst.finish().await);
+        chmod_wal_and_shm(&stack.database_url, 0o644);
+        tokio::time::sleep(pace.warm_up).await;
+    }
+    reports.push(steady.finish().await);
+    let mut acknowledged = Vec::new();
+    for report in &reports {
+        eprintln!("files unwritable: {}", report.summary());
+        report.assert_answered_without_server_errors();
+        acknowledged.extend(report.acknowledged());
+    }
+    acknowledged
+        .extend(assert_recovered(&stack.base_url, RECOVERY, pace.workers, pace.after).await);
+    assert_nothing_lost(&stack.inspect().await, &acknowledged).await;
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_files_briefly_unwritable_give_503_then_every_connection_recovers() {
+    if rerun_unprivileged(
+        "sqlite_files_briefly_unwritable_give_503_then_every_connection_recovers",
+        false,
+    ) {
+        return;
+    }
+    sqlite_files_briefly_unwritable(QUICK).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long fault pass: cargo test -p lms-tests --test faults -- --include-ignored"]
+async fn sqlite_files_unwritable_repeatedly_under_heavy_load_lose_nothing() {
+    if rerun_unprivileged(
+        "sqlite_files_unwritable_repeatedly_under_heavy_load_lose_nothing",
+        true,
+    ) {
+        return;
+    }
+    sqlite_files_briefly_unwritable(FULL).await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The SQLite file deleted under the running service
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_file_deleted_under_the_running_service_turns_health_and_requests_to_503() {
+    use lms::{Stack, StackSettings};
+    use tonic_health::pb::{
+        HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
+    };
+    init_logs();
+    let database = lms_tests::database::TestDatabase::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always there");
+    {
+        let db = database.connect().await;
+        lms_tests::stack::import_world(&db).await;
+        db.close().await.expect("closes");
+    }
+    let mut settings = StackSettings::for_database(database.url.clone()).on_free_ports();
+    settings.core.database_file_check_ms = 50;
+    settings.core.argon2_memory_kib = lms_tests::stack::TEST_POLICY.memory_kib;
+    settings.core.argon2_iterations = lms_tests::stack::TEST_POLICY.iterations;
+    let stack = Stack::build(&settings).await.expect("the service starts");
+    let base_url = format!("http://{}", stack.http_addr());
+    let grpc_url = format!("http://{}", stack.grpc_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(stack.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let before = lms_tests::fault::assert_recovered(&base_url, RECOVERY, 1, 2).await;
+    assert!(!before.is_empty());
+
+    let path = database.url.trim_start_matches("sqlite://").to_owned();
+    std::fs::remove_file(&path).expect("the database file is deleted");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let refused = loop {
+        let load = lms_tests::fault::Load::start(&base_url, 1, "after-delete");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let report = load.finish().await;
+        report.assert_answered_without_server_errors();
+        if let Some(refused) = report
+            .answers
+            .iter()
+            .find_map(|a| a.reply.as_ref().ok().filter(|r| r.status == 503).cloned())
+        {
+            break refused;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "requests were still served from the deleted file: {}",
+            report.summary()
+        );
+    };
+    refused.assert_error(503, "unavailable");
+    let channel = tonic::transport::Endpoint::from_shared(grpc_url)
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("the core is reachable");
+    let health = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: "lms.v1.AdminService".to_owned(),
+        })
+        .await
+        .expect("health answers")
+        .into_inner();
+    assert_eq!(health.status(), ServingStatus::NotServing);
+    let _ = stop.send(());
+    running.await.expect("the service task").expect("stops");
+}
