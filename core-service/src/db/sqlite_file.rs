@@ -3,7 +3,8 @@
 //! A missing file used to be created silently, so a database deleted or moved by mistake came
 //! back as a new empty one on the next start and every login answered 401. Now a missing file
 //! is created only on a first start (its folder does not exist either) or when asked
-//! ([`CreateDatabase::Yes`]: `--create-database`, `lms up --demo`); otherwise the start is
+//! ([`CreateDatabase::Yes`]: `--create-database`, `lms up --demo`, or `mode=rwc` in the
+//! URL); otherwise the start is
 //! refused with a message that says what is missing. While the service runs, [`FileWatch`]
 //! notices the file being deleted or replaced (SQLite would go on writing to the unlinked
 //! file, and everything written would be lost at the next start).
@@ -57,6 +58,12 @@ pub fn prepare(url: &str, create: CreateDatabase) -> anyhow::Result<bool> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let first_start = !folder.exists();
+    // SQLite's own way of asking, in the URL itself.
+    let create = if url.contains("mode=rwc") {
+        CreateDatabase::Yes
+    } else {
+        create
+    };
     match (create, first_start) {
         (CreateDatabase::Yes, _) => {
             tracing::warn!(path = %path.display(), "creating a new, empty database as asked");
@@ -132,6 +139,7 @@ mod tests {
             "{refusal}"
         );
         assert!(prepare(&url, CreateDatabase::Yes).unwrap());
+        assert!(prepare(&format!("{url}?mode=rwc"), CreateDatabase::OnFirstStart).unwrap());
     }
 
     #[test]
