@@ -34,7 +34,10 @@ pub fn router(core: CoreClient) -> Router {
         )
         .route("/enrollment/delete", post(enrollment::delete_enrollments))
         .route("/content/{content_item_id}", get(content::get_content_item))
-        .route("/gamification/points", get(points::get_points))
+        .route(
+            "/gamification/points",
+            get(points::get_points).post(points::post_points),
+        )
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
         .layer(axum::middleware::from_fn(render_error_bodies))

@@ -122,7 +122,10 @@ impl GatewayError {
             Self::NotFound(message) => ErrorParts::new(StatusCode::NOT_FOUND, message),
             Self::MethodNotAllowed(method) => ErrorParts::new(
                 StatusCode::METHOD_NOT_ALLOWED,
-                format!("Method {method} is not allowed on this resource; see the Allow header."),
+                format!(
+                    "Method {} is not allowed on this resource; see the Allow header.",
+                    crate::clip::clip(method.as_str())
+                ),
             ),
             Self::PayloadTooLarge => ErrorParts::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
