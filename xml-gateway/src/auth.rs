@@ -199,6 +199,41 @@ mod tests {
         }
     }
 
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::fuzz::config;
+
+        proptest! {
+            #![proptest_config(config(2_000))]
+
+            #[test]
+            fn fuzz_any_header_bytes_are_refused_or_kept_within_bounds(
+                name in 0_usize..3,
+                value in proptest::collection::vec(any::<u8>(), 0..3_000),
+            ) {
+                let (header, max) = [
+                    (X_AUTH_ACCOUNT_URL, MAX_ACCOUNT_URL_BYTES),
+                    (X_AUTH_EMAIL, MAX_EMAIL_BYTES),
+                    (X_AUTH_PASSWORD, MAX_PASSWORD_BYTES),
+                ][name].clone();
+                let Ok(value) = HeaderValue::from_bytes(&value) else {
+                    return Ok(());
+                };
+                let mut headers = complete_headers();
+                headers.insert(header.clone(), value);
+                if let Ok(credentials) = Credentials::from_headers(&headers) {
+                    let mut metadata = MetadataMap::new();
+                    credentials.write_metadata(&mut metadata);
+                    let kept = metadata.get(header.as_str()).unwrap().as_bytes();
+                    prop_assert!(!kept.is_empty() && kept.len() <= max);
+                    prop_assert!(kept.iter().all(|byte| *byte == b' ' || *byte == b'\t' || byte.is_ascii_graphic()));
+                }
+            }
+        }
+    }
+
     #[test]
     fn surrounding_whitespace_is_trimmed() {
         let mut headers = complete_headers();

@@ -30,6 +30,8 @@ mod auth;
 mod clip;
 mod core_client;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod request_id;
 mod routes;
 mod server;

@@ -240,6 +240,50 @@ mod tests {
         assert!(filter("<request><userIds/><userIds/></request>").is_err());
     }
 
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::super::parse_user_ids;
+        use crate::fuzz::config;
+
+        fn encoded(text: &str) -> String {
+            form_urlencoded::byte_serialize(text.as_bytes()).collect()
+        }
+
+        proptest! {
+            #![proptest_config(config(2_000))]
+
+            #[test]
+            fn fuzz_any_query_gives_trimmed_non_empty_ids(query in "\\PC{0,200}") {
+                for id in parse_user_ids(Some(&query)) {
+                    prop_assert!(!id.is_empty());
+                    prop_assert_eq!(id.trim(), id.as_str());
+                    prop_assert!(!id.contains(','));
+                }
+            }
+
+            #[test]
+            fn fuzz_every_spelling_of_a_list_gives_the_same_ids(
+                ids in proptest::collection::vec("[^,\\s]{1,12}", 0..20)
+            ) {
+                let comma = format!(
+                    "userIds={}",
+                    ids.iter().map(|id| encoded(id)).collect::<Vec<_>>().join(",")
+                );
+                let spell = |key: &str| {
+                    ids.iter()
+                        .map(|id| format!("{key}={}", encoded(id)))
+                        .collect::<Vec<_>>()
+                        .join("&")
+                };
+                let expected = if ids.is_empty() { Vec::new() } else { ids.clone() };
+                for query in [comma, spell("userIds"), spell("userIds[]"), spell("userIds%5B%5D")] {
+                    prop_assert_eq!(parse_user_ids(Some(&query)), expected.clone(), "{}", query);
+                }
+            }
+        }
+    }
+
     fn ids(query: &str) -> Vec<String> {
         parse_user_ids(Some(query))
     }

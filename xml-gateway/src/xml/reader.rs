@@ -375,4 +375,8 @@ impl TreeBuilder {
 }
 
 #[cfg(test)]
+mod attacks;
+#[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 mod tests;

@@ -680,3 +680,53 @@ async fn a_huge_unknown_method_is_clipped_in_the_405() {
     answer.error_message(StatusCode::METHOD_NOT_ALLOWED);
     assert!(answer.body.len() < 1024, "{} bytes", answer.body.len());
 }
+
+// ---- fuzzing: path ids ----
+
+mod fuzz_path_ids {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn cases() -> u32 {
+        std::env::var("LMS_FUZZ_CASES")
+            .ok()
+            .and_then(|cases| cases.parse().ok())
+            .unwrap_or(300)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Any bytes, percent-encoded into the id segment: a 404 (not text, or no such route)
+        /// or the core's answer (here 503), always as a bounded XML error.
+        #[test]
+        fn fuzz_any_path_id_is_answered_in_xml(
+            id in proptest::collection::vec(any::<u8>(), 1..300),
+            route in 0_usize..3,
+        ) {
+            let encoded: String = id.iter().map(|byte| format!("%{byte:02X}")).collect();
+            let prefix = ["/group/", "/content/", "/department/"][route];
+            let method = if route == 2 { Method::POST } else { Method::GET };
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let answer = runtime.block_on(async {
+                let app = gateway_without_core().await;
+                let request = authenticated(method, &format!("{prefix}{encoded}"))
+                    .header(header::CONTENT_TYPE, "application/xml")
+                    .body(Body::from("<request><name>x</name></request>"))
+                    .unwrap();
+                send(&app, request).await
+            });
+            prop_assert!(
+                answer.status == StatusCode::NOT_FOUND
+                    || answer.status == StatusCode::SERVICE_UNAVAILABLE,
+                "{}: {}", answer.status, answer.body
+            );
+            answer.error_message(answer.status);
+            prop_assert!(answer.body.len() < 1024);
+        }
+    }
+}
