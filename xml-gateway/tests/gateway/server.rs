@@ -216,6 +216,31 @@ async fn connections_over_the_limit_wait_and_the_service_stays_reachable() {
 }
 
 #[tokio::test]
+async fn a_connection_stalled_mid_request_is_closed_after_the_idle_timeout() {
+    let server = Server::start(HttpServerSettings {
+        idle_timeout_ms: 600,
+        ..limits(10_000, 10_000, 64)
+    })
+    .await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    // Half a body, then nothing: the body deadline (10 s) is far; the idle timeout closes it.
+    let head = format!(
+        "POST /department HTTP/1.1\r\nHost: x\r\n{AUTH_HEADERS}\
+         Content-Type: application/xml\r\nContent-Length: 100\r\n\r\n<request>"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let answer = read_to_close(&mut stream).await;
+    assert_eq!(answer, "", "closed without an answer");
+    let closed_after = started.elapsed();
+    assert!(
+        closed_after >= Duration::from_millis(400) && closed_after < Duration::from_secs(3),
+        "closed after {closed_after:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn an_idle_timeout_not_longer_than_the_core_deadline_is_refused_at_start() {
     let settings = GatewaySettings {
         http_addr: "127.0.0.1:0".parse().unwrap(),
