@@ -158,7 +158,7 @@ pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), XmlRejection
 ///
 /// A client still sending when the server answers and closes meets a reset connection and
 /// usually never reads the answer; reading what it sends (within this bound, and within the
-/// body read timeout) lets it see the 413 and its message.
+/// body deadline) lets it see the 413 and its message.
 const DRAIN_LIMIT_BYTES: usize = 4 * BODY_LIMIT_BYTES;
 
 /// Whether a declared `Content-Length` is over the limit; past the draining bound the body is
