@@ -40,6 +40,9 @@ use self::hyper_errors::XmlParseErrors;
 /// finish and free some instead of the loop spinning.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
+/// A failing accept is logged at most this often: a shortage lasts many retries.
+const ACCEPT_WARNING_EVERY: Duration = Duration::from_secs(10);
+
 /// Serves `router` on `listener` until `shutdown` completes, then stops accepting, lets open
 /// requests finish (idle connections close at once) and returns when every connection is closed.
 pub(crate) async fn serve(
@@ -54,6 +57,7 @@ pub(crate) async fn serve(
     let (stop, stopped) = watch::channel(false);
     let connection = ConnectionSettings::from(settings);
     let mut shutdown = std::pin::pin!(shutdown);
+    let mut last_warning: Option<Instant> = None;
     loop {
         let permit = tokio::select! {
             permit = limit.clone().acquire_owned() => match permit {
@@ -66,7 +70,7 @@ pub(crate) async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => stream,
                 Err(error) => {
-                    accept_failed(&error).await;
+                    accept_failed(&error, &mut last_warning).await;
                     continue;
                 }
             },
@@ -88,7 +92,7 @@ pub(crate) async fn serve(
 
 /// Failed accepts are the client's problem (reset before accepted) or a shortage of
 /// descriptors; neither stops the server.
-async fn accept_failed(error: &std::io::Error) {
+async fn accept_failed(error: &std::io::Error, last_warning: &mut Option<Instant>) {
     use std::io::ErrorKind;
     if matches!(
         error.kind(),
@@ -96,7 +100,10 @@ async fn accept_failed(error: &std::io::Error) {
     ) {
         return;
     }
-    tracing::warn!(%error, "accepting a connection failed; retrying shortly");
+    if last_warning.is_none_or(|warned| warned.elapsed() >= ACCEPT_WARNING_EVERY) {
+        *last_warning = Some(Instant::now());
+        tracing::warn!(%error, "accepting connections fails; retrying every {ACCEPT_BACKOFF:?}");
+    }
     tokio::time::sleep(ACCEPT_BACKOFF).await;
 }
 
