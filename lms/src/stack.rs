@@ -11,7 +11,9 @@ use lms_core::{
     grpc::SharedState,
     settings::CoreSettings,
 };
-use lms_gateway::{App as Gateway, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_HTTP_ADDR, GatewaySettings};
+use lms_gateway::{
+    App as Gateway, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_HTTP_ADDR, GatewaySettings, HttpServerSettings,
+};
 use tokio::sync::watch;
 
 /// How long the services may take to finish open requests once told to stop.
@@ -30,6 +32,9 @@ pub struct StackSettings {
     /// Deadline of one call from the gateway to the core, in milliseconds.
     #[arg(long, env = "LMS_CORE_TIMEOUT_MS", default_value_t = DEFAULT_CORE_TIMEOUT_MS)]
     pub core_timeout_ms: u64,
+
+    #[command(flatten)]
+    pub http_server: HttpServerSettings,
 }
 
 impl StackSettings {
@@ -39,6 +44,7 @@ impl StackSettings {
             core: CoreSettings::for_database(database_url),
             http_addr: DEFAULT_HTTP_ADDR,
             core_timeout_ms: DEFAULT_CORE_TIMEOUT_MS,
+            http_server: HttpServerSettings::default(),
         }
     }
 
@@ -73,6 +79,7 @@ impl Stack {
             http_addr: settings.http_addr,
             core_url: format!("http://{}", core.grpc_addr()),
             core_timeout_ms: settings.core_timeout_ms,
+            server: settings.http_server.clone(),
         })
         .await?;
         Ok(Self { core, gateway })

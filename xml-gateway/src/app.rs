@@ -2,26 +2,20 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use axum::Router;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt as _;
 use tokio::net::TcpListener;
-use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::core_client::CoreClient;
 use crate::error::render_error_bodies;
 use crate::request_id::assign_request_id;
 use crate::routes::{content, department, enrollment, fallback, group, points};
-use crate::settings::GatewaySettings;
+use crate::server;
+use crate::settings::{GatewaySettings, HttpServerSettings};
 use crate::telemetry::{http_request_span, record_response};
-
-/// A client that trickles its body slower than this is cut off (slow-body attacks hold a
-/// connection and a task for as long as they are allowed to).
-const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The whole HTTP interface over a core client.
 ///
@@ -40,10 +34,12 @@ pub fn router(core: CoreClient) -> Router {
         )
         .route("/enrollment/delete", post(enrollment::delete_enrollments))
         .route("/content/{content_item_id}", get(content::get_content_item))
-        .route("/gamification/points", get(points::get_points))
+        .route(
+            "/gamification/points",
+            get(points::get_points).post(points::post_points),
+        )
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
-        .layer(RequestBodyTimeoutLayer::new(BODY_READ_TIMEOUT))
         .layer(axum::middleware::from_fn(render_error_bodies))
         .layer(
             TraceLayer::new_for_http()
@@ -62,13 +58,24 @@ pub struct App {
     listener: TcpListener,
     local_addr: SocketAddr,
     router: Router,
+    server: HttpServerSettings,
+    max_connections: usize,
 }
 
 impl App {
     /// Binds the HTTP listener (port 0 picks a free port) and prepares a lazily connecting
-    /// channel to the core, so the gateway starts even while the core is down.
+    /// channel to the core, so the gateway starts even while the core is down. Raises the
+    /// open-files limit to the hard limit and fits the connection limit inside it.
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<App> {
+        anyhow::ensure!(
+            settings.server.idle_timeout() > settings.core_timeout(),
+            "the idle timeout ({} ms) must be longer than the core timeout ({} ms): a request \
+             waiting for the core moves no bytes",
+            settings.server.idle_timeout_ms,
+            settings.core_timeout_ms
+        );
         let core = CoreClient::connect_lazy(&settings.core_url, settings.core_timeout())?;
+        let max_connections = server::connection_limit(settings.server.max_connections);
         let listener = TcpListener::bind(settings.http_addr)
             .await
             .with_context(|| format!("binding the HTTP address {}", settings.http_addr))?;
@@ -77,6 +84,8 @@ impl App {
             listener,
             local_addr,
             router: router(core),
+            server: settings.server,
+            max_connections,
         })
     }
 
@@ -90,17 +99,19 @@ impl App {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        tracing::info!(addr = %self.local_addr, "lms-gateway listening");
-        // Small answers must not wait for the client's delayed ACK (Nagle's algorithm).
-        let listener = self.listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::warn!(%error, "could not set TCP_NODELAY on an accepted connection");
-            }
-        });
-        axum::serve(listener, self.router)
-            .with_graceful_shutdown(shutdown)
-            .await
-            .context("serving HTTP")?;
+        tracing::info!(
+            addr = %self.local_addr,
+            max_connections = self.max_connections,
+            "lms-gateway listening"
+        );
+        server::serve(
+            self.listener,
+            self.router,
+            &self.server,
+            self.max_connections,
+            shutdown,
+        )
+        .await;
         tracing::info!("lms-gateway stopped");
         Ok(())
     }

@@ -1,7 +1,14 @@
 //! Header authentication: the three `X-Auth-*` headers as an extractor.
 //!
-//! The gateway only checks that the headers are there and readable; the core decides whether
-//! they are right. Every failure, here or in the core, becomes the same 401.
+//! The gateway only checks that the headers are there, readable and within the core's own
+//! bounds; the core decides whether they are right. Every failure, here or in the core, becomes
+//! the same 401.
+//!
+//! The bounds are the core's limits for these values (`lms_core::domain`: account URL 2,048
+//! characters, login 255, password 1,024; the headers are ASCII, so characters are bytes). A
+//! longer value can never authenticate, so it is refused here, before any gRPC call: the
+//! metadata of one call stays a few KiB, far under the core's HTTP/2 header-list limit, and an
+//! oversized header cannot break the connection every caller shares.
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -18,6 +25,13 @@ pub(crate) const X_AUTH_EMAIL: HeaderName = HeaderName::from_static(lms_proto::m
 pub(crate) const X_AUTH_PASSWORD: HeaderName =
     HeaderName::from_static(lms_proto::metadata::PASSWORD);
 
+/// Longest accepted `X-Auth-Account-Url`, in bytes.
+pub(crate) const MAX_ACCOUNT_URL_BYTES: usize = 2_048;
+/// Longest accepted `X-Auth-Email` (the login), in bytes.
+pub(crate) const MAX_EMAIL_BYTES: usize = 255;
+/// Longest accepted `X-Auth-Password`, in bytes.
+pub(crate) const MAX_PASSWORD_BYTES: usize = 1_024;
+
 /// The caller's credentials, as sent. `Debug` never shows the password.
 #[derive(Debug, Clone)]
 pub(crate) struct Credentials {
@@ -27,13 +41,13 @@ pub(crate) struct Credentials {
 }
 
 impl Credentials {
-    /// Reads the three headers; missing, repeated, blank or not visible ASCII → 401.
+    /// Reads the three headers; missing, repeated, blank, too long or not visible ASCII → 401.
     pub(crate) fn from_headers(headers: &HeaderMap) -> Result<Self, GatewayError> {
-        let mut password = header_value(headers, &X_AUTH_PASSWORD)?;
+        let mut password = header_value(headers, &X_AUTH_PASSWORD, MAX_PASSWORD_BYTES)?;
         password.set_sensitive(true);
         Ok(Self {
-            account_url: header_value(headers, &X_AUTH_ACCOUNT_URL)?,
-            email: header_value(headers, &X_AUTH_EMAIL)?,
+            account_url: header_value(headers, &X_AUTH_ACCOUNT_URL, MAX_ACCOUNT_URL_BYTES)?,
+            email: header_value(headers, &X_AUTH_EMAIL, MAX_EMAIL_BYTES)?,
             password: Secret::new(password),
         })
     }
@@ -52,11 +66,15 @@ impl Credentials {
 fn header_value(
     headers: &HeaderMap,
     name: &HeaderName,
+    max_bytes: usize,
 ) -> Result<AsciiMetadataValue, GatewayError> {
     let mut values = headers.get_all(name).iter();
     let (Some(value), None) = (values.next(), values.next()) else {
         return Err(GatewayError::Unauthenticated);
     };
+    if value.as_bytes().trim_ascii().len() > max_bytes {
+        return Err(GatewayError::Unauthenticated);
+    }
     // `to_str` accepts visible ASCII only (plus space and tab): exactly what metadata can carry.
     let text = value
         .to_str()
@@ -150,6 +168,69 @@ mod tests {
                 Credentials::from_headers(&repeated),
                 Err(GatewayError::Unauthenticated)
             ));
+        }
+    }
+
+    #[test]
+    fn values_up_to_the_cores_bounds_are_kept_and_longer_ones_refused() {
+        let cases = [
+            (X_AUTH_ACCOUNT_URL, MAX_ACCOUNT_URL_BYTES),
+            (X_AUTH_EMAIL, MAX_EMAIL_BYTES),
+            (X_AUTH_PASSWORD, MAX_PASSWORD_BYTES),
+        ];
+        for (name, max) in cases {
+            let mut headers = complete_headers();
+            headers.insert(
+                name.clone(),
+                HeaderValue::from_str(&"a".repeat(max)).unwrap(),
+            );
+            assert!(Credentials::from_headers(&headers).is_ok(), "{name}");
+            headers.insert(
+                name.clone(),
+                HeaderValue::from_str(&"a".repeat(max + 1)).unwrap(),
+            );
+            assert!(
+                matches!(
+                    Credentials::from_headers(&headers),
+                    Err(GatewayError::Unauthenticated)
+                ),
+                "{name}"
+            );
+        }
+    }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::fuzz::config;
+
+        proptest! {
+            #![proptest_config(config(2_000))]
+
+            #[test]
+            fn fuzz_any_header_bytes_are_refused_or_kept_within_bounds(
+                name in 0_usize..3,
+                value in proptest::collection::vec(any::<u8>(), 0..3_000),
+            ) {
+                let (header, max) = [
+                    (X_AUTH_ACCOUNT_URL, MAX_ACCOUNT_URL_BYTES),
+                    (X_AUTH_EMAIL, MAX_EMAIL_BYTES),
+                    (X_AUTH_PASSWORD, MAX_PASSWORD_BYTES),
+                ][name].clone();
+                let Ok(value) = HeaderValue::from_bytes(&value) else {
+                    return Ok(());
+                };
+                let mut headers = complete_headers();
+                headers.insert(header.clone(), value);
+                if let Ok(credentials) = Credentials::from_headers(&headers) {
+                    let mut metadata = MetadataMap::new();
+                    credentials.write_metadata(&mut metadata);
+                    let kept = metadata.get(header.as_str()).unwrap().as_bytes();
+                    prop_assert!(!kept.is_empty() && kept.len() <= max);
+                    prop_assert!(kept.iter().all(|byte| *byte == b' ' || *byte == b'\t' || byte.is_ascii_graphic()));
+                }
+            }
         }
     }
 

@@ -18,6 +18,10 @@ use crate::auth::Credentials;
 use crate::error::GatewayError;
 use crate::request_id::RequestId;
 
+/// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
+/// propagate at least).
+const MAX_TRACESTATE_BYTES: usize = 512;
+
 /// A client of the core's `AdminService`, cheap to clone (one shared channel).
 #[derive(Debug, Clone)]
 pub struct CoreClient {
@@ -158,6 +162,14 @@ impl Caller {
             metadata.insert(lms_proto::metadata::REQUEST_ID, value);
         }
         inject_current_context(metadata);
+        // The caller's `tracestate` rides along with its trace; past the W3C size a vendor must
+        // propagate, it is dropped rather than carried into every call's header block.
+        if metadata
+            .get(lms_proto::metadata::TRACESTATE)
+            .is_some_and(|value| value.as_bytes().len() > MAX_TRACESTATE_BYTES)
+        {
+            metadata.remove(lms_proto::metadata::TRACESTATE);
+        }
         request
     }
 }
@@ -262,6 +274,37 @@ mod tests {
         assert!(is_transport_failure(&tonic::Status::from_error(Box::new(
             std::io::Error::from(std::io::ErrorKind::ConnectionRefused)
         ))));
+    }
+
+    #[test]
+    fn the_largest_accepted_credentials_keep_the_metadata_far_under_the_cores_limit() {
+        // hyper's HTTP/2 server, which the core runs on, refuses header lists over 16 KiB.
+        const CORE_HEADER_LIST_LIMIT: usize = 16 * 1024;
+        let mut headers = HeaderMap::new();
+        for (name, max) in [
+            (metadata::ACCOUNT_URL, crate::auth::MAX_ACCOUNT_URL_BYTES),
+            (metadata::EMAIL, crate::auth::MAX_EMAIL_BYTES),
+            (metadata::PASSWORD, crate::auth::MAX_PASSWORD_BYTES),
+        ] {
+            headers.insert(name, HeaderValue::from_str(&"a".repeat(max)).unwrap());
+        }
+        let caller = Caller {
+            credentials: Credentials::from_headers(&headers).unwrap(),
+            request_id: RequestId::from_caller(&HeaderValue::from_str(&"r".repeat(128)).unwrap())
+                .unwrap(),
+        };
+        let request = caller.request((), Some(Duration::from_secs(10)));
+        let size: usize = request
+            .metadata()
+            .clone()
+            .into_headers()
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len() + 32)
+            .sum();
+        assert!(
+            size < CORE_HEADER_LIST_LIMIT / 3,
+            "{size} bytes of metadata"
+        );
     }
 
     #[test]

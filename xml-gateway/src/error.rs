@@ -6,7 +6,7 @@
 //! same middleware gives an XML body to error responses produced outside our handlers.
 
 use axum::extract::Request;
-use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -41,6 +41,9 @@ pub(crate) enum GatewayError {
     MethodNotAllowed(Method),
     #[error("request body too large")]
     PayloadTooLarge,
+    /// The request body was not complete by its deadline.
+    #[error("request body timed out")]
+    BodyTimeout,
     /// The request body has a media type other than XML; holds the offending Content-Type.
     #[error("unsupported media type {0}")]
     UnsupportedMediaType(String),
@@ -71,6 +74,7 @@ impl From<XmlRejection> for GatewayError {
             XmlRejection::Unreadable => {
                 Self::BadRequest("The request body could not be read.".to_owned())
             }
+            XmlRejection::TimedOut => Self::BodyTimeout,
             XmlRejection::Invalid(error) => error.into(),
         }
     }
@@ -118,16 +122,23 @@ impl GatewayError {
             Self::NotFound(message) => ErrorParts::new(StatusCode::NOT_FOUND, message),
             Self::MethodNotAllowed(method) => ErrorParts::new(
                 StatusCode::METHOD_NOT_ALLOWED,
-                format!("Method {method} is not allowed on this resource; see the Allow header."),
+                format!(
+                    "Method {} is not allowed on this resource; see the Allow header.",
+                    crate::clip::clip(method.as_str())
+                ),
             ),
             Self::PayloadTooLarge => ErrorParts::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 format!("The request body is larger than 1 MiB ({BODY_LIMIT_BYTES} bytes)."),
             ),
+            Self::BodyTimeout => ErrorParts::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "The request body did not arrive in time; send it whole, without pauses.",
+            ),
             Self::UnsupportedMediaType(content_type) => ErrorParts::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 format!(
-                    "Content-Type \"{content_type}\" is not accepted; send application/xml or \
+                    "Content-Type {content_type} is not accepted; send application/xml or \
                      text/xml in UTF-8."
                 ),
             ),
@@ -154,6 +165,12 @@ fn core_status_parts(status: tonic::Status) -> ErrorParts {
         Code::NotFound => caller_error(StatusCode::NOT_FOUND),
         Code::FailedPrecondition | Code::Aborted | Code::AlreadyExists => {
             caller_error(StatusCode::CONFLICT)
+        }
+        // tonic reports some HTTP/2 failures of the connection itself as RESOURCE_EXHAUSTED
+        // ("h2 protocol error: ..."); that is a broken transport, never the caller's rate.
+        Code::ResourceExhausted if is_transport_failure(&status) => {
+            tracing::warn!(grpc.message = status.message(), "the core is unavailable");
+            ErrorParts::new(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE)
         }
         Code::ResourceExhausted => caller_error(StatusCode::TOO_MANY_REQUESTS),
         Code::Unavailable => {
@@ -194,6 +211,12 @@ fn core_status_parts(status: tonic::Status) -> ErrorParts {
     parts
 }
 
+/// Whether tonic made this status from an HTTP/2 error of the connection, not the core from
+/// its answer.
+fn is_transport_failure(status: &tonic::Status) -> bool {
+    status.message().starts_with("h2 protocol error")
+}
+
 /// The `retry-after` metadata of a status, when it holds a number of seconds.
 fn retry_after(status: &tonic::Status) -> Option<HeaderValue> {
     let seconds = status
@@ -217,6 +240,12 @@ impl IntoResponse for GatewayError {
         let mut response = parts.status.into_response();
         if let Some(retry_after) = parts.retry_after {
             response.headers_mut().insert(RETRY_AFTER, retry_after);
+        }
+        if parts.status == StatusCode::REQUEST_TIMEOUT {
+            // The rest of a late body is not read; the connection cannot carry another request.
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
         }
         response.extensions_mut().insert(ErrorReport(parts.message));
         response
@@ -374,6 +403,18 @@ mod tests {
         let response = GatewayError::Core(status).into_response();
         assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(response.headers().get(RETRY_AFTER).unwrap(), "42");
+    }
+
+    #[test]
+    fn an_http2_failure_reported_as_resource_exhausted_is_not_a_429() {
+        // What tonic makes of an h2 GOAWAY with ENHANCE_YOUR_CALM from the core's server.
+        let status = tonic::Status::resource_exhausted(
+            "h2 protocol error: http2 error: connection error received: not a result of an error",
+        );
+        let parts = parts_of(status);
+        assert_ne!(parts.status, StatusCode::TOO_MANY_REQUESTS);
+        assert!(parts.status.is_server_error(), "{:?}", parts.status);
+        assert!(!parts.message.contains("h2"), "{}", parts.message);
     }
 
     #[test]

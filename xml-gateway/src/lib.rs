@@ -8,6 +8,9 @@
 //!
 //! - [`settings`](GatewaySettings): flags and environment variables of the gateway.
 //! - `app`: [`router`] (routes plus middleware) and [`App`] (bind, then serve until shutdown).
+//! - `server`: the HTTP/1.1 connection driver with its limits (header-read, idle and body
+//!   timeouts, connection limit, open-files limit) and hyper's own error answers in XML.
+//! - `clip`: the one bound on caller input quoted back in messages.
 //! - `routes/`: one module per resource (`department`, `group`, `enrollment`, `content`,
 //!   `points`), each handler a thin translation to one RPC; `fallback` answers 404 and 405.
 //! - `auth`: the `X-Auth-*` header extractor (401 for anything missing or unreadable).
@@ -24,10 +27,14 @@
 
 mod app;
 mod auth;
+mod clip;
 mod core_client;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod request_id;
 mod routes;
+mod server;
 mod settings;
 mod telemetry;
 mod xml;
@@ -35,5 +42,7 @@ mod xml;
 pub use app::{App, router};
 pub use core_client::CoreClient;
 pub use settings::{
-    BODY_LIMIT_BYTES, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_CORE_URL, DEFAULT_HTTP_ADDR, GatewaySettings,
+    BODY_LIMIT_BYTES, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_CORE_URL,
+    DEFAULT_HEADER_READ_TIMEOUT_MS, DEFAULT_HTTP_ADDR, DEFAULT_IDLE_TIMEOUT_MS,
+    DEFAULT_MAX_CONNECTIONS, GatewaySettings, HttpServerSettings,
 };

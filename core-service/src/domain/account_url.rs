@@ -243,4 +243,92 @@ mod tests {
             assert_eq!(normalized(&once), once);
         }
     }
+
+    /// Fuzz targets (see docs/fuzzing.md): any text is answered without a panic, and what is
+    /// accepted is a fixed point in its stored form; any spelling of a generated URL gives
+    /// the same stored form.
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        fn config(default_cases: u32) -> ProptestConfig {
+            let cases = std::env::var("LMS_FUZZ_CASES")
+                .ok()
+                .and_then(|cases| cases.parse().ok())
+                .unwrap_or(default_cases);
+            ProptestConfig {
+                cases,
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            }
+        }
+
+        /// Text shaped like URLs: schemes, hosts, ports, user info, paths, queries, fragments.
+        fn url_like() -> impl Strategy<Value = String> {
+            (
+                prop_oneof![
+                    Just(""),
+                    Just("http://"),
+                    Just("HTTPS://"),
+                    Just("ftp://"),
+                    Just("//"),
+                    Just("https:")
+                ],
+                "[a-zA-Z0-9.@:\\[\\]-]{0,20}",
+                prop_oneof![
+                    Just(""),
+                    Just(":"),
+                    Just(":443"),
+                    Just(":80"),
+                    Just(":99999"),
+                    Just(":x")
+                ],
+                "[a-zA-Z0-9/%?#&=. ]{0,20}",
+            )
+                .prop_map(|(scheme, host, port, rest)| format!("{scheme}{host}{port}{rest}"))
+        }
+
+        fn check(raw: &str) -> Result<(), TestCaseError> {
+            if let Ok(stored) = normalize_account_url(raw) {
+                prop_assert!(stored.len() <= MAX_URL_LEN);
+                prop_assert!(stored.starts_with("http://") || stored.starts_with("https://"));
+                prop_assert!(!stored.ends_with('/') && !stored.contains(['?', '#', '@']));
+                prop_assert_eq!(normalize_account_url(&stored), Ok(stored.clone()));
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #![proptest_config(config(3_000))]
+
+            #[test]
+            fn fuzz_any_text_is_refused_or_stored_as_a_fixed_point(raw in "\\PC{0,80}") {
+                check(&raw)?;
+            }
+
+            #[test]
+            fn fuzz_url_shaped_text_is_refused_or_stored_as_a_fixed_point(raw in url_like()) {
+                check(&raw)?;
+            }
+
+            #[test]
+            fn fuzz_every_spelling_of_a_url_gives_one_stored_form(
+                host in "[a-z][a-z0-9-]{0,10}(\\.[a-z][a-z0-9-]{0,10}){0,3}",
+                path in "(/[a-zA-Z0-9_-]{1,8}){0,3}",
+                upper_scheme in any::<bool>(),
+                upper_host in any::<bool>(),
+                default_port in any::<bool>(),
+                trailing_slash in any::<bool>(),
+            ) {
+                let canonical = format!("https://{host}{path}");
+                let scheme = if upper_scheme { "HTTPS" } else { "https" };
+                let spelled_host = if upper_host { host.to_uppercase() } else { host.clone() };
+                let port = if default_port { ":443" } else { "" };
+                let slash = if trailing_slash { "/" } else { "" };
+                let spelling = format!("{scheme}://{spelled_host}{port}{path}{slash}");
+                prop_assert_eq!(normalize_account_url(&spelling), Ok(canonical));
+            }
+        }
+    }
 }

@@ -16,6 +16,7 @@ mod every_operation;
 mod group_get;
 mod group_update;
 mod grpc_authorization;
+mod hostile_input;
 mod import;
 mod points;
 mod tenant_isolation;

@@ -3,10 +3,15 @@
 
 use axum::http::{Method, Uri};
 
+use crate::clip::clip;
 use crate::error::GatewayError;
 
 pub(crate) async fn unknown_route(method: Method, uri: Uri) -> GatewayError {
-    GatewayError::NotFound(format!("There is no resource at {method} {}.", uri.path()))
+    GatewayError::NotFound(format!(
+        "There is no resource at {} {}.",
+        clip(method.as_str()),
+        clip(uri.path())
+    ))
 }
 
 pub(crate) async fn method_not_allowed(method: Method) -> GatewayError {

@@ -1,4 +1,7 @@
 //! `GET /gamification/points?userIds=...`: the core's stream of points, streamed on as XML.
+//! `POST /gamification/points` takes the same filter as a body
+//! (`<request><userIds><id>..</id>..</userIds></request>`), for lists longer than a URI holds
+//! (up to the core's 10,000 ids; a URI ends at 65,534 bytes, about 1,700 ids).
 //!
 //! The first result (or error) of the RPC is awaited before answering, so an error status still
 //! becomes a proper error response. After that the body is written as results arrive and never
@@ -22,8 +25,8 @@ use tracing::Span;
 
 use crate::core_client::{Caller, CoreClient, TransportFailure, is_transport_failure};
 use crate::error::GatewayError;
-use crate::xml::XML_CONTENT_TYPE;
 use crate::xml::writer::XmlWriter;
+use crate::xml::{Element, FromXml, XML_CONTENT_TYPE, Xml, XmlError};
 
 /// Results that are already at hand are written together, up to about this many bytes.
 const CHUNK_BYTES: usize = 16 * 1024;
@@ -48,13 +51,52 @@ pub(crate) fn parse_user_ids(query: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// The body of `POST /gamification/points`: `userIds` with one `id` per user, or no `userIds`
+/// (every user the caller may see). Empty `id` elements are dropped, as empty query parts are.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct PointsFilter(pub(crate) Vec<String>);
+
+impl FromXml for PointsFilter {
+    const ROOT: &'static str = "request";
+
+    fn from_root(root: &Element) -> Result<Self, XmlError> {
+        let Some(user_ids) = root.single_child("userIds")? else {
+            return Ok(Self(Vec::new()));
+        };
+        let mut ids = Vec::new();
+        for id in user_ids.children_named("id") {
+            let id = id.text_value()?;
+            if !id.is_empty() {
+                ids.push(id.to_owned());
+            }
+        }
+        Ok(Self(ids))
+    }
+}
+
 #[tracing::instrument(skip_all, fields(filter = tracing::field::Empty))]
 pub(crate) async fn get_points(
     State(core): State<CoreClient>,
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Response, GatewayError> {
-    let user_ids = parse_user_ids(query.as_deref());
+    stream_points(core, caller, parse_user_ids(query.as_deref())).await
+}
+
+#[tracing::instrument(skip_all, fields(filter = tracing::field::Empty))]
+pub(crate) async fn post_points(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    Xml(PointsFilter(user_ids)): Xml<PointsFilter>,
+) -> Result<Response, GatewayError> {
+    stream_points(core, caller, user_ids).await
+}
+
+async fn stream_points(
+    core: CoreClient,
+    caller: Caller,
+    user_ids: Vec<String>,
+) -> Result<Response, GatewayError> {
     Span::current().record("filter", user_ids.len());
     // No grpc-timeout: a long list may take longer than one deadline to stream. The gateway
     // bounds the wait for the first result and for each next one instead.
@@ -200,6 +242,65 @@ fn abort(status: tonic::Status, outage: &Outage, span: &Span) -> tonic::Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn filter(body: &str) -> Result<PointsFilter, XmlError> {
+        let root = crate::xml::reader::parse_document(body.as_bytes(), PointsFilter::ROOT)?;
+        PointsFilter::from_root(&root)
+    }
+
+    #[test]
+    fn a_body_filter_lists_its_ids_in_order_and_drops_empty_ones() {
+        assert_eq!(
+            filter("<request><userIds><id> b </id><id/><id>a</id></userIds></request>").unwrap(),
+            PointsFilter(vec!["b".to_owned(), "a".to_owned()])
+        );
+        assert_eq!(filter("<request/>").unwrap(), PointsFilter(Vec::new()));
+        assert!(filter("<request><userIds/><userIds/></request>").is_err());
+    }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::super::parse_user_ids;
+        use crate::fuzz::config;
+
+        fn encoded(text: &str) -> String {
+            form_urlencoded::byte_serialize(text.as_bytes()).collect()
+        }
+
+        proptest! {
+            #![proptest_config(config(2_000))]
+
+            #[test]
+            fn fuzz_any_query_gives_trimmed_non_empty_ids(query in "\\PC{0,200}") {
+                for id in parse_user_ids(Some(&query)) {
+                    prop_assert!(!id.is_empty());
+                    prop_assert_eq!(id.trim(), id.as_str());
+                    prop_assert!(!id.contains(','));
+                }
+            }
+
+            #[test]
+            fn fuzz_every_spelling_of_a_list_gives_the_same_ids(
+                ids in proptest::collection::vec("[^,\\s]{1,12}", 0..20)
+            ) {
+                let comma = format!(
+                    "userIds={}",
+                    ids.iter().map(|id| encoded(id)).collect::<Vec<_>>().join(",")
+                );
+                let spell = |key: &str| {
+                    ids.iter()
+                        .map(|id| format!("{key}={}", encoded(id)))
+                        .collect::<Vec<_>>()
+                        .join("&")
+                };
+                let expected = if ids.is_empty() { Vec::new() } else { ids.clone() };
+                for query in [comma, spell("userIds"), spell("userIds[]"), spell("userIds%5B%5D")] {
+                    prop_assert_eq!(parse_user_ids(Some(&query)), expected.clone(), "{}", query);
+                }
+            }
+        }
+    }
 
     fn ids(query: &str) -> Vec<String> {
         parse_user_ids(Some(query))

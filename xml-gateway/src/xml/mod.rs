@@ -15,10 +15,12 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
+use tokio::time::Instant;
 
 pub(crate) use reader::{Element, XmlError};
 
-use crate::settings::BODY_LIMIT_BYTES;
+use crate::clip::clip;
+use crate::settings::{BODY_LIMIT_BYTES, DEFAULT_BODY_TIMEOUT_MS};
 
 /// `Content-Type` of every XML body the gateway writes.
 pub(crate) const XML_CONTENT_TYPE: &str = "application/xml; charset=utf-8";
@@ -48,6 +50,9 @@ pub(crate) enum XmlRejection {
     /// The body stream failed before it was complete.
     #[error("the request body could not be read")]
     Unreadable,
+    /// The body was not complete by the request's [`BodyDeadline`].
+    #[error("the request body did not arrive in time")]
+    TimedOut,
     /// The body is not a document of the expected shape.
     #[error(transparent)]
     Invalid(#[from] XmlError),
@@ -59,19 +64,70 @@ impl<T: FromXml, S: Send + Sync> FromRequest<S> for Xml<T> {
     async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
         check_content_type(request.headers())?;
         let declared_too_large = check_declared_length(request.headers())?;
-        let body = read_limited(request.into_body(), declared_too_large).await?;
-        let root = reader::parse_document(&body, T::ROOT)?;
+        let deadline = request
+            .extensions()
+            .get::<BodyDeadline>()
+            .map_or_else(BodyDeadline::from_now, |deadline| deadline.0);
+        let body = tokio::time::timeout_at(
+            deadline,
+            read_limited(request.into_body(), declared_too_large),
+        )
+        .await
+        .map_err(|_elapsed| XmlRejection::TimedOut)??;
+        let root = parse_off_the_runtime(body, T::ROOT).await?;
         Ok(Self(T::from_root(&root)?))
     }
 }
 
+/// When the whole request body must have arrived; set by the HTTP server when the request head
+/// is read. Without it (a router driven directly) the default applies from the extractor's start.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyDeadline(pub(crate) Instant);
+
+impl BodyDeadline {
+    fn from_now() -> Instant {
+        Instant::now() + std::time::Duration::from_millis(DEFAULT_BODY_TIMEOUT_MS)
+    }
+}
+
+/// Bodies above this size are parsed on the blocking pool rather than on a runtime worker.
+///
+/// Parsing is linear in the body (every per-element check is capped), so a body of up to 1 MiB
+/// costs milliseconds; off the workers, even those milliseconds never delay other requests.
+/// Small bodies, the usual case, skip the hand-over.
+const INLINE_PARSE_BYTES: usize = 16 * 1024;
+
+async fn parse_off_the_runtime(body: Bytes, root: &'static str) -> Result<Element, XmlError> {
+    if body.len() <= INLINE_PARSE_BYTES {
+        return reader::parse_document(&body, root);
+    }
+    match tokio::task::spawn_blocking(move || reader::parse_document(&body, root)).await {
+        Ok(parsed) => parsed,
+        // Parsing does not panic (the fuzz tests hold it to that); if it ever did, the request
+        // fails like any other panicking handler would.
+        Err(join_error) => std::panic::resume_unwind(join_error.into_panic()),
+    }
+}
+
 /// `application/xml` or `text/xml`, optionally with `charset=utf-8`, or no `Content-Type`.
+///
+/// `Content-Type` given more than once is read as one value when every copy is the same, and
+/// refused otherwise: which of two media types the body has cannot be known.
 pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), XmlRejection> {
-    let Some(value) = headers.get(CONTENT_TYPE) else {
+    let mut values = headers.get_all(CONTENT_TYPE).iter();
+    let Some(value) = values.next() else {
         return Ok(());
     };
+    if values.any(|other| other.as_bytes().trim_ascii() != value.as_bytes().trim_ascii()) {
+        return Err(XmlRejection::UnsupportedMediaType(
+            "given more than once with different values".to_owned(),
+        ));
+    }
     let refuse = || {
-        XmlRejection::UnsupportedMediaType(String::from_utf8_lossy(value.as_bytes()).into_owned())
+        XmlRejection::UnsupportedMediaType(format!(
+            "\"{}\"",
+            clip(&String::from_utf8_lossy(value.as_bytes()))
+        ))
     };
     let text = value.to_str().map_err(|_| refuse())?;
     let mut parts = text.split(';');
@@ -102,7 +158,7 @@ pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), XmlRejection
 ///
 /// A client still sending when the server answers and closes meets a reset connection and
 /// usually never reads the answer; reading what it sends (within this bound, and within the
-/// body read timeout) lets it see the 413 and its message.
+/// body deadline) lets it see the 413 and its message.
 const DRAIN_LIMIT_BYTES: usize = 4 * BODY_LIMIT_BYTES;
 
 /// Whether a declared `Content-Length` is over the limit; past the draining bound the body is

@@ -7,14 +7,22 @@
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::reader::Reader;
 
+use crate::clip::{MAX_QUOTED_CHARS, clip, clip_to};
+
 /// Deepest accepted nesting of elements (the root is depth 1).
 pub(crate) const MAX_DEPTH: usize = 16;
 /// Most elements accepted in one document.
 pub(crate) const MAX_ELEMENTS: usize = 20_000;
+/// Most attributes accepted on one element. The interface uses none; the cap keeps the
+/// duplicate check (pairwise over this short list) and the whole element cheap.
+pub(crate) const MAX_ATTRIBUTES: usize = 32;
+/// Longest parser detail quoted in a message (it may itself quote two names).
+const MAX_DETAIL_CHARS: usize = 4 * MAX_QUOTED_CHARS;
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Why a request body is not an acceptable XML document. Each message names the problem.
+/// Why a request body is not an acceptable XML document. Each message names the problem; the
+/// names and details it quotes are clipped ([`crate::clip`]) where the error is made.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum XmlError {
     #[error("The request body is empty; an XML document is expected.")]
@@ -43,6 +51,10 @@ pub(crate) enum XmlError {
     NoRoot,
     #[error("Root element must be <{expected}>, found <{found}>.")]
     WrongRoot { expected: String, found: String },
+    #[error("Element <{0}> has more than {MAX_ATTRIBUTES} attributes.")]
+    TooManyAttributes(String),
+    #[error("Element <{element}> has attribute {attribute} twice.")]
+    DuplicateAttribute { element: String, attribute: String },
     #[error("Elements are nested deeper than {MAX_DEPTH} levels.")]
     TooDeep,
     #[error("The document has more than {MAX_ELEMENTS} elements.")]
@@ -84,7 +96,7 @@ impl Element {
         let mut found = self.children.iter().filter(|child| child.name == name);
         let first = found.next();
         if found.next().is_some() {
-            return Err(XmlError::Duplicate(name.to_owned()));
+            return Err(XmlError::Duplicate(clip(name)));
         }
         Ok(first)
     }
@@ -92,7 +104,7 @@ impl Element {
     /// The child with the given name; absent or given twice is an error.
     pub(crate) fn required_child<'a>(&'a self, name: &str) -> Result<&'a Element, XmlError> {
         self.single_child(name)?
-            .ok_or_else(|| XmlError::Missing(name.to_owned()))
+            .ok_or_else(|| XmlError::Missing(clip(name)))
     }
 
     /// The text of a single-valued child element: `None` when absent, `Some("")` when present but
@@ -108,7 +120,16 @@ impl Element {
         if self.children.is_empty() {
             Ok(&self.text)
         } else {
-            Err(XmlError::NotText(self.name.clone()))
+            Err(XmlError::NotText(clip(&self.name)))
+        }
+    }
+}
+
+impl XmlError {
+    fn syntax(error: &impl std::fmt::Display, position: u64) -> Self {
+        Self::Syntax {
+            detail: clip_to(&error.to_string(), MAX_DETAIL_CHARS),
+            position,
         }
     }
 }
@@ -119,7 +140,7 @@ pub(crate) fn parse_document(body: &[u8], expected_root: &str) -> Result<Element
     if root.name != expected_root {
         return Err(XmlError::WrongRoot {
             expected: expected_root.to_owned(),
-            found: root.name,
+            found: clip(&root.name),
         });
     }
     Ok(root)
@@ -144,10 +165,9 @@ pub(crate) fn parse_tree(body: &[u8]) -> Result<Element, XmlError> {
     let mut tree = TreeBuilder::default();
     let mut first_event = true;
     loop {
-        let event = reader.read_event().map_err(|error| XmlError::Syntax {
-            detail: error.to_string(),
-            position: reader.error_position(),
-        })?;
+        let event = reader
+            .read_event()
+            .map_err(|error| XmlError::syntax(&error, reader.error_position()))?;
         let at_start = std::mem::replace(&mut first_event, false);
         match event {
             Event::Decl(declaration) => {
@@ -169,17 +189,15 @@ pub(crate) fn parse_tree(body: &[u8]) -> Result<Element, XmlError> {
             // check_end_names makes the reader refuse an end tag that does not match.
             Event::End(_) => tree.close(),
             Event::Text(text) => {
-                let content = text.xml10_content().map_err(|error| XmlError::Syntax {
-                    detail: error.to_string(),
-                    position: reader.buffer_position(),
-                })?;
+                let content = text
+                    .xml10_content()
+                    .map_err(|error| XmlError::syntax(&error, reader.buffer_position()))?;
                 tree.text(&content)?;
             }
             Event::CData(data) => {
-                let content = data.xml10_content().map_err(|error| XmlError::Syntax {
-                    detail: error.to_string(),
-                    position: reader.buffer_position(),
-                })?;
+                let content = data
+                    .xml10_content()
+                    .map_err(|error| XmlError::syntax(&error, reader.buffer_position()))?;
                 tree.markup_text(&content)?;
             }
             Event::GeneralRef(reference) => {
@@ -200,46 +218,57 @@ fn check_declaration(
     declaration: &quick_xml::events::BytesDecl<'_>,
     position: u64,
 ) -> Result<(), XmlError> {
-    let syntax = |detail: String| XmlError::Syntax { detail, position };
     declaration
         .version()
-        .map_err(|error| syntax(error.to_string()))?;
+        .map_err(|error| XmlError::syntax(&error, position))?;
     if let Some(encoding) = declaration.encoding() {
-        let encoding = encoding.map_err(|error| syntax(error.to_string()))?;
-        let encoding = String::from_utf8_lossy(&encoding).into_owned();
+        let encoding = encoding.map_err(|error| XmlError::syntax(&error, position))?;
+        let encoding = String::from_utf8_lossy(&encoding);
         if !encoding.eq_ignore_ascii_case("utf-8") {
-            return Err(XmlError::Encoding(encoding));
+            return Err(XmlError::Encoding(clip(&encoding)));
         }
     }
     Ok(())
 }
 
-/// Attributes are not used, but they must be well-formed and may not smuggle in entities.
+/// Attributes are not used, but they must be well-formed, unique and may not smuggle in
+/// entities.
+///
+/// quick-xml's own duplicate check compares every attribute with every earlier one, so it is
+/// switched off: the count is capped first, and the pairwise check runs on that short list.
 fn check_attributes(
     start: &BytesStart<'_>,
     decoder: quick_xml::encoding::Decoder,
     position: u64,
 ) -> Result<(), XmlError> {
-    for attribute in start.attributes() {
-        let attribute = attribute.map_err(|error| XmlError::Syntax {
-            detail: error.to_string(),
-            position,
-        })?;
+    let mut attributes = start.attributes();
+    attributes.with_checks(false);
+    let mut seen: Vec<&[u8]> = Vec::new();
+    for attribute in attributes {
+        let attribute = attribute.map_err(|error| XmlError::syntax(&error, position))?;
+        let key = attribute.key.into_inner();
+        if seen.len() == MAX_ATTRIBUTES {
+            return Err(XmlError::TooManyAttributes(clip(&element_name(start))));
+        }
+        if seen.contains(&key) {
+            return Err(XmlError::DuplicateAttribute {
+                element: clip(&element_name(start)),
+                attribute: clip(&String::from_utf8_lossy(key)),
+            });
+        }
+        seen.push(key);
         let mut unknown_entity = None;
         let decoded = attribute.decode_and_unescape_value_with(decoder, |name| {
             let resolved = quick_xml::escape::resolve_predefined_entity(name);
             if resolved.is_none() {
-                unknown_entity = Some(name.to_owned());
+                unknown_entity = Some(clip(name));
             }
             resolved
         });
         if let Err(error) = decoded {
             return Err(match unknown_entity {
                 Some(name) => XmlError::Entity(name),
-                None => XmlError::Syntax {
-                    detail: error.to_string(),
-                    position,
-                },
+                None => XmlError::syntax(&error, position),
             });
         }
     }
@@ -252,7 +281,7 @@ fn resolve_reference(reference: &BytesRef<'_>) -> Result<char, XmlError> {
     if reference.is_char_ref() {
         return match reference.resolve_char_ref() {
             Ok(Some(ch)) if is_xml_char(ch) => Ok(ch),
-            _ => Err(XmlError::CharRef(raw)),
+            _ => Err(XmlError::CharRef(clip(&raw))),
         };
     }
     match raw.as_str() {
@@ -261,7 +290,7 @@ fn resolve_reference(reference: &BytesRef<'_>) -> Result<char, XmlError> {
         "amp" => Ok('&'),
         "apos" => Ok('\''),
         "quot" => Ok('"'),
-        _ => Err(XmlError::Entity(raw)),
+        _ => Err(XmlError::Entity(clip(&raw))),
     }
 }
 
@@ -286,7 +315,7 @@ struct TreeBuilder {
 impl TreeBuilder {
     fn open(&mut self, name: String) -> Result<(), XmlError> {
         if self.open.is_empty() && self.root.is_some() {
-            return Err(XmlError::SecondRoot(name));
+            return Err(XmlError::SecondRoot(clip(&name)));
         }
         self.element_count += 1;
         if self.element_count > MAX_ELEMENTS {
@@ -339,11 +368,15 @@ impl TreeBuilder {
 
     fn finish(self) -> Result<Element, XmlError> {
         if let Some(unclosed) = self.open.last() {
-            return Err(XmlError::Unclosed(unclosed.name.clone()));
+            return Err(XmlError::Unclosed(clip(&unclosed.name)));
         }
         self.root.ok_or(XmlError::NoRoot)
     }
 }
 
+#[cfg(test)]
+mod attacks;
+#[cfg(test)]
+mod fuzz;
 #[cfg(test)]
 mod tests;

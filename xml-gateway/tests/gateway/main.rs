@@ -5,3 +5,4 @@
 //! tests live with the telemetry, in `runtime/tests`.
 
 mod router;
+mod server;

@@ -137,13 +137,16 @@ async fn a_known_route_with_the_wrong_method_is_405_with_allow() {
 
     let answer = send(
         &app,
-        Request::post("/gamification/points")
+        Request::put("/gamification/points")
             .body(Body::empty())
             .unwrap(),
     )
     .await;
     answer.error_message(StatusCode::METHOD_NOT_ALLOWED);
-    assert!(answer.header("allow").contains("GET"));
+    let allow = answer.header("allow");
+    for method in ["GET", "POST"] {
+        assert!(allow.contains(method), "Allow: {allow}");
+    }
 }
 
 // ---- request ids ----
@@ -482,6 +485,7 @@ async fn the_app_binds_port_zero_serves_and_shuts_down_gracefully() {
         http_addr: "127.0.0.1:0".parse().unwrap(),
         core_url: format!("http://127.0.0.1:{}", closed_port().await),
         core_timeout_ms: 2_000,
+        server: Default::default(),
     };
     let app = App::build(settings).await.unwrap();
     let addr = app.local_addr();
@@ -521,6 +525,208 @@ async fn an_invalid_core_url_is_refused_at_start_up() {
         http_addr: "127.0.0.1:0".parse().unwrap(),
         core_url: "not a url".to_owned(),
         core_timeout_ms: 1_000,
+        server: Default::default(),
     };
     assert!(App::build(settings).await.is_err());
+}
+
+// ---- hostile input ----
+
+#[tokio::test]
+async fn content_type_given_twice_is_one_value_when_equal_and_415_when_not() {
+    let app = gateway_without_core().await;
+    let twice = |first: &'static str, second: &'static str| {
+        authenticated(Method::POST, "/department")
+            .header(header::CONTENT_TYPE, first)
+            .header(header::CONTENT_TYPE, second)
+            .body(Body::from("<request/>"))
+            .unwrap()
+    };
+    for (first, second) in [
+        ("application/xml", "application/json"),
+        ("application/json", "application/xml"),
+        ("application/xml", "text/xml"),
+    ] {
+        let answer = send(&app, twice(first, second)).await;
+        let message = answer.error_message(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        assert!(message.contains("more than once"), "{message}");
+    }
+    // The same value twice is that value: the body is read and goes on to the (absent) core.
+    let answer = send(&app, twice("application/xml", "application/xml")).await;
+    answer.error_message(StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn echoed_input_is_clipped_in_every_message() {
+    let app = gateway_without_core().await;
+    let huge_name = "a".repeat(BODY_LIMIT_BYTES - 64);
+    for body in [
+        format!("<{huge_name}/>"),
+        format!("<{huge_name}>"),
+        format!("<request><{huge_name}></b></request>"),
+        format!("<request>&{huge_name};</request>"),
+        format!("<request/><{huge_name}/>"),
+    ] {
+        let answer = send(&app, xml_post("/department", body)).await;
+        answer.error_message(StatusCode::BAD_REQUEST);
+        assert!(answer.body.len() < 1024, "{} bytes", answer.body.len());
+    }
+
+    let huge_type = format!("application/{}", "x".repeat(64 * 1024));
+    let answer = send(
+        &app,
+        authenticated(Method::POST, "/department")
+            .header(header::CONTENT_TYPE, huge_type)
+            .body(Body::from("<request/>"))
+            .unwrap(),
+    )
+    .await;
+    let message = answer.error_message(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert!(message.contains("application/xxx"), "{message}");
+    assert!(answer.body.len() < 1024, "{} bytes", answer.body.len());
+
+    let huge_path = format!("/{}", "p".repeat(60_000));
+    let answer = send(
+        &app,
+        Request::get(huge_path.as_str())
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    answer.error_message(StatusCode::NOT_FOUND);
+    assert!(answer.body.len() < 1024, "{} bytes", answer.body.len());
+}
+
+/// 40,000 attributes on one element (about 1 MiB): quick-xml's own duplicate check made this
+/// seconds of CPU before anything else was checked.
+fn many_attributes(count: usize) -> String {
+    let mut body = String::from("<request><name");
+    for n in 0..count {
+        body.push_str(&format!(" a{n}=\"v\""));
+    }
+    body.push_str(">Sales</name></request>");
+    body
+}
+
+#[tokio::test]
+async fn an_element_with_too_many_attributes_is_400_at_once() {
+    let app = gateway_without_core().await;
+    let started = std::time::Instant::now();
+    let answer = send(&app, xml_post("/department", many_attributes(40_000))).await;
+    let message = answer.error_message(StatusCode::BAD_REQUEST);
+    assert!(message.contains("more than 32 attributes"), "{message}");
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let answer = send(
+        &app,
+        xml_post("/department", "<request a=\"1\" b=\"2\" a=\"3\"/>"),
+    )
+    .await;
+    let message = answer.error_message(StatusCode::BAD_REQUEST);
+    assert!(message.contains("attribute a twice"), "{message}");
+
+    // 32 distinct attributes are still well-formed XML: the body goes on to the (absent) core.
+    let answer = send(&app, xml_post("/department", many_attributes(32))).await;
+    answer.error_message(StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn credential_headers_over_the_cores_bounds_are_401_without_calling_the_core() {
+    // A core that accepts and never answers: a call would take the whole 5 s deadline.
+    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let app = router(CoreClient::connect_lazy(&url, Duration::from_secs(5)).unwrap());
+    for (name, length) in [
+        ("x-auth-account-url", 2_049),
+        ("x-auth-email", 256),
+        ("x-auth-password", 1_025),
+        ("x-auth-password", 16 * 1024),
+        ("x-auth-account-url", 100 * 1024),
+    ] {
+        let started = std::time::Instant::now();
+        let mut request = authenticated(Method::GET, "/gamification/points")
+            .body(Body::empty())
+            .unwrap();
+        request
+            .headers_mut()
+            .insert(name, "a".repeat(length).parse().unwrap());
+        let answer = send(&app, request).await;
+        assert_eq!(answer.error_message(StatusCode::UNAUTHORIZED), AUTH_FAILED);
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{name} of {length} bytes: {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_huge_unknown_method_is_clipped_in_the_405() {
+    let app = gateway_without_core().await;
+    let method = Method::from_bytes("X".repeat(100_000).as_bytes()).unwrap();
+    let answer = send(
+        &app,
+        Request::builder()
+            .method(method)
+            .uri("/group/g-1")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    answer.error_message(StatusCode::METHOD_NOT_ALLOWED);
+    assert!(answer.body.len() < 1024, "{} bytes", answer.body.len());
+}
+
+// ---- fuzzing: path ids ----
+
+mod fuzz_path_ids {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn cases() -> u32 {
+        std::env::var("LMS_FUZZ_CASES")
+            .ok()
+            .and_then(|cases| cases.parse().ok())
+            .unwrap_or(300)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Any bytes, percent-encoded into the id segment: a 404 (not text, or no such route)
+        /// or the core's answer (here 503), always as a bounded XML error.
+        #[test]
+        fn fuzz_any_path_id_is_answered_in_xml(
+            id in proptest::collection::vec(any::<u8>(), 1..300),
+            route in 0_usize..3,
+        ) {
+            let encoded: String = id.iter().map(|byte| format!("%{byte:02X}")).collect();
+            let prefix = ["/group/", "/content/", "/department/"][route];
+            let method = if route == 2 { Method::POST } else { Method::GET };
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            let answer = runtime.block_on(async {
+                let app = gateway_without_core().await;
+                let request = authenticated(method, &format!("{prefix}{encoded}"))
+                    .header(header::CONTENT_TYPE, "application/xml")
+                    .body(Body::from("<request><name>x</name></request>"))
+                    .unwrap();
+                send(&app, request).await
+            });
+            prop_assert!(
+                answer.status == StatusCode::NOT_FOUND
+                    || answer.status == StatusCode::SERVICE_UNAVAILABLE,
+                "{}: {}", answer.status, answer.body
+            );
+            answer.error_message(answer.status);
+            prop_assert!(answer.body.len() < 1024);
+        }
+    }
 }
