@@ -8,6 +8,8 @@
 
 use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
 
+use futures::StreamExt as _;
+
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait,
     QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement, TransactionOptions,
@@ -178,7 +180,7 @@ async fn import_plan(
         ..TransactionOptions::default()
     };
     let txn = db.begin_with_options(options).await?;
-    match write(&txn, &plan, &progress).await {
+    match write(&txn, &mut plan, &progress).await {
         Ok(summary) => {
             txn.commit().await?;
             drop(plan);
@@ -215,10 +217,14 @@ async fn analyze(db: &DatabaseConnection) {
 /// Inserts the plan, parents before children, and one audit row per account.
 async fn write(
     txn: &impl ConnectionTrait,
-    plan: &Plan,
+    plan: &mut Plan,
     progress: &Reporter<'_>,
 ) -> Result<ImportSummary, ImportError> {
     check_not_taken(txn, plan).await?;
+    // The ids' places only name entries in refusals, and for a million rows they weigh
+    // as much as the rows: freed before the writes.
+    plan.ids = Default::default();
+    let plan = &*plan;
     let now = chrono::Utc::now();
     let total = plan.row_count() as u64;
     let mut done = 0u64;
@@ -297,18 +303,18 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
         ));
     }
 
-    let ids: Vec<Uuid> = plan.ids.ids().collect();
+    let ids = || plan.ids.ids();
     // Ids are unique across kinds in a document, and so they must be against the
     // database: a department id that is already a user's would make references ambiguous.
     let mut taken = HashSet::new();
-    taken.extend(existing::<account::Entity>(conn, account::Column::Id, &ids).await?);
-    taken.extend(existing::<department::Entity>(conn, department::Column::Id, &ids).await?);
-    taken.extend(existing::<custom_role::Entity>(conn, custom_role::Column::Id, &ids).await?);
-    taken.extend(existing::<user::Entity>(conn, user::Column::Id, &ids).await?);
-    taken.extend(existing::<group::Entity>(conn, group::Column::Id, &ids).await?);
-    taken.extend(existing::<project::Entity>(conn, project::Column::Id, &ids).await?);
-    taken.extend(existing::<content_item::Entity>(conn, content_item::Column::Id, &ids).await?);
-    taken.extend(existing::<enrollment::Entity>(conn, enrollment::Column::Id, &ids).await?);
+    taken.extend(existing::<account::Entity, _>(conn, account::Column::Id, ids()).await?);
+    taken.extend(existing::<department::Entity, _>(conn, department::Column::Id, ids()).await?);
+    taken.extend(existing::<custom_role::Entity, _>(conn, custom_role::Column::Id, ids()).await?);
+    taken.extend(existing::<user::Entity, _>(conn, user::Column::Id, ids()).await?);
+    taken.extend(existing::<group::Entity, _>(conn, group::Column::Id, ids()).await?);
+    taken.extend(existing::<project::Entity, _>(conn, project::Column::Id, ids()).await?);
+    taken.extend(existing::<content_item::Entity, _>(conn, content_item::Column::Id, ids()).await?);
+    taken.extend(existing::<enrollment::Entity, _>(conn, enrollment::Column::Id, ids()).await?);
     // The first in document order, as a person reading the file would meet it.
     let first = taken
         .into_iter()
@@ -326,25 +332,23 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
 /// Which of `ids` are in `column` of `E`. Only the ids between the table's lowest and
 /// highest are probed, in chunks: a first import into a fresh database costs one index
 /// look per table, not a probe per id and table.
-async fn existing<E: EntityTrait>(
+async fn existing<E: EntityTrait, I: Iterator<Item = Uuid>>(
     conn: &impl ConnectionTrait,
     column: E::Column,
-    ids: &[Uuid],
+    ids: I,
 ) -> Result<Vec<Uuid>, DbErr> {
     let Some((lowest, highest)) = id_range(conn, E::default().table_name()).await? else {
         return Ok(Vec::new());
     };
-    let within: Vec<Uuid> = ids
-        .iter()
-        .copied()
-        .filter(|id| (lowest..=highest).contains(id))
-        .collect();
+    // Taken a chunk at a time: a million ids are not copied whole for each table.
+    let mut within = ids.filter(|id| (lowest..=highest).contains(id)).peekable();
     let mut found = Vec::new();
-    for chunk in bulk::in_chunks(&within) {
+    while within.peek().is_some() {
+        let chunk: Vec<Uuid> = within.by_ref().take(bulk::MAX_BIND_PARAMETERS).collect();
         let rows: Vec<Uuid> = E::find()
             .select_only()
             .column(column)
-            .filter(column.is_in(chunk.iter().copied()))
+            .filter(column.is_in(chunk))
             .into_tuple()
             .all(conn)
             .await?;
@@ -387,6 +391,9 @@ async fn id_range(conn: &impl ConnectionTrait, table: &str) -> Result<Option<(Uu
     })
 }
 
+/// Plain passwords hashed per task of the blocking pool.
+const HASH_BATCH: usize = 16;
+
 /// Replaces every plain password of `plan` by its argon2id hash, on the blocking pool
 /// (hashing is CPU-heavy by design), spread over the available cores.
 async fn hash_passwords(
@@ -408,28 +415,29 @@ async fn hash_passwords(
     let total = plain.len() as u64;
     let mut done = 0u64;
     progress.report(ImportStage::Hashing, done, total);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, NonZeroUsize::get)
-        .min(plain.len());
-    let per_worker = plain.len().div_ceil(workers);
-    let mut tasks = Vec::with_capacity(workers);
-    let mut plain = plain.into_iter();
-    loop {
-        let batch: Vec<(usize, usize, String)> = plain.by_ref().take(per_worker).collect();
-        if batch.is_empty() {
-            break;
-        }
+    let workers = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    // Small batches, as many at once as there are cores: every core busy, and progress
+    // told every few hashes rather than once per core's share.
+    let batches: Vec<Vec<(usize, usize, String)>> = {
+        let mut plain = plain.into_iter();
+        std::iter::from_fn(|| {
+            let batch: Vec<_> = plain.by_ref().take(HASH_BATCH).collect();
+            (!batch.is_empty()).then_some(batch)
+        })
+        .collect()
+    };
+    let mut hashed_batches = futures::stream::iter(batches.into_iter().map(|batch| {
         let hasher = hasher.clone();
-        tasks.push(tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             batch
                 .into_iter()
                 .map(|(a, u, password)| hasher.hash(&password).map(|hash| (a, u, hash)))
                 .collect::<Result<Vec<_>, _>>()
-        }));
-    }
-    for task in tasks {
-        let hashed = task
-            .await
+        })
+    }))
+    .buffer_unordered(workers);
+    while let Some(hashed) = hashed_batches.next().await {
+        let hashed = hashed
             .map_err(|err| ImportError::Hashing(err.into()))?
             .map_err(|err| ImportError::Hashing(err.into()))?;
         done += hashed.len() as u64;

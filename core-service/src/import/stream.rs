@@ -34,7 +34,7 @@ use super::{
         PointsEntry, ProjectEntry, RootDepartmentEntry, UserEntry,
     },
     error::Cause,
-    validate::{AccountCheck, Plan, Validator},
+    validate::{AccountCheck, ListSizes, Plan, Validator},
 };
 
 /// The keys of an account entry, in the order the validator checks what they give.
@@ -106,9 +106,11 @@ pub(crate) fn read_json(path: &Path) -> Result<Plan, ImportError> {
         }
     };
     file.seek(SeekFrom::Start(0)).map_err(read_error)?;
+    let mut validator = Box::<Validator>::default();
+    validator.reserve_ids(shapes.iter().map(Shape::ids).sum());
     let mut pass = Pass::Check {
         shapes,
-        validator: Box::default(),
+        validator,
         refusal: None,
     };
     let parsed = parse(path, &mut file, &mut pass);
@@ -128,13 +130,50 @@ pub(crate) fn read_json(path: &Path) -> Result<Plan, ImportError> {
     validator.finish()
 }
 
+/// What the first pass learns of an account.
+#[derive(Debug, Default, Clone)]
+struct Shape {
+    /// Its keys in document order.
+    keys: Vec<Key>,
+    sizes: ListSizes,
+    /// Entries of its other lists (custom roles, groups, projects), which give ids too.
+    other_entries: usize,
+}
+
+impl Shape {
+    /// Identifiers the account gives: its own, its root's, and one per entry but points.
+    fn ids(&self) -> usize {
+        let ListSizes {
+            departments,
+            users,
+            content_items,
+            enrollments,
+            points: _,
+        } = self.sizes;
+        2 + departments + users + content_items + enrollments + self.other_entries
+    }
+
+    fn count(&mut self, key: Key, entries: usize) {
+        let sizes = &mut self.sizes;
+        match key {
+            Key::Departments => sizes.departments = entries,
+            Key::Users => sizes.users = entries,
+            Key::ContentItems => sizes.content_items = entries,
+            Key::Enrollments => sizes.enrollments = entries,
+            Key::Points => sizes.points = entries,
+            Key::CustomRoles | Key::Groups | Key::Projects => self.other_entries += entries,
+            Key::Id | Key::Url | Key::RootDepartment => {}
+        }
+    }
+}
+
 /// One walk over the document.
 enum Pass {
-    /// Parsing only; the keys of each account in document order.
-    Shape(Vec<Vec<Key>>),
-    /// Checking, knowing the keys of each account; the first refusal stops the walk.
+    /// Parsing only; the shape of each account.
+    Shape(Vec<Shape>),
+    /// Checking, knowing the shape of each account; the first refusal stops the walk.
     Check {
-        shapes: Vec<Vec<Key>>,
+        shapes: Vec<Shape>,
         validator: Box<Validator>,
         refusal: Option<ImportError>,
     },
@@ -269,6 +308,7 @@ struct AccountWalk {
     /// The lists this account gives, in the validator's order; the first not yet
     /// checked is `keys[next]`.
     keys: Vec<Key>,
+    sizes: ListSizes,
     next: usize,
     url: Option<String>,
     /// `Some` once the `id` key is read (its value may be `null`).
@@ -307,7 +347,8 @@ impl AccountWalk {
                         return Ok(());
                     };
                     let id = self.id.as_ref().and_then(Option::as_deref);
-                    let check = validator.account(self.a, url, id)?;
+                    let mut check = validator.account(self.a, url, id)?;
+                    check.reserve(&self.sizes);
                     self.check = Some(check);
                     self.next = self.keys.partition_point(|k| *k <= Key::Url);
                     continue;
@@ -374,14 +415,17 @@ impl<'de> Visitor<'de> for AccountSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut order = Vec::new();
+        let mut shape = Shape::default();
         let mut walk = match &*self.pass {
             Pass::Shape(_) => None,
             Pass::Check { shapes, .. } => {
-                let mut keys = shapes.get(self.a).cloned().unwrap_or_default();
+                let known = shapes.get(self.a).cloned().unwrap_or_default();
+                let mut keys = known.keys;
                 keys.sort();
                 Some(AccountWalk {
                     a: self.a,
                     keys,
+                    sizes: known.sizes,
                     next: 0,
                     url: None,
                     id: None,
@@ -399,7 +443,10 @@ impl<'de> Visitor<'de> for AccountSeed<'_> {
             }
             order.push(key);
             match (&mut walk, &mut *self.pass) {
-                (None, _) | (_, Pass::Shape(_)) => read_and_drop(&mut map, key)?,
+                (None, _) | (_, Pass::Shape(_)) => {
+                    let entries = read_and_drop(&mut map, key)?;
+                    shape.count(key, entries);
+                }
                 (
                     Some(walk),
                     Pass::Check {
@@ -424,7 +471,10 @@ impl<'de> Visitor<'de> for AccountSeed<'_> {
             }
         }
         match (walk, &mut *self.pass) {
-            (_, Pass::Shape(shapes)) => shapes.push(order),
+            (_, Pass::Shape(shapes)) => {
+                shape.keys = order;
+                shapes.push(shape);
+            }
             (
                 Some(mut walk),
                 Pass::Check {
@@ -451,26 +501,31 @@ impl<'de> Visitor<'de> for AccountSeed<'_> {
     }
 }
 
-/// The shape pass: every value read with its serde type, then dropped.
-fn read_and_drop<'de, A: MapAccess<'de>>(map: &mut A, key: Key) -> Result<(), A::Error> {
+/// The shape pass: every value read with its serde type, then dropped. Returns how many
+/// entries a list held (0 for any other value).
+fn read_and_drop<'de, A: MapAccess<'de>>(map: &mut A, key: Key) -> Result<usize, A::Error> {
+    fn count<'de, T: DeserializeOwned, A: MapAccess<'de>>(map: &mut A) -> Result<usize, A::Error> {
+        let mut entries = 0;
+        map.next_value_seed(Each::<T, _>::new(|_, _| {
+            entries += 1;
+            Ok(())
+        }))?;
+        Ok(entries)
+    }
     match key {
         Key::Id => drop(map.next_value::<Option<String>>()?),
         Key::Url => drop(map.next_value::<String>()?),
         Key::RootDepartment => drop(map.next_value::<RootDepartmentEntry>()?),
-        Key::Departments => map.next_value_seed(Each::<DepartmentEntry, _>::new(|_, _| Ok(())))?,
-        Key::CustomRoles => map.next_value_seed(Each::<CustomRoleEntry, _>::new(|_, _| Ok(())))?,
-        Key::Users => map.next_value_seed(Each::<UserEntry, _>::new(|_, _| Ok(())))?,
-        Key::Groups => map.next_value_seed(Each::<GroupEntry, _>::new(|_, _| Ok(())))?,
-        Key::Projects => map.next_value_seed(Each::<ProjectEntry, _>::new(|_, _| Ok(())))?,
-        Key::ContentItems => {
-            map.next_value_seed(Each::<ContentItemEntry, _>::new(|_, _| Ok(())))?;
-        }
-        Key::Enrollments => {
-            map.next_value_seed(Each::<EnrollmentEntry, _>::new(|_, _| Ok(())))?;
-        }
-        Key::Points => map.next_value_seed(Each::<PointsEntry, _>::new(|_, _| Ok(())))?,
+        Key::Departments => return count::<DepartmentEntry, A>(map),
+        Key::CustomRoles => return count::<CustomRoleEntry, A>(map),
+        Key::Users => return count::<UserEntry, A>(map),
+        Key::Groups => return count::<GroupEntry, A>(map),
+        Key::Projects => return count::<ProjectEntry, A>(map),
+        Key::ContentItems => return count::<ContentItemEntry, A>(map),
+        Key::Enrollments => return count::<EnrollmentEntry, A>(map),
+        Key::Points => return count::<PointsEntry, A>(map),
     }
-    Ok(())
+    Ok(0)
 }
 
 /// The check pass: a list whose turn it is goes entry by entry through the validator;

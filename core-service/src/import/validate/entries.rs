@@ -69,6 +69,10 @@ pub(crate) struct Entries {
 }
 
 impl Entries {
+    pub(crate) fn reserve(&mut self, ids: usize) {
+        self.places.reserve(ids);
+    }
+
     /// Remembers `id`, written `raw`, as given by the entry at `place`, named by
     /// `entry` when [`Entries::name`] could not rebuild it; the place of the first entry
     /// when the id is already known.

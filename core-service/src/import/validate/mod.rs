@@ -139,6 +139,12 @@ impl Validator {
         })
     }
 
+    /// Makes room for about `ids` identifiers at once: a million-entry map that grows by
+    /// doubling holds its old and new tables together at each step.
+    pub(crate) fn reserve_ids(&mut self, ids: usize) {
+        self.ids.reserve(ids);
+    }
+
     /// Adds a checked account to the plan.
     pub(crate) fn push(&mut self, check: AccountCheck) {
         self.accounts.push(check.plan);
@@ -180,7 +186,29 @@ struct Known {
     content_items: HashSet<Uuid>,
 }
 
+/// How many entries each list of an account gives, when known before they are checked.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ListSizes {
+    pub(crate) departments: usize,
+    pub(crate) users: usize,
+    pub(crate) content_items: usize,
+    pub(crate) enrollments: usize,
+    pub(crate) points: usize,
+}
+
 impl AccountCheck {
+    /// Sizes the account's rows and lookups once, for the lists it is about to check.
+    pub(crate) fn reserve(&mut self, sizes: &ListSizes) {
+        self.plan.departments.reserve(sizes.departments + 1);
+        self.plan.users.reserve(sizes.users);
+        self.plan.enrollments.reserve(sizes.enrollments);
+        self.plan.points.reserve(sizes.points);
+        self.known.departments.reserve(sizes.departments + 1);
+        self.known.users.reserve(sizes.users);
+        self.known.content_items.reserve(sizes.content_items);
+        self.logins.reserve(sizes.users);
+        self.points_given.reserve(sizes.points);
+    }
     /// Every list of a whole account entry, in the order of the checks.
     fn all_lists(
         &mut self,
