@@ -11,9 +11,9 @@ use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
 use futures::StreamExt as _;
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement, TransactionOptions,
-    TransactionTrait as _, Value,
+    ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DatabaseTransaction,
+    DbErr, EntityTrait, QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement,
+    TransactionOptions, TransactionTrait as _, Value,
 };
 use serde::Serialize;
 use uuid::Uuid;
@@ -182,11 +182,12 @@ async fn import_plan(
     let txn = db.begin_with_options(options).await?;
     match write(&txn, &mut plan, &progress).await {
         Ok(summary) => {
-            txn.commit().await?;
+            // The rows are in the transaction; their copies here are not needed again.
             drop(plan);
-            tracing::info!(%summary, "import committed");
             progress.report(ImportStage::Analyzing, 0, 0);
-            analyze(db).await;
+            analyze(&txn).await?;
+            txn.commit().await?;
+            tracing::info!(%summary, "import committed");
             Ok(summary)
         }
         Err(err) => {
@@ -198,18 +199,22 @@ async fn import_plan(
     }
 }
 
-/// Refreshes the planner's statistics after a committed import: a table that grew from
+/// Refreshes the planner's statistics for the imported rows: a table that grew from
 /// nothing to a million rows would otherwise be planned as if it were still empty.
-/// The import has landed by then, so a failure here is only logged.
-async fn analyze(db: &DatabaseConnection) {
+///
+/// Inside the import's transaction, so the statistics land with the rows and are read on
+/// the connection that already holds the pages, and under a savepoint, so a failing
+/// ANALYZE is only logged and never costs the import.
+async fn analyze(txn: &DatabaseTransaction) -> Result<(), DbErr> {
+    let savepoint = txn.begin().await?;
     // A full ANALYZE, not one bounded by `analysis_limit`: the limit would stay on the
     // pooled connection, and sampled statistics mislead SQLite's choice between an index
     // and a scan for long `IN` lists.
-    let statements: &[&str] = &["ANALYZE"];
-    for sql in statements {
-        if let Err(error) = db.execute_unprepared(sql).await {
+    match savepoint.execute_unprepared("ANALYZE").await {
+        Ok(_) => savepoint.commit().await,
+        Err(error) => {
             tracing::warn!(%error, "refreshing the planner's statistics after an import failed");
-            return;
+            savepoint.rollback().await
         }
     }
 }

@@ -62,7 +62,14 @@ impl AccountCheck {
         let entry = label(self.a, "points", i, "userId", &given.user_id);
         let user_id = reference(&entry, "userId", &given.user_id)?;
         require(&entry, "userId", user_id, &self.known.users, "user")?;
-        if let Some(first) = self.points_given.get(&user_id) {
+        if let Some(&first) = self.points_given.get(&user_id) {
+            let first = label(
+                self.a,
+                "points",
+                first as usize,
+                "userId",
+                &user_id.to_string(),
+            );
             return Err(ImportError::invalid(
                 &entry,
                 format!("the user already has points in {first}; give at most one entry per user"),
@@ -71,7 +78,7 @@ impl AccountCheck {
         if given.points < 0 {
             return Err(ImportError::invalid(&entry, "points must not be negative"));
         }
-        self.points_given.insert(user_id, entry);
+        self.points_given.insert(user_id, i as u32);
         self.plan.points.push(PointsRow {
             user_id,
             points: given.points,

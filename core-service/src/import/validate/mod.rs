@@ -171,10 +171,11 @@ pub(crate) struct AccountCheck {
     a: usize,
     plan: AccountPlan,
     known: Known,
-    /// Each login key, with the user entry that has it.
-    logins: HashMap<String, String>,
-    /// Each user given points, with the points entry.
-    points_given: HashMap<Uuid, String>,
+    /// Each login key, with the index of the user entry that has it (names are written out
+    /// only for a refusal: a hundred thousand of them would weigh more than the keys).
+    logins: HashMap<String, u32>,
+    /// Each user given points, with the index of the points entry.
+    points_given: HashMap<Uuid, u32>,
 }
 
 #[derive(Default)]
@@ -197,6 +198,16 @@ pub(crate) struct ListSizes {
 }
 
 impl AccountCheck {
+    /// The entry name of the account's `index`th user, for a message that points back at it.
+    fn user_label(&self, index: usize) -> String {
+        let email = self
+            .plan
+            .users
+            .get(index)
+            .map_or("", |user| user.email.as_str());
+        label(self.a, "users", index, "email", email)
+    }
+
     /// Sizes the account's rows and lookups once, for the lists it is about to check.
     pub(crate) fn reserve(&mut self, sizes: &ListSizes) {
         self.plan.departments.reserve(sizes.departments + 1);

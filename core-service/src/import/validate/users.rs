@@ -68,7 +68,8 @@ impl AccountCheck {
         let login = Login::parse(&user.email).map_err(refused(&entry))?;
         let key = login.key();
         let email = login.into_inner();
-        if let Some(first) = self.logins.get(&key) {
+        if let Some(&first) = self.logins.get(&key) {
+            let first = self.user_label(first as usize);
             return Err(ImportError::invalid(
                 &entry,
                 format!(
@@ -76,7 +77,7 @@ impl AccountCheck {
                 ),
             ));
         }
-        self.logins.insert(key.clone(), entry.clone());
+        self.logins.insert(key.clone(), i as u32);
 
         let role = Role::parse(&user.role).ok_or_else(|| {
             let all: Vec<&str> = Role::ALL.iter().map(|r| r.as_str()).collect();
