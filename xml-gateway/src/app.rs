@@ -69,9 +69,15 @@ impl App {
     /// channel to the core, so the gateway starts even while the core is down.
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<App> {
         let core = CoreClient::connect_lazy(&settings.core_url, settings.core_timeout())?;
-        let listener = TcpListener::bind(settings.http_addr)
+        Self::build_with_core(settings.http_addr, core).await
+    }
+
+    /// As [`App::build`], calling the core through `core` (`lms up` passes an in-process
+    /// channel).
+    pub async fn build_with_core(http_addr: SocketAddr, core: CoreClient) -> anyhow::Result<App> {
+        let listener = TcpListener::bind(http_addr)
             .await
-            .with_context(|| format!("binding the HTTP address {}", settings.http_addr))?;
+            .with_context(|| format!("binding the HTTP address {http_addr}"))?;
         let local_addr = listener.local_addr()?;
         Ok(App {
             listener,
