@@ -51,11 +51,11 @@ use lms_core::{
 use lms_proto::v1::{
     self as pb, admin_service_client::AdminServiceClient, admin_service_server::AdminService as _,
 };
+use lms_testkit::TestDatabase;
 use lms_tests::{
     Backend,
     large_world::{Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
 };
-use lms_testkit::TestDatabase;
 use tokio::{
     io::{AsyncReadExt as _, AsyncWriteExt as _},
     net::TcpStream,
@@ -161,7 +161,12 @@ fn ticks_of(stat: &str) -> u64 {
     let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    let field = |n: usize| fields.get(n).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let field = |n: usize| {
+        fields
+            .get(n)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     field(11) + field(12)
 }
 
@@ -491,30 +496,32 @@ impl Bench {
             Layer::ServiceFn => {
                 let (state, credentials) = (self.state.clone(), Arc::new(tgt.credentials()));
                 let group = Arc::new(ResourceRef::parse(tgt.group_id.clone()));
-                self.server.block_on(in_process_loop(tasks, seconds, move || {
-                    let (state, credentials, group) =
-                        (state.clone(), credentials.clone(), group.clone());
-                    async move {
-                        let caller = state
-                            .auth
-                            .authenticate(&credentials, None)
-                            .await
-                            .expect("authenticated");
-                        groups::get_group(&state.db, &caller, &group)
-                            .await
-                            .expect("group read");
-                    }
-                }))
+                self.server
+                    .block_on(in_process_loop(tasks, seconds, move || {
+                        let (state, credentials, group) =
+                            (state.clone(), credentials.clone(), group.clone());
+                        async move {
+                            let caller = state
+                                .auth
+                                .authenticate(&credentials, None)
+                                .await
+                                .expect("authenticated");
+                            groups::get_group(&state.db, &caller, &group)
+                                .await
+                                .expect("group read");
+                        }
+                    }))
             }
             Layer::GrpcMethod => {
                 let api = Arc::new(AdminApi::new(self.state.clone()));
                 let tgt = tgt.clone();
-                self.server.block_on(in_process_loop(tasks, seconds, move || {
-                    let (api, request) = (api.clone(), tgt.grpc_request());
-                    async move {
-                        api.get_group(request).await.expect("group read");
-                    }
-                }))
+                self.server
+                    .block_on(in_process_loop(tasks, seconds, move || {
+                        let (api, request) = (api.clone(), tgt.grpc_request());
+                        async move {
+                            api.get_group(request).await.expect("group read");
+                        }
+                    }))
             }
             Layer::GrpcInMemory | Layer::GrpcTcp => {
                 let client = if layer == Layer::GrpcTcp {
@@ -523,12 +530,13 @@ impl Bench {
                     self.in_memory.clone()
                 };
                 let tgt = tgt.clone();
-                self.server.block_on(in_process_loop(tasks, seconds, move || {
-                    let (mut client, request) = (client.clone(), tgt.grpc_request());
-                    async move {
-                        client.get_group(request).await.expect("group read");
-                    }
-                }))
+                self.server
+                    .block_on(in_process_loop(tasks, seconds, move || {
+                        let (mut client, request) = (client.clone(), tgt.grpc_request());
+                        async move {
+                            client.get_group(request).await.expect("group read");
+                        }
+                    }))
             }
         };
         Measured {
@@ -613,7 +621,10 @@ fn spawn_role(role: &str, envs: &[(&str, String)]) -> (Child, SocketAddr) {
     BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("address line");
-    let addr = line.trim().parse().unwrap_or_else(|_| panic!("{role} printed {line:?}"));
+    let addr = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{role} printed {line:?}"));
     (child, addr)
 }
 
@@ -689,7 +700,10 @@ fn machine() -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!(
         "{cores} cores ({cpu}), {memory} memory, load average {}",
-        load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     )
 }
 
@@ -731,7 +745,8 @@ fn run() {
     let config = Config::from_env();
     let server = runtime("server", 2);
     let load = runtime(LOAD_THREAD, 1);
-    let _telemetry = server.block_on(async { lms_runtime::Telemetry::init("lms").expect("telemetry") });
+    let _telemetry =
+        server.block_on(async { lms_runtime::Telemetry::init("lms").expect("telemetry") });
     println!(
         "hot path benchmark: {:?}, {} s per layer in {} rounds, {} connections",
         config.backend, config.seconds, config.rounds, config.connections
@@ -770,8 +785,10 @@ fn run() {
         addr
     });
     let (core_child, core_addr) = spawn_role("lms-core", &[("DATABASE_URL", database.url.clone())]);
-    let (gateway_child, two_processes) =
-        spawn_role("lms-gateway", &[("LMS_CORE_URL", format!("http://{core_addr}"))]);
+    let (gateway_child, two_processes) = spawn_role(
+        "lms-gateway",
+        &[("LMS_CORE_URL", format!("http://{core_addr}"))],
+    );
 
     let tcp = server.block_on(async {
         tonic::transport::Endpoint::from_shared(format!("http://{grpc_addr}"))
