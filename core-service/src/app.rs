@@ -14,6 +14,7 @@ use std::{
 };
 
 use anyhow::Context as _;
+use futures::{StreamExt as _, stream};
 use lms_proto::v1::{
     admin_service_server::AdminServiceServer, directory_service_server::DirectoryServiceServer,
 };
@@ -24,6 +25,7 @@ use crate::{
     auth::{Authenticator, Clock, SystemClock},
     db::{self, sqlite_file::FileWatch},
     grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
+    in_memory::{CoreConnection, InMemoryConnector, PipeReceiver},
     settings::CoreSettings,
     telemetry,
 };
@@ -35,6 +37,8 @@ pub struct App {
     /// The SQLite file as opened, watched while serving; `None` on PostgreSQL.
     database_file: Option<FileWatch>,
     database_file_check: Duration,
+    in_memory: InMemoryConnector,
+    pipes: PipeReceiver,
 }
 
 impl App {
@@ -54,7 +58,10 @@ impl App {
             .await
             .with_context(|| format!("cannot listen on {}", settings.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
+        let (in_memory, pipes) = InMemoryConnector::new();
         Ok(Self {
+            in_memory,
+            pipes,
             listener,
             grpc_addr,
             state: Arc::new(CoreState {
@@ -73,6 +80,11 @@ impl App {
 
     pub fn state(&self) -> SharedState {
         self.state.clone()
+    }
+
+    /// Connections to this core from inside the process, served alongside TCP.
+    pub fn in_memory(&self) -> InMemoryConnector {
+        self.in_memory.clone()
     }
 
     pub async fn run_until(
@@ -116,9 +128,14 @@ impl App {
                 self.state.clone(),
             )))
             .serve_with_incoming_shutdown(
-                // Answers are written in several small frames: without TCP_NODELAY the
-                // last one waits for the peer's delayed ACK (about 40 ms per answer).
-                TcpIncoming::from(self.listener).with_nodelay(Some(true)),
+                stream::select(
+                    // Answers are written in several small frames: without TCP_NODELAY the
+                    // last one waits for the peer's delayed ACK (about 40 ms per answer).
+                    TcpIncoming::from(self.listener)
+                        .with_nodelay(Some(true))
+                        .map(|tcp| tcp.map(CoreConnection::Tcp)),
+                    pipes(self.pipes).map(|pipe| Ok(CoreConnection::InMemory(pipe))),
+                ),
                 shutdown,
             )
             .await
@@ -130,6 +147,10 @@ impl App {
         self.state.db.clone().close().await.ok();
         Ok(())
     }
+}
+
+fn pipes(mut receiver: PipeReceiver) -> impl futures::Stream<Item = tokio::io::DuplexStream> {
+    stream::poll_fn(move |cx| receiver.poll_recv(cx))
 }
 
 /// Checks every `interval` that the SQLite file is still the one opened. When it is gone,

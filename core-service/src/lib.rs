@@ -24,6 +24,7 @@
 //! - [`grpc`]: thin tonic adapters: `lms.v1` requests into parsed inputs (`TryFrom`),
 //!   the service call, and the one error mapping.
 //! - [`import`]: the import document (contract section 9).
+//! - [`in_memory`]: gRPC connections from inside the process (`lms up`), without a socket.
 //! - [`telemetry`]: the span of one gRPC call, continuing the caller's W3C trace (the
 //!   subscriber, the shutdown signal and trace propagation come from `lms-runtime`).
 //! - [`error`]: [`error::ServiceError`], the one error of the services.
@@ -37,6 +38,7 @@ pub mod entities;
 pub mod error;
 pub mod grpc;
 pub mod import;
+pub mod in_memory;
 pub mod service;
 pub mod settings;
 pub mod telemetry;

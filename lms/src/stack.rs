@@ -1,5 +1,6 @@
-//! The whole service in one process: the core and the gateway, connected over real gRPC on
-//! loopback, started and stopped together. `lms up`, the end-to-end tests and the benchmarks
+//! The whole service in one process: the core and the gateway, connected over real gRPC
+//! through an in-memory pipe (the core still serves TCP for other callers), started and
+//! stopped together. `lms up`, the end-to-end tests and the benchmarks
 //! all start the service this way.
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
@@ -9,10 +10,12 @@ use lms_core::{
     app::App as Core,
     auth::{Clock, SystemClock},
     grpc::SharedState,
+    in_memory::InMemoryConnector,
     settings::CoreSettings,
 };
 use lms_gateway::{
-    App as Gateway, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_HTTP_ADDR, GatewaySettings, HttpServerSettings,
+    App as Gateway, CoreClient, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_HTTP_ADDR, GatewaySettings,
+    HttpServerSettings,
 };
 use tokio::sync::watch;
 
@@ -75,13 +78,15 @@ impl Stack {
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Self> {
         let core = Core::build_with_clock(&settings.core, clock).await?;
-        let gateway = Gateway::build(GatewaySettings {
+        let gateway_settings = GatewaySettings {
             http_addr: settings.http_addr,
             core_url: format!("http://{}", core.grpc_addr()),
             core_timeout_ms: settings.core_timeout_ms,
             server: settings.http_server.clone(),
-        })
-        .await?;
+        };
+        // The gateway reaches its core without a socket; other callers use the gRPC port.
+        let client = CoreClient::new(core.in_memory().channel(), gateway_settings.core_timeout());
+        let gateway = Gateway::build_with_core(gateway_settings, client).await?;
         Ok(Self { core, gateway })
     }
 
@@ -93,6 +98,11 @@ impl Stack {
     /// The address of the core's gRPC server.
     pub fn grpc_addr(&self) -> SocketAddr {
         self.core.grpc_addr()
+    }
+
+    /// In-process connections to the core, as the gateway's (for benchmarks and tests).
+    pub fn core_in_memory(&self) -> InMemoryConnector {
+        self.core.in_memory()
     }
 
     /// The core's state (database, authenticator), for work before serving and for tests.

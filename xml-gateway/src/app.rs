@@ -67,18 +67,28 @@ impl App {
     /// channel to the core, so the gateway starts even while the core is down. Raises the
     /// open-files limit to the hard limit and fits the connection limit inside it.
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<App> {
+        let core = CoreClient::connect_lazy(&settings.core_url, settings.core_timeout())?;
+        Self::build_with_core(settings, core).await
+    }
+
+    /// As [`App::build`], calling the core through `core` (`lms up` passes an in-process
+    /// channel).
+    pub async fn build_with_core(
+        settings: GatewaySettings,
+        core: CoreClient,
+    ) -> anyhow::Result<App> {
         anyhow::ensure!(
-            settings.server.idle_timeout() > settings.core_timeout(),
+            settings.server.idle_timeout() > core.timeout(),
             "the idle timeout ({} ms) must be longer than the core timeout ({} ms): a request \
              waiting for the core moves no bytes",
             settings.server.idle_timeout_ms,
-            settings.core_timeout_ms
+            core.timeout().as_millis()
         );
-        let core = CoreClient::connect_lazy(&settings.core_url, settings.core_timeout())?;
         let max_connections = server::connection_limit(settings.server.max_connections);
-        let listener = TcpListener::bind(settings.http_addr)
+        let http_addr = settings.http_addr;
+        let listener = TcpListener::bind(http_addr)
             .await
-            .with_context(|| format!("binding the HTTP address {}", settings.http_addr))?;
+            .with_context(|| format!("binding the HTTP address {http_addr}"))?;
         let local_addr = listener.local_addr()?;
         Ok(App {
             listener,

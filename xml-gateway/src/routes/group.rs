@@ -67,7 +67,9 @@ pub(crate) async fn get_group(
 
 /// `<response><group>` with `usersCount`, `userIds`, `groupId`, `name`, `isSmart`, in that order.
 pub(crate) fn render_group(group: &Group) -> String {
-    let mut xml = XmlWriter::document();
+    // `<id>` + 36 characters + `</id>` per member, plus the rest.
+    let mut xml =
+        XmlWriter::document_with_capacity(256 + 47 * group.user_ids.len() + group.name.len());
     xml.open("response")
         .open("group")
         .text_element("usersCount", &group.users_count.to_string());

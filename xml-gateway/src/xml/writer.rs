@@ -16,9 +16,15 @@ pub(crate) struct XmlWriter {
 impl XmlWriter {
     /// A document starting with [`PROLOGUE`].
     pub(crate) fn document() -> Self {
-        Self {
-            out: PROLOGUE.to_owned(),
-        }
+        Self::document_with_capacity(256)
+    }
+
+    /// A document with room for about `bytes` bytes, so a large answer is written into one
+    /// buffer instead of one regrown a dozen times.
+    pub(crate) fn document_with_capacity(bytes: usize) -> Self {
+        let mut out = String::with_capacity(bytes.max(PROLOGUE.len()));
+        out.push_str(PROLOGUE);
+        Self { out }
     }
 
     /// A fragment without the prologue (a piece of a streamed document).
@@ -74,6 +80,14 @@ impl XmlWriter {
 /// U+FFFE, U+FFFF) become U+FFFD, so a stray control character stored in the core never makes
 /// the whole response ill-formed.
 fn push_escaped(out: &mut String, text: &str) {
+    // Ids, counts and most names are printable ASCII without markup: copied as they are.
+    if text
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && !matches!(b, b'<' | b'>' | b'&'))
+    {
+        out.push_str(text);
+        return;
+    }
     for ch in text.chars() {
         match ch {
             '<' => out.push_str("&lt;"),

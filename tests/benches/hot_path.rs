@@ -1,0 +1,951 @@
+//! The hot path: what one warm `GET /group/{id}` costs in each layer of the stack, against the
+//! least any Rust HTTP service costs on this machine.
+//!
+//! Run: `cargo bench -p lms-tests --bench hot_path` (see `docs/benchmarks.md`, "Hot path").
+//!
+//! In one run, alternating in rounds so that a change of the machine's background load hits
+//! every layer alike, for the demo account's group and for a 100-member group:
+//! - the ceiling: a static axum handler answering the same bytes;
+//! - the core's service function called directly (authentication included);
+//! - the same through the gRPC service's method, in process (no codec, no transport);
+//! - through a tonic client over the in-process pipe `lms up` uses (codec and HTTP/2);
+//! - through a tonic client over loopback TCP;
+//! - the full XML request through the gateway, as `lms up` runs it (one process);
+//! - the same with core and gateway as two separate processes (this executable started
+//!   twice more, connected over loopback TCP).
+//!
+//! Then latency: an open-loop load of a constant 1,000 requests/s (each request measured from
+//! the moment the schedule wanted it sent, so queueing is not hidden), and one connection
+//! sending requests one after another, counting stalls over 10 ms.
+//!
+//! The services run on a 2-worker runtime as `lms up` runs them (with its logging: one line per
+//! request, to this process's stderr, which the run sends to a log file); the load generator is
+//! a minimal HTTP/1.1 keep-alive client on a separate 1-thread runtime. CPU per request is
+//! the process's CPU time (from /proc) less the load generator's thread, or the two child
+//! processes' CPU time.
+//!
+//! Knobs (environment): `LMS_BENCH_BACKEND=postgres` (with `LMS_TEST_POSTGRES_URL`),
+//! `LMS_BENCH_SECONDS` (per layer and round, default 2), `LMS_BENCH_ROUNDS` (default 3),
+//! `LMS_BENCH_CONNECTIONS` (default 16), `LMS_BENCH_LATENCY_SECONDS` (open loop, default 20),
+//! `LMS_BENCH_STALL_SECONDS` (one connection, default 20), `LMS_BENCH_REPORT=PATH`,
+//! `LMS_BENCH_LOG=PATH` (the services' log; default a file in the temporary folder),
+//! `LMS_BENCH_ONLY=lms-up` (only the full XML request through `lms up`, for a profiler).
+
+use std::{
+    fmt::Write as _,
+    io::{BufRead as _, BufReader},
+    net::SocketAddr,
+    process::{Child, Command, Stdio},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use lms::{Stack, StackSettings, demo};
+use lms_core::{
+    auth::{Credentials, PasswordHasher, PasswordPolicy},
+    domain::ids::ResourceRef,
+    grpc::{SharedState, admin::AdminApi},
+    service::groups,
+    settings::CoreSettings,
+};
+use lms_proto::v1::{
+    self as pb, admin_service_client::AdminServiceClient, admin_service_server::AdminService as _,
+};
+use lms_testkit::TestDatabase;
+use lms_tests::{
+    Backend,
+    large_world::{Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+};
+use tokio::{
+    io::{AsyncReadExt as _, AsyncWriteExt as _},
+    net::TcpStream,
+    runtime::Runtime,
+};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Environment variable naming the role of a child process of the two-process layer.
+const ROLE: &str = "LMS_HOT_PATH_ROLE";
+/// The name of the load generator's thread, left out of the services' CPU time.
+const LOAD_THREAD: &str = "hot-path-load";
+/// Requests per second of the open-loop latency run.
+const OPEN_LOOP_RATE: u64 = 1_000;
+/// What counts as a stall.
+const STALL: Duration = Duration::from_millis(10);
+
+struct Config {
+    backend: Backend,
+    seconds: f64,
+    rounds: usize,
+    connections: usize,
+    latency_seconds: f64,
+    stall_seconds: f64,
+    only_lms_up: bool,
+}
+
+impl Config {
+    fn from_env() -> Self {
+        let number = |name: &str, default: f64| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(default)
+        };
+        Self {
+            backend: match std::env::var("LMS_BENCH_BACKEND").as_deref() {
+                Ok("postgres") => Backend::Postgres,
+                _ => Backend::Sqlite,
+            },
+            seconds: number("LMS_BENCH_SECONDS", 2.0).max(0.2),
+            rounds: number("LMS_BENCH_ROUNDS", 3.0).max(1.0) as usize,
+            connections: number("LMS_BENCH_CONNECTIONS", 16.0).max(1.0) as usize,
+            latency_seconds: number("LMS_BENCH_LATENCY_SECONDS", 20.0).max(1.0),
+            stall_seconds: number("LMS_BENCH_STALL_SECONDS", 20.0).max(1.0),
+            only_lms_up: std::env::var("LMS_BENCH_ONLY").as_deref() == Ok("lms-up"),
+        }
+    }
+}
+
+/// One group read, as each layer needs it.
+#[derive(Clone)]
+struct Target {
+    label: &'static str,
+    account_url: String,
+    email: String,
+    password: String,
+    group_id: String,
+}
+
+impl Target {
+    fn credentials(&self) -> Credentials {
+        Credentials {
+            account_url: self.account_url.clone(),
+            email: self.email.clone(),
+            password: self.password.clone().into(),
+        }
+    }
+
+    fn grpc_request(&self) -> tonic::Request<pb::GetGroupRequest> {
+        let mut request = tonic::Request::new(pb::GetGroupRequest {
+            group_id: self.group_id.clone(),
+        });
+        let metadata = request.metadata_mut();
+        for (key, value) in [
+            (lms_proto::metadata::ACCOUNT_URL, &self.account_url),
+            (lms_proto::metadata::EMAIL, &self.email),
+            (lms_proto::metadata::PASSWORD, &self.password),
+        ] {
+            metadata.insert(key, value.parse().expect("metadata value"));
+        }
+        request
+    }
+
+    /// The HTTP/1.1 request bytes the load generator sends, keep-alive.
+    fn http_request(&self) -> Arc<[u8]> {
+        format!(
+            "GET /group/{} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Auth-Account-Url: {}\r\n\
+             X-Auth-Email: {}\r\nX-Auth-Password: {}\r\n\r\n",
+            self.group_id, self.account_url, self.email, self.password
+        )
+        .into_bytes()
+        .into()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// CPU time
+
+fn ticks_of(stat: &str) -> u64 {
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    let field = |n: usize| {
+        fields
+            .get(n)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
+
+/// CPU time of the services: this process less the load generator, plus the given children.
+fn service_cpu(children: &[u32]) -> Duration {
+    let read = |path: String| std::fs::read_to_string(path).unwrap_or_default();
+    let mut ticks = ticks_of(&read("/proc/self/stat".into()));
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for task in tasks.flatten() {
+            let path = task.path();
+            let name = read(path.join("comm").display().to_string());
+            if name.trim() == LOAD_THREAD {
+                ticks -= ticks_of(&read(path.join("stat").display().to_string())).min(ticks);
+            }
+        }
+    }
+    for pid in children {
+        ticks += ticks_of(&read(format!("/proc/{pid}/stat")));
+    }
+    // The kernel counts in USER_HZ, 100 on Linux.
+    Duration::from_millis(ticks * 10)
+}
+
+// ---------------------------------------------------------------------------------------
+// The load generator: HTTP/1.1 keep-alive, one request at a time per connection
+
+struct Connection {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl Connection {
+    async fn open(addr: SocketAddr) -> std::io::Result<Self> {
+        let stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        Ok(Self {
+            stream,
+            buffer: Vec::with_capacity(16 * 1024),
+        })
+    }
+
+    /// Sends `request` and reads the whole answer; its status.
+    async fn exchange(&mut self, request: &[u8]) -> std::io::Result<u16> {
+        self.stream.write_all(request).await?;
+        self.buffer.clear();
+        loop {
+            let mut chunk = [0u8; 16 * 1024];
+            let n = self.stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            self.buffer.extend_from_slice(&chunk[..n]);
+            if let Some(status) = complete_response(&self.buffer)? {
+                return Ok(status);
+            }
+        }
+    }
+}
+
+/// The status of `bytes` when they hold one whole response (Content-Length framed).
+fn complete_response(bytes: &[u8]) -> std::io::Result<Option<u16>> {
+    let Some(head_end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Ok(None);
+    };
+    let head = std::str::from_utf8(&bytes[..head_end]).map_err(std::io::Error::other)?;
+    let status = head
+        .get(9..12)
+        .and_then(|s| s.parse::<u16>().ok())
+        .ok_or_else(|| std::io::Error::other("no status line"))?;
+    let length = head
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse::<usize>().ok())?
+        })
+        .ok_or_else(|| std::io::Error::other("no content-length"))?;
+    Ok((bytes.len() >= head_end + 4 + length).then_some(status))
+}
+
+/// Closed loop: `connections` connections each sending requests one after another.
+async fn http_closed_loop(
+    addr: SocketAddr,
+    request: Arc<[u8]>,
+    connections: usize,
+    seconds: f64,
+) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let tasks: Vec<_> = (0..connections)
+        .map(|_| {
+            let request = request.clone();
+            tokio::spawn(async move {
+                let mut connection = Connection::open(addr).await.expect("connect");
+                let mut ok = 0;
+                while Instant::now() < deadline {
+                    let status = connection.exchange(&request).await.expect("exchange");
+                    assert_eq!(status, 200, "the benchmarked request must succeed");
+                    ok += 1;
+                }
+                ok
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("load task");
+    }
+    total
+}
+
+/// Latencies, sorted.
+struct Latencies(Vec<Duration>);
+
+impl Latencies {
+    fn new(mut all: Vec<Duration>) -> Self {
+        all.sort_unstable();
+        Self(all)
+    }
+
+    fn quantile(&self, q: f64) -> Duration {
+        let index = ((self.0.len() as f64 * q).ceil() as usize).clamp(1, self.0.len()) - 1;
+        self.0[index]
+    }
+
+    fn over(&self, bound: Duration) -> usize {
+        self.0.iter().filter(|&&l| l > bound).count()
+    }
+
+    fn describe(&self) -> String {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        format!(
+            "{} | {:.3} | {:.3} | {:.3} | {:.3} | {}",
+            self.0.len(),
+            ms(self.quantile(0.5)),
+            ms(self.quantile(0.99)),
+            ms(self.quantile(0.999)),
+            ms(*self.0.last().unwrap_or(&Duration::ZERO)),
+            self.over(STALL),
+        )
+    }
+}
+
+/// Open loop: request `n` is due at `start + n / rate`; each is sent on an idle connection
+/// (a new one when none is idle) and measured from when it was due. The schedule is kept by
+/// this thread with the system's sleep, finer than the runtime's millisecond timer, so the
+/// generator's own lateness is not counted as the service's.
+fn http_open_loop(
+    load: &Runtime,
+    addr: SocketAddr,
+    request: Arc<[u8]>,
+    rate: u64,
+    seconds: f64,
+) -> Latencies {
+    let idle: Arc<Mutex<Vec<Connection>>> = Arc::default();
+    let latencies: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let period = Duration::from_secs_f64(1.0 / rate as f64);
+    let total = (seconds * rate as f64) as u32;
+    let start = Instant::now();
+    let mut tasks = Vec::with_capacity(total as usize);
+    for n in 0..total {
+        let due = start + period * n;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let (idle, latencies, request) = (idle.clone(), latencies.clone(), request.clone());
+        tasks.push(load.spawn(async move {
+            let taken = idle.lock().expect("idle connections").pop();
+            let mut connection = match taken {
+                Some(connection) => connection,
+                None => Connection::open(addr).await.expect("connect"),
+            };
+            let status = connection.exchange(&request).await.expect("exchange");
+            let latency = due.elapsed();
+            assert_eq!(status, 200);
+            latencies.lock().expect("latencies").push(latency);
+            idle.lock().expect("idle connections").push(connection);
+        }));
+    }
+    load.block_on(async {
+        for task in tasks {
+            task.await.expect("request task");
+        }
+    });
+    let all = std::mem::take(&mut *latencies.lock().expect("latencies"));
+    Latencies::new(all)
+}
+
+/// One connection, one request after another, every latency kept.
+async fn http_one_connection(addr: SocketAddr, request: Arc<[u8]>, seconds: f64) -> Latencies {
+    let mut connection = Connection::open(addr).await.expect("connect");
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let mut all = Vec::new();
+    while Instant::now() < deadline {
+        let sent = Instant::now();
+        assert_eq!(connection.exchange(&request).await.expect("exchange"), 200);
+        all.push(sent.elapsed());
+    }
+    Latencies::new(all)
+}
+
+// ---------------------------------------------------------------------------------------
+// In-process layers, driven from tasks on the services' runtime
+
+/// Runs `tasks` loops of `call` for `seconds`; calls completed.
+async fn in_process_loop<F, Fut>(tasks: usize, seconds: f64, call: F) -> u64
+where
+    F: Fn() -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = ()> + Send,
+{
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let handles: Vec<_> = (0..tasks)
+        .map(|_| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                let mut n = 0;
+                while Instant::now() < deadline {
+                    call().await;
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut total = 0;
+    for handle in handles {
+        total += handle.await.expect("call task");
+    }
+    total
+}
+
+// ---------------------------------------------------------------------------------------
+// The layers
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    Ceiling,
+    ServiceFn,
+    GrpcMethod,
+    GrpcInMemory,
+    GrpcTcp,
+    LmsUp,
+    LmsUpOverTcp,
+    TwoProcesses,
+}
+
+impl Layer {
+    const ALL: [Layer; 8] = [
+        Layer::Ceiling,
+        Layer::ServiceFn,
+        Layer::GrpcMethod,
+        Layer::GrpcInMemory,
+        Layer::GrpcTcp,
+        Layer::LmsUp,
+        Layer::LmsUpOverTcp,
+        Layer::TwoProcesses,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Layer::Ceiling => "ceiling: static axum handler, same bytes (HTTP)",
+            Layer::ServiceFn => "core service fn direct (authenticate + groups::get_group)",
+            Layer::GrpcMethod => "gRPC service method in process (AdminApi::get_group)",
+            Layer::GrpcInMemory => "gRPC client over the in-process pipe",
+            Layer::GrpcTcp => "gRPC client over loopback TCP",
+            Layer::LmsUp => "full XML through the gateway, `lms up` (one process)",
+            Layer::LmsUpOverTcp => {
+                "full XML, one process, gateway to core over loopback TCP (`lms up` before)"
+            }
+            Layer::TwoProcesses => "full XML, core and gateway as two processes",
+        }
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Measured {
+    requests: u64,
+    elapsed: Duration,
+    cpu: Duration,
+}
+
+impl Measured {
+    fn add(&mut self, other: Measured) {
+        self.requests += other.requests;
+        self.elapsed += other.elapsed;
+        self.cpu += other.cpu;
+    }
+
+    fn per_second(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn cpu_us(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.requests.max(1) as f64
+    }
+}
+
+/// Everything the layers run against.
+struct Bench {
+    server: Runtime,
+    load: Runtime,
+    state: SharedState,
+    in_memory: AdminServiceClient<tonic::transport::Channel>,
+    tcp: AdminServiceClient<tonic::transport::Channel>,
+    lms_up: SocketAddr,
+    lms_up_over_tcp: SocketAddr,
+    two_processes: SocketAddr,
+    children: Vec<Child>,
+    ceilings: Vec<SocketAddr>,
+    connections: usize,
+}
+
+impl Bench {
+    fn measure(&self, layer: Layer, target: usize, tgt: &Target, seconds: f64) -> Measured {
+        let children: Vec<u32> = if layer == Layer::TwoProcesses {
+            self.children.iter().map(Child::id).collect()
+        } else {
+            vec![]
+        };
+        let cpu_before = service_cpu(&children);
+        let started = Instant::now();
+        let tasks = self.connections;
+        let requests = match layer {
+            Layer::Ceiling => self.http(self.ceilings[target], tgt, seconds),
+            Layer::LmsUp => self.http(self.lms_up, tgt, seconds),
+            Layer::LmsUpOverTcp => self.http(self.lms_up_over_tcp, tgt, seconds),
+            Layer::TwoProcesses => self.http(self.two_processes, tgt, seconds),
+            Layer::ServiceFn => {
+                let (state, credentials) = (self.state.clone(), Arc::new(tgt.credentials()));
+                let group = Arc::new(ResourceRef::parse(tgt.group_id.clone()));
+                self.server
+                    .block_on(in_process_loop(tasks, seconds, move || {
+                        let (state, credentials, group) =
+                            (state.clone(), credentials.clone(), group.clone());
+                        async move {
+                            let caller = state
+                                .auth
+                                .authenticate(&credentials, None)
+                                .await
+                                .expect("authenticated");
+                            groups::get_group(&state.db, &caller, &group)
+                                .await
+                                .expect("group read");
+                        }
+                    }))
+            }
+            Layer::GrpcMethod => {
+                let api = Arc::new(AdminApi::new(self.state.clone()));
+                let tgt = tgt.clone();
+                self.server
+                    .block_on(in_process_loop(tasks, seconds, move || {
+                        let (api, request) = (api.clone(), tgt.grpc_request());
+                        async move {
+                            api.get_group(request).await.expect("group read");
+                        }
+                    }))
+            }
+            Layer::GrpcInMemory | Layer::GrpcTcp => {
+                let client = if layer == Layer::GrpcTcp {
+                    self.tcp.clone()
+                } else {
+                    self.in_memory.clone()
+                };
+                let tgt = tgt.clone();
+                self.server
+                    .block_on(in_process_loop(tasks, seconds, move || {
+                        let (mut client, request) = (client.clone(), tgt.grpc_request());
+                        async move {
+                            client.get_group(request).await.expect("group read");
+                        }
+                    }))
+            }
+        };
+        Measured {
+            requests,
+            elapsed: started.elapsed(),
+            cpu: service_cpu(&children).saturating_sub(cpu_before),
+        }
+    }
+
+    fn http(&self, addr: SocketAddr, target: &Target, seconds: f64) -> u64 {
+        self.load.block_on(http_closed_loop(
+            addr,
+            target.http_request(),
+            self.connections,
+            seconds,
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Set-up
+
+fn runtime(name: &'static str, workers: usize) -> Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name(name)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+/// Imports the demo account and a 1,000-user account (its plain group has 100 members).
+async fn import_accounts(state: &SharedState) -> Vec<Target> {
+    let hasher = PasswordHasher::new(PasswordPolicy::default()).expect("policy");
+    let demo = demo::ensure_demo(&state.db, &hasher)
+        .await
+        .expect("demo import")
+        .expect("the demo account");
+    let shape = WorldShape::with_users(1_000);
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join("world.json");
+    {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
+        let hash = hasher.hash(WORLD_PASSWORD).expect("hash");
+        write_world(&shape, &hash, &mut file).expect("world document");
+    }
+    lms_core::import::import_file(&state.db, &path, &hasher)
+        .await
+        .expect("world import");
+    let ids: Ids = shape.ids();
+    vec![
+        Target {
+            label: "demo group (2 members)",
+            account_url: demo.account_url.clone(),
+            email: demo.owner_login.clone(),
+            password: demo.password.clone(),
+            group_id: demo.plain_group_id.to_string(),
+        },
+        Target {
+            label: "100-member group",
+            account_url: shape.account_url.clone(),
+            email: RoleLogin::Owner.email(),
+            password: WORLD_PASSWORD.to_owned(),
+            group_id: ids.plain_group().to_string(),
+        },
+    ]
+}
+
+/// Starts this executable again in `role`, and reads the address it prints.
+fn spawn_role(role: &str, envs: &[(&str, String)]) -> (Child, SocketAddr) {
+    let mut command = Command::new(std::env::current_exe().expect("this executable"));
+    command
+        .env(ROLE, role)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (key, value) in envs {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("child process");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("address line");
+    let addr = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{role} printed {line:?}"));
+    (child, addr)
+}
+
+/// A child process: the core or the gateway alone, as their own binaries run them.
+fn run_role(role: &str) {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    runtime.block_on(async {
+        let _telemetry = lms_runtime::Telemetry::init(role).expect("telemetry");
+        let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+        let forever = std::future::pending::<()>();
+        if role == "lms-core" {
+            let mut settings =
+                CoreSettings::for_database(std::env::var("DATABASE_URL").expect("DATABASE_URL"));
+            settings.grpc_addr = any_port;
+            let core = lms_core::app::App::build(&settings).await.expect("core");
+            println!("{}", core.grpc_addr());
+            core.run_until(forever).await.expect("core serves");
+        } else {
+            let gateway = lms_gateway::App::build(lms_gateway::GatewaySettings {
+                http_addr: any_port,
+                core_url: std::env::var("LMS_CORE_URL").expect("LMS_CORE_URL"),
+                core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
+                server: Default::default(),
+            })
+            .await
+            .expect("gateway");
+            println!("{}", gateway.local_addr());
+            gateway.run_until(forever).await.expect("gateway serves");
+        }
+    });
+}
+
+/// The static ceiling: every request answered with `body`.
+async fn serve_static(body: bytes::Bytes) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let app = axum::Router::new().fallback(move || {
+        let body = body.clone();
+        async move { ([("content-type", "application/xml; charset=utf-8")], body) }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+async fn fetch(addr: SocketAddr, target: &Target) -> bytes::Bytes {
+    let response = reqwest::Client::new()
+        .get(format!("http://{addr}/group/{}", target.group_id))
+        .header("X-Auth-Account-Url", &target.account_url)
+        .header("X-Auth-Email", &target.email)
+        .header("X-Auth-Password", &target.password)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(response.status(), 200);
+    response.bytes().await.expect("body")
+}
+
+fn machine() -> String {
+    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+    let cpu = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let memory = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().to_owned()))
+        .unwrap_or_else(|| "unknown".into());
+    let load = read("/proc/loadavg");
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!(
+        "{cores} cores ({cpu}), {memory} memory, load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}
+
+fn main() {
+    if let Ok(role) = std::env::var(ROLE) {
+        run_role(&role);
+        return;
+    }
+    // The services log one line per request, as `lms up` does: to a file, not the terminal.
+    if std::env::var_os("LMS_HOT_PATH_LOGGING").is_none() {
+        let log = std::env::var("LMS_BENCH_LOG").unwrap_or_else(|_| {
+            std::env::temp_dir()
+                .join("lms-hot-path.log")
+                .display()
+                .to_string()
+        });
+        let file = std::fs::File::create(&log).expect("log file");
+        println!("services' log: {log}");
+        let status = Command::new(std::env::current_exe().expect("this executable"))
+            .args(std::env::args_os().skip(1))
+            .env("LMS_HOT_PATH_LOGGING", "1")
+            .stderr(file)
+            .status()
+            .expect("benchmark process");
+        if !status.success() {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let tail: Vec<&str> = text.lines().rev().take(40).collect();
+            for line in tail.iter().rev() {
+                eprintln!("{line}");
+            }
+            std::process::exit(status.code().unwrap_or(1));
+        }
+        return;
+    }
+    run();
+}
+
+fn run() {
+    let config = Config::from_env();
+    let server = runtime("server", 2);
+    let load = runtime(LOAD_THREAD, 1);
+    let _telemetry =
+        server.block_on(async { lms_runtime::Telemetry::init("lms").expect("telemetry") });
+    println!(
+        "hot path benchmark: {:?}, {} s per layer in {} rounds, {} connections",
+        config.backend, config.seconds, config.rounds, config.connections
+    );
+
+    let database = server
+        .block_on(TestDatabase::create(config.backend))
+        .expect("the backend is available (LMS_TEST_POSTGRES_URL for LMS_BENCH_BACKEND=postgres)");
+    let settings = StackSettings::for_database(database.url.clone()).on_free_ports();
+    let stack = server.block_on(Stack::build(&settings)).expect("stack");
+    let state = stack.state();
+    let targets = server.block_on(import_accounts(&state));
+    // The channel's connection task runs on the services' runtime, as in `lms up`.
+    let in_memory = {
+        let _runtime = server.enter();
+        stack.core_in_memory().channel()
+    };
+    let (grpc_addr, lms_up) = (stack.grpc_addr(), stack.http_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let stack_task = server.spawn(stack.run_until(async {
+        let _ = stopped.await;
+    }));
+
+    // A second gateway in this process, calling the same core over loopback TCP: how `lms up`
+    // connected them before the in-memory pipe.
+    let lms_up_over_tcp = server.block_on(async {
+        let gateway = lms_gateway::App::build(lms_gateway::GatewaySettings {
+            http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            core_url: format!("http://{grpc_addr}"),
+            core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
+            server: Default::default(),
+        })
+        .await
+        .expect("gateway");
+        let addr = gateway.local_addr();
+        tokio::spawn(gateway.run_until(std::future::pending()));
+        addr
+    });
+    let (core_child, core_addr) = spawn_role("lms-core", &[("DATABASE_URL", database.url.clone())]);
+    let (gateway_child, two_processes) = spawn_role(
+        "lms-gateway",
+        &[("LMS_CORE_URL", format!("http://{core_addr}"))],
+    );
+
+    let tcp = server.block_on(async {
+        tonic::transport::Endpoint::from_shared(format!("http://{grpc_addr}"))
+            .expect("endpoint")
+            .tcp_nodelay(true)
+            .connect()
+            .await
+            .expect("core reachable")
+    });
+    let ceilings = server.block_on(async {
+        let mut ceilings = Vec::new();
+        for target in &targets {
+            let body = fetch(lms_up, target).await;
+            assert_eq!(body, fetch(two_processes, target).await);
+            ceilings.push(serve_static(body).await);
+        }
+        ceilings
+    });
+    let bench = Bench {
+        server,
+        load,
+        state,
+        in_memory: AdminServiceClient::new(in_memory),
+        tcp: AdminServiceClient::new(tcp),
+        lms_up,
+        lms_up_over_tcp,
+        two_processes,
+        children: vec![core_child, gateway_child],
+        ceilings,
+        connections: config.connections,
+    };
+
+    let layers: Vec<Layer> = if config.only_lms_up {
+        vec![Layer::LmsUp]
+    } else {
+        Layer::ALL.to_vec()
+    };
+    // Warm every path (credentials cache, pools, connections) before measuring.
+    for (index, target) in targets.iter().enumerate() {
+        for &layer in &layers {
+            bench.measure(layer, index, target, 0.3);
+        }
+    }
+    let mut results = vec![vec![Measured::default(); layers.len()]; targets.len()];
+    for round in 1..=config.rounds {
+        for (index, target) in targets.iter().enumerate() {
+            for (l, &layer) in layers.iter().enumerate() {
+                let measured = bench.measure(layer, index, target, config.seconds);
+                results[index][l].add(measured);
+            }
+        }
+        println!("round {round} of {} done", config.rounds);
+    }
+
+    let mut report = String::new();
+    let _ = writeln!(report, "Machine: {}", machine());
+    let _ = writeln!(
+        report,
+        "Settings: {:?}, {} s per layer in each of {} alternating rounds, {} connections (or \
+         concurrent calls in process)\n",
+        config.backend, config.seconds, config.rounds, config.connections
+    );
+    for (index, target) in targets.iter().enumerate() {
+        let _ = writeln!(report, "`GET /group/{{id}}`, {}:\n", target.label);
+        let _ = writeln!(
+            report,
+            "| layer | requests/s | share of ceiling | CPU µs/request |"
+        );
+        let _ = writeln!(report, "|---|---:|---:|---:|");
+        let ceiling = layers
+            .iter()
+            .position(|&l| l == Layer::Ceiling)
+            .map(|l| results[index][l].per_second());
+        for (l, &layer) in layers.iter().enumerate() {
+            let measured = results[index][l];
+            let share = ceiling.map_or_else(
+                || "–".to_owned(),
+                |c| format!("{:.1} %", 100.0 * measured.per_second() / c),
+            );
+            let _ = writeln!(
+                report,
+                "| {} | {:.0} | {share} | {:.1} |",
+                layer.name(),
+                measured.per_second(),
+                measured.cpu_us()
+            );
+        }
+        let _ = writeln!(report);
+    }
+
+    if !config.only_lms_up {
+        let demo = &targets[0];
+        let _ = writeln!(
+            report,
+            "Latency, demo group (ms; stalls: requests over {} ms):\n",
+            STALL.as_millis()
+        );
+        let _ = writeln!(
+            report,
+            "| run | requests | p50 | p99 | p99.9 | max | stalls |"
+        );
+        let _ = writeln!(report, "|---|---:|---:|---:|---:|---:|---:|");
+        let runs = [
+            ("ceiling", bench.ceilings[0]),
+            ("`lms up`", bench.lms_up),
+            ("two processes", bench.two_processes),
+        ];
+        for (name, addr) in runs {
+            let open = http_open_loop(
+                &bench.load,
+                addr,
+                demo.http_request(),
+                OPEN_LOOP_RATE,
+                config.latency_seconds,
+            );
+            let _ = writeln!(
+                report,
+                "| {name}, open loop {OPEN_LOOP_RATE}/s for {} s | {} |",
+                config.latency_seconds,
+                open.describe()
+            );
+            println!("{name}: open loop done");
+        }
+        for (name, addr) in runs {
+            let one = bench.load.block_on(http_one_connection(
+                addr,
+                demo.http_request(),
+                config.stall_seconds,
+            ));
+            let _ = writeln!(
+                report,
+                "| {name}, one connection for {} s | {} |",
+                config.stall_seconds,
+                one.describe()
+            );
+            println!("{name}: one connection done");
+        }
+    }
+
+    println!("\n{report}");
+    if let Ok(path) = std::env::var("LMS_BENCH_REPORT") {
+        std::fs::write(&path, &report).unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
+        println!("report written to {path}");
+    }
+
+    let Bench {
+        server, children, ..
+    } = bench;
+    for mut child in children {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let _ = stop.send(());
+    server.block_on(async {
+        let _ = stack_task.await;
+    });
+    drop(database);
+}
