@@ -15,6 +15,8 @@
 
 pub mod document;
 mod error;
+#[cfg(test)]
+mod fuzz;
 mod load;
 mod progress;
 mod stream;
