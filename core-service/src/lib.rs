@@ -36,6 +36,8 @@ pub mod db;
 pub mod domain;
 pub mod entities;
 pub mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod grpc;
 pub mod import;
 pub mod in_memory;

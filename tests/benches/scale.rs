@@ -414,11 +414,11 @@ async fn points(
         let (mut entries, mut tail) = (0, Vec::new());
         while let Some(chunk) = body.next().await {
             tail.extend_from_slice(&chunk?);
-            let cut = tail.len().saturating_sub(ENTRY_TAG.len() - 1);
-            entries += count_tags(&tail[..cut]);
-            tail.drain(..cut);
+            // What is kept is shorter than a tag, so no tag is counted twice; a tag cut
+            // by the chunk boundary is counted once the next chunk completes it.
+            entries += count_tags(&tail);
+            tail.drain(..tail.len().saturating_sub(ENTRY_TAG.len() - 1));
         }
-        entries += count_tags(&tail);
         let expected = match login {
             RoleLogin::Owner | RoleLogin::Administrator => account.shape.users,
             _ => account.shape.smart_group_members(),

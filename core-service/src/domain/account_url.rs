@@ -251,18 +251,7 @@ mod tests {
         use proptest::prelude::*;
 
         use super::*;
-
-        fn config(default_cases: u32) -> ProptestConfig {
-            let cases = std::env::var("LMS_FUZZ_CASES")
-                .ok()
-                .and_then(|cases| cases.parse().ok())
-                .unwrap_or(default_cases);
-            ProptestConfig {
-                cases,
-                failure_persistence: None,
-                ..ProptestConfig::default()
-            }
-        }
+        use crate::fuzz::config;
 
         /// Text shaped like URLs: schemes, hosts, ports, user info, paths, queries, fragments.
         fn url_like() -> impl Strategy<Value = String> {

@@ -8,18 +8,7 @@ use std::io::Write as _;
 use proptest::prelude::*;
 
 use super::{ImportDocument, ImportError, stream, validate::validate};
-
-fn config(default_cases: u32) -> ProptestConfig {
-    let cases = std::env::var("LMS_FUZZ_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(default_cases);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
+use crate::fuzz::config;
 
 /// A small valid document, in the contract's order but for `points`, which comes early so
 /// that the streaming reader also holds a list back.
