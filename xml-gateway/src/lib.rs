@@ -10,6 +10,8 @@
 //! - `app`: [`router`] (routes plus middleware) and [`App`] (bind, then serve until shutdown).
 //! - `server`: the HTTP/1.1 connection driver with its limits (header-read, idle and body
 //!   timeouts, connection limit, open-files limit) and hyper's own error answers in XML.
+//! - `paths`: the client prefixes (`/api/v2/`, `/index.php/api/v2/`) and trailing `/`,
+//!   removed before routing.
 //! - `clip`: the one bound on caller input quoted back in messages.
 //! - `routes/`: one module per resource (`department`, `group`, `enrollment`, `content`,
 //!   `points`), each handler a thin translation to one RPC; `fallback` answers 404 and 405.
@@ -32,6 +34,7 @@ mod core_client;
 mod error;
 #[cfg(test)]
 mod fuzz;
+mod paths;
 mod request_id;
 mod routes;
 mod server;

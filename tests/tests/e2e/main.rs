@@ -7,6 +7,7 @@
 //! runs on SQLite and on PostgreSQL (`LMS_TEST_POSTGRES_URL`).
 
 mod authentication;
+mod clients;
 mod content;
 mod department_moves_concurrently;
 mod departments;

@@ -1,0 +1,250 @@
+//! Requests exactly as the integrations of `docs/spec/clients.md` send them, written byte for
+//! byte onto a TCP connection, and answers read the way those clients read them: the
+//! `<response>(.*)</response>` regular expression, converters that upper-case element names,
+//! a top-level JSON array of points.
+
+use lms_tests::{
+    TestStack, on_both_backends,
+    world::{self, Login, acme},
+};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+on_both_backends!(
+    every_operation_answers_under_each_prefix_with_and_without_a_trailing_slash,
+    an_unknown_path_under_a_prefix_is_still_404_and_a_wrong_method_405,
+);
+
+/// The spellings of a route's path that clients use (contract section 11).
+const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
+
+/// One answer, read off the wire.
+#[derive(Debug)]
+struct Raw {
+    status: u16,
+    /// Header lines as sent, names lower-cased.
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Raw {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// What a client's `preg_match('/<response>(.*)<\/response>/')` finds: `.` stops at a line
+    /// end, so the answer must hold it on one line.
+    fn response_text(&self) -> Option<&str> {
+        self.body.lines().find_map(|line| {
+            let start = line.find("<response>")? + "<response>".len();
+            let end = start + line[start..].find("</response>")?;
+            Some(&line[start..end])
+        })
+    }
+}
+
+/// Sends `head` (request line and headers, CRLF-separated, without the blank line) and `body`
+/// exactly as given, with `Host`, `Content-Length` and `Connection: close` added, and reads the
+/// whole answer (de-chunking a streamed body).
+async fn send_raw(stack: &TestStack, head: &str, body: &[u8]) -> Raw {
+    let addr = stack.base_url.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut request = format!(
+        "{head}\r\nHost: lms.internal.example\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    stream.write_all(&request).await.expect("write");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.expect("read");
+    parse_answer(&answer)
+}
+
+fn parse_answer(answer: &[u8]) -> Raw {
+    let split = answer
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .expect("a complete head");
+    let head = std::str::from_utf8(&answer[..split]).expect("an ASCII head");
+    let mut lines = head.split("\r\n");
+    let status = lines.next().expect("a status line")[9..12]
+        .parse()
+        .expect("a status");
+    let headers: Vec<(String, String)> = lines
+        .map(|line| {
+            let (name, value) = line.split_once(':').expect("a header line");
+            (name.to_ascii_lowercase(), value.trim().to_owned())
+        })
+        .collect();
+    let mut body = answer[split + 4..].to_vec();
+    let chunked = headers
+        .iter()
+        .any(|(name, value)| name == "transfer-encoding" && value.contains("chunked"));
+    if chunked {
+        body = dechunk(&body);
+    }
+    Raw {
+        status,
+        headers,
+        body: String::from_utf8(body).expect("a UTF-8 body"),
+    }
+}
+
+fn dechunk(mut chunked: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = chunked
+            .windows(2)
+            .position(|window| window == b"\r\n")
+            .expect("a chunk size line");
+        let size = usize::from_str_radix(
+            std::str::from_utf8(&chunked[..line_end])
+                .expect("hex")
+                .split(';')
+                .next()
+                .unwrap_or_default()
+                .trim(),
+            16,
+        )
+        .expect("a chunk size");
+        chunked = &chunked[line_end + 2..];
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&chunked[..size]);
+        chunked = &chunked[size + 2..];
+    }
+}
+
+/// The three `X-Auth-*` headers as a client writes them (names in the client's own case).
+fn auth_headers(login: Login) -> String {
+    format!(
+        "X-Auth-Account-Url: {}\r\nX-Auth-Email: {}\r\nX-Auth-Password: {}",
+        login.account_url,
+        login.email,
+        world::PASSWORD
+    )
+}
+
+/// Method, path (without prefix), body and the status it succeeds with, for the seven
+/// operations; the writes are safe to repeat.
+fn operations() -> Vec<(&'static str, String, Option<String>, u16)> {
+    vec![
+        (
+            "POST",
+            format!("/department/{}", acme::SALES_EAST),
+            Some("<request><code>SE</code></request>".to_owned()),
+            204,
+        ),
+        (
+            "POST",
+            "/department".to_owned(),
+            Some(format!(
+                "<request><name>Field sales</name><parentDepartmentId>{}</parentDepartmentId></request>",
+                acme::SALES
+            )),
+            201,
+        ),
+        (
+            "POST",
+            format!("/group/{}", acme::EMPTY_GROUP),
+            Some("<request><name>Nobody yet</name></request>".to_owned()),
+            200,
+        ),
+        ("GET", format!("/group/{}", acme::INTERNS), None, 200),
+        (
+            "POST",
+            "/enrollment/delete".to_owned(),
+            Some(format!(
+                "<DeleteEnrollments><enrollmentIds><id>{}</id></enrollmentIds></DeleteEnrollments>",
+                acme::SUPPORTER_WELCOME
+            )),
+            204,
+        ),
+        ("GET", format!("/content/{}", acme::WELCOME_COURSE), None, 200),
+        (
+            "GET",
+            format!("/gamification/points?userIds={}", acme::LEARNER),
+            None,
+            200,
+        ),
+    ]
+}
+
+async fn send_operation(
+    stack: &TestStack,
+    method: &str,
+    target: &str,
+    body: Option<&str>,
+    extra_headers: &str,
+) -> Raw {
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\n{}",
+        auth_headers(world::OWNER)
+    );
+    if body.is_some() {
+        head.push_str("\r\nContent-Type: text/xml; charset=UTF-8");
+    }
+    if !extra_headers.is_empty() {
+        head.push_str("\r\n");
+        head.push_str(extra_headers);
+    }
+    send_raw(stack, &head, body.unwrap_or_default().as_bytes()).await
+}
+
+/// `<path>/?query` for a path that may carry a query.
+fn with_trailing_slash(target: &str) -> String {
+    match target.split_once('?') {
+        Some((path, query)) => format!("{path}/?{query}"),
+        None => format!("{target}/"),
+    }
+}
+
+async fn every_operation_answers_under_each_prefix_with_and_without_a_trailing_slash(
+    stack: &TestStack,
+) {
+    for prefix in PREFIXES {
+        for (method, path, body, status) in operations() {
+            for target in [
+                format!("{prefix}{path}"),
+                with_trailing_slash(&format!("{prefix}{path}")),
+            ] {
+                let answer = send_operation(stack, method, &target, body.as_deref(), "").await;
+                assert_eq!(answer.status, status, "{method} {target}: {}", answer.body);
+                match path.as_str() {
+                    "/department" => {
+                        let id = answer.response_text().expect("the new id on one line");
+                        assert_eq!(id.len(), 36, "{id}");
+                    }
+                    p if p.starts_with("/group/") && method == "GET" => {
+                        assert!(answer.body.contains(acme::ENGINEER), "{}", answer.body);
+                    }
+                    p if p.starts_with("/gamification/") => {
+                        assert!(
+                            answer.body.contains("<points>421</points>"),
+                            "{}",
+                            answer.body
+                        );
+                        assert!(!answer.body.contains(acme::OWNER), "{}", answer.body);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+async fn an_unknown_path_under_a_prefix_is_still_404_and_a_wrong_method_405(stack: &TestStack) {
+    for target in ["/api/v2/nothing", "/api/v2/", "/index.php/api/v2/group", "/api/v3/group/x"] {
+        let answer = send_operation(stack, "GET", target, None, "").await;
+        assert_eq!(answer.status, 404, "{target}: {}", answer.body);
+        assert!(answer.body.contains("<code>404</code>"), "{}", answer.body);
+    }
+    let answer = send_operation(stack, "DELETE", "/api/v2/group/x/", None, "").await;
+    assert_eq!(answer.status, 405, "{}", answer.body);
+    let allow = answer.header("allow").unwrap_or_default();
+    assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
+}
