@@ -3,15 +3,22 @@
 //! `<response>(.*)</response>` regular expression, converters that upper-case element names,
 //! a top-level JSON array of points.
 
+use lms_core::entities::enrollment;
 use lms_tests::{
     TestStack, on_both_backends,
     world::{self, Login, acme},
+    xml::texts_of,
 };
+use sea_orm::{EntityTrait as _, prelude::Uuid};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 on_both_backends!(
     every_operation_answers_under_each_prefix_with_and_without_a_trailing_slash,
     an_unknown_path_under_a_prefix_is_still_404_and_a_wrong_method_405,
+    an_array_to_xml_helpers_request_root_deletes_enrollments,
+    every_encoding_of_user_ids_filters_the_points,
+    an_unknown_query_parameter_is_400_naming_it_never_a_wider_answer,
+    an_account_url_differing_in_scheme_host_case_or_trailing_slash_names_the_account,
 );
 
 /// The spellings of a route's path that clients use (contract section 11).
@@ -247,4 +254,147 @@ async fn an_unknown_path_under_a_prefix_is_still_404_and_a_wrong_method_405(stac
     assert_eq!(answer.status, 405, "{}", answer.body);
     let allow = answer.header("allow").unwrap_or_default();
     assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
+}
+
+async fn enrollment_exists(stack: &TestStack, id: &str) -> bool {
+    enrollment::Entity::find_by_id(Uuid::parse_str(id).expect("a uuid"))
+        .one(stack.db())
+        .await
+        .expect("query")
+        .is_some()
+}
+
+async fn an_array_to_xml_helpers_request_root_deletes_enrollments(stack: &TestStack) {
+    // What PHP's array-to-XML helpers make of ['enrollmentIds' => ['id' => [...]]]: no
+    // declaration, CRLF line ends, trailing spaces.
+    let body = format!(
+        "<request>\r\n  <enrollmentIds>\r\n    <id>{}</id>  \r\n    <id>{}</id>\r\n  </enrollmentIds>\r\n</request>\r\n",
+        acme::LEARNER_WELCOME,
+        acme::ENGINEER_WELCOME.to_uppercase()
+    );
+    let answer = send_operation(
+        stack,
+        "POST",
+        "/api/v2/enrollment/delete",
+        Some(&body),
+        "",
+    )
+    .await;
+    assert_eq!(answer.status, 204, "{}", answer.body);
+    assert!(!enrollment_exists(stack, acme::LEARNER_WELCOME).await);
+    assert!(!enrollment_exists(stack, acme::ENGINEER_WELCOME).await);
+    assert!(enrollment_exists(stack, acme::LEARNER_SECRET).await);
+
+    let wrong = send_operation(
+        stack,
+        "POST",
+        "/enrollment/delete",
+        Some("<Delete><enrollmentIds><id>x</id></enrollmentIds></Delete>"),
+        "",
+    )
+    .await;
+    assert_eq!(wrong.status, 400, "{}", wrong.body);
+    assert!(
+        wrong
+            .body
+            .contains("Root element must be &lt;DeleteEnrollments&gt; or &lt;request&gt;"),
+        "{}",
+        wrong.body
+    );
+}
+
+/// The user ids of a points answer, in order.
+fn point_users(body: &str) -> Vec<String> {
+    texts_of(body, "userId")
+}
+
+async fn every_encoding_of_user_ids_filters_the_points(stack: &TestStack) {
+    let (a, b) = (acme::LEARNER, acme::ENGINEER);
+    let mut expected = vec![a.to_owned(), b.to_owned()];
+    expected.sort();
+    for query in [
+        format!("userIds[]={a}&userIds[]={b}"),
+        format!("userIds[0]={a}&userIds[1]={b}"),
+        format!("userIds%5B0%5D={a}&userIds%5B1%5D={b}"),
+        format!("userIds%5B%5D={a}&userIds%5B%5D={b}"),
+        format!("userIds={a}&userIds={b}"),
+        format!("userIds={a},{b}"),
+        format!("userIds={a}%2C{b}"),
+    ] {
+        for prefix in PREFIXES {
+            let target = format!("{prefix}/gamification/points?{query}");
+            let answer = send_operation(stack, "GET", &target, None, "").await;
+            assert_eq!(answer.status, 200, "{target}: {}", answer.body);
+            assert_eq!(point_users(&answer.body), expected, "{target}");
+        }
+    }
+}
+
+async fn an_unknown_query_parameter_is_400_naming_it_never_a_wider_answer(stack: &TestStack) {
+    for (target, name) in [
+        (format!("/gamification/points?userId={}", acme::LEARNER), "userId"),
+        (format!("/gamification/points?user_ids={}", acme::LEARNER), "user_ids"),
+        (
+            format!("/gamification/points?userIds={}&page=2", acme::LEARNER),
+            "page",
+        ),
+        (format!("/group/{}?fields=all", acme::INTERNS), "fields"),
+        (format!("/content/{}?x=1", acme::WELCOME_COURSE), "x"),
+    ] {
+        let answer = send_operation(stack, "GET", &target, None, "").await;
+        assert_eq!(answer.status, 400, "{target}: {}", answer.body);
+        assert!(
+            answer.body.contains(&format!("Query parameter \"{name}\"")),
+            "{target}: {}",
+            answer.body
+        );
+    }
+    let answer = send_operation(
+        stack,
+        "POST",
+        &format!("/group/{}?name=x", acme::INTERNS),
+        Some("<request><name>Interns</name></request>"),
+        "",
+    )
+    .await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+}
+
+async fn an_account_url_differing_in_scheme_host_case_or_trailing_slash_names_the_account(
+    stack: &TestStack,
+) {
+    for account_url in [
+        "http://acme.example.com",
+        "https://acme.example.com/",
+        "http://ACME.Example.com/",
+        "HTTPS://acme.example.com:443",
+    ] {
+        let head = format!(
+            "GET /api/v2/content/{} HTTP/1.1\r\nx-auth-account-url: {account_url}\r\n\
+             x-auth-email: {}\r\nx-auth-password: {}",
+            acme::WELCOME_COURSE,
+            world::OWNER.email.to_uppercase(),
+            world::PASSWORD
+        );
+        let answer = send_raw(stack, &head, b"").await;
+        assert_eq!(answer.status, 200, "{account_url}: {}", answer.body);
+        // The view URL is built from the account's stored URL, not from the spelling sent.
+        assert!(
+            answer.body.contains(&format!(
+                "<viewUrl>https://acme.example.com/view/{}</viewUrl>",
+                acme::WELCOME_COURSE
+            )),
+            "{}",
+            answer.body
+        );
+    }
+    let head = format!(
+        "GET /content/{} HTTP/1.1\r\n{}",
+        acme::WELCOME_COURSE,
+        auth_headers(Login {
+            account_url: "https://acme.example.com/other",
+            ..world::OWNER
+        })
+    );
+    assert_eq!(send_raw(stack, &head, b"").await.status, 401);
 }

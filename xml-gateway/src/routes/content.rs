@@ -6,7 +6,7 @@ use lms_proto::v1::{ContentItem, GetContentItemRequest};
 
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::routes::PathId;
+use crate::routes::{NoQuery, PathId};
 use crate::xml::XmlDocument;
 use crate::xml::writer::XmlWriter;
 
@@ -14,6 +14,7 @@ use crate::xml::writer::XmlWriter;
 pub(crate) async fn get_content_item(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(content_item_id): PathId,
 ) -> Result<XmlDocument, GatewayError> {
     let message = GetContentItemRequest { content_item_id };

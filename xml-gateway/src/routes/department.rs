@@ -6,7 +6,7 @@ use lms_proto::v1::{CreateDepartmentRequest, UpdateDepartmentRequest};
 
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::routes::PathId;
+use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
 use crate::xml::{Element, FromXml, Xml, XmlDocument, XmlError};
 
@@ -35,6 +35,7 @@ impl FromXml for DepartmentFields {
 pub(crate) async fn update_department(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(department_id): PathId,
     Xml(fields): Xml<DepartmentFields>,
 ) -> Result<StatusCode, GatewayError> {
@@ -57,6 +58,7 @@ pub(crate) async fn update_department(
 pub(crate) async fn create_department(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     Xml(fields): Xml<DepartmentFields>,
 ) -> Result<XmlDocument, GatewayError> {
     let message = CreateDepartmentRequest {

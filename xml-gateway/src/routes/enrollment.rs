@@ -6,9 +6,11 @@ use lms_proto::v1::DeleteEnrollmentsRequest;
 
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
+use crate::routes::NoQuery;
 use crate::xml::{Element, FromXml, Xml, XmlError};
 
-/// `<DeleteEnrollments><enrollmentIds><id>..</id>...</enrollmentIds></DeleteEnrollments>`
+/// `<DeleteEnrollments><enrollmentIds><id>..</id>...</enrollmentIds></DeleteEnrollments>` (or a
+/// `<request>` root, as every write accepts)
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct EnrollmentIds(pub(crate) Vec<String>);
 
@@ -29,6 +31,7 @@ impl FromXml for EnrollmentIds {
 pub(crate) async fn delete_enrollments(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     Xml(EnrollmentIds(ids)): Xml<EnrollmentIds>,
 ) -> Result<StatusCode, GatewayError> {
     let message = DeleteEnrollmentsRequest {
@@ -87,11 +90,15 @@ mod tests {
     }
 
     #[test]
-    fn the_root_must_be_delete_enrollments() {
-        let error = ids("<request><enrollmentIds/></request>").unwrap_err();
+    fn the_root_is_delete_enrollments_or_request() {
+        assert_eq!(
+            ids("<request><enrollmentIds><id>e-1</id></enrollmentIds></request>").unwrap(),
+            EnrollmentIds(vec!["e-1".into()])
+        );
+        let error = ids("<Delete><enrollmentIds/></Delete>").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "Root element must be <DeleteEnrollments>, found <request>."
+            "Root element must be <DeleteEnrollments> or <request>, found <Delete>."
         );
     }
 }

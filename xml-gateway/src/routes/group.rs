@@ -7,7 +7,7 @@ use lms_proto::v1::{GetGroupRequest, Group, UpdateGroupRequest};
 
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::routes::PathId;
+use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
 use crate::xml::{Element, FromXml, Xml, XmlDocument, XmlError};
 
@@ -32,6 +32,7 @@ impl FromXml for GroupFields {
 pub(crate) async fn update_group(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(group_id): PathId,
     Xml(fields): Xml<GroupFields>,
 ) -> Result<StatusCode, GatewayError> {
@@ -50,6 +51,7 @@ pub(crate) async fn update_group(
 pub(crate) async fn get_group(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(group_id): PathId,
 ) -> Result<XmlDocument, GatewayError> {
     let answer = core

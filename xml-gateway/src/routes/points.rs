@@ -25,30 +25,48 @@ use tracing::Span;
 
 use crate::core_client::{Caller, CoreClient, TransportFailure, is_transport_failure};
 use crate::error::GatewayError;
+use crate::routes::{NoQuery, unknown_query_parameter};
 use crate::xml::writer::XmlWriter;
 use crate::xml::{Element, FromXml, XML_CONTENT_TYPE, Xml, XmlError};
 
 /// Results that are already at hand are written together, up to about this many bytes.
 const CHUNK_BYTES: usize = 16 * 1024;
 
-/// The `userIds` filter, from any of `userIds=a,b`, `userIds=a&userIds=b` or
-/// `userIds[]=a&userIds[]=b` (brackets may be percent-encoded). Parts are trimmed; empty parts
-/// are dropped, so an empty filter means "every user the caller may see".
-pub(crate) fn parse_user_ids(query: Option<&str>) -> Vec<String> {
+/// The `userIds` filter, from any of `userIds=a,b`, `userIds=a&userIds=b`,
+/// `userIds[]=a&userIds[]=b` or `userIds[0]=a&userIds[1]=b` (brackets may be percent-encoded).
+/// Parts are trimmed; empty parts are dropped, so an empty filter means "every user the caller
+/// may see". Any other parameter is refused, naming it: ignoring a misspelt filter would answer
+/// every user instead of the few asked for.
+pub(crate) fn parse_user_ids(query: Option<&str>) -> Result<Vec<String>, GatewayError> {
     let Some(query) = query else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    form_urlencoded::parse(query.as_bytes())
-        .filter(|(key, _)| key == "userIds" || key == "userIds[]")
-        .flat_map(|(_, value)| {
+    let mut ids = Vec::new();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        if !is_user_ids_name(&name) {
+            return Err(unknown_query_parameter(&name));
+        }
+        ids.extend(
             value
                 .split(',')
                 .map(str::trim)
                 .filter(|part| !part.is_empty())
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+                .map(str::to_owned),
+        );
+    }
+    Ok(ids)
+}
+
+/// `userIds`, `userIds[]` or `userIds[N]` (PHP's `http_build_query`, Guzzle, qs).
+fn is_user_ids_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("userIds") else {
+        return false;
+    };
+    rest.is_empty()
+        || rest
+            .strip_prefix('[')
+            .and_then(|inner| inner.strip_suffix(']'))
+            .is_some_and(|index| index.bytes().all(|byte| byte.is_ascii_digit()))
 }
 
 /// The body of `POST /gamification/points`: `userIds` with one `id` per user, or no `userIds`
@@ -80,13 +98,15 @@ pub(crate) async fn get_points(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Response, GatewayError> {
-    stream_points(core, caller, parse_user_ids(query.as_deref())).await
+    let user_ids = parse_user_ids(query.as_deref())?;
+    stream_points(core, caller, user_ids).await
 }
 
 #[tracing::instrument(skip_all, fields(filter = tracing::field::Empty))]
 pub(crate) async fn post_points(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     Xml(PointsFilter(user_ids)): Xml<PointsFilter>,
 ) -> Result<Response, GatewayError> {
     stream_points(core, caller, user_ids).await
@@ -273,7 +293,7 @@ mod tests {
 
             #[test]
             fn fuzz_any_query_gives_trimmed_non_empty_ids(query in "\\PC{0,200}") {
-                for id in parse_user_ids(Some(&query)) {
+                for id in parse_user_ids(Some(&query)).unwrap_or_default() {
                     prop_assert!(!id.is_empty());
                     prop_assert_eq!(id.trim(), id.as_str());
                     prop_assert!(!id.contains(','));
@@ -295,22 +315,38 @@ mod tests {
                         .join("&")
                 };
                 let expected = if ids.is_empty() { Vec::new() } else { ids.clone() };
-                for query in [comma, spell("userIds"), spell("userIds[]"), spell("userIds%5B%5D")] {
-                    prop_assert_eq!(parse_user_ids(Some(&query)), expected.clone(), "{}", query);
+                let indexed = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(index, id)| format!("userIds%5B{index}%5D={}", encoded(id)))
+                    .collect::<Vec<_>>()
+                    .join("&");
+                for query in [
+                    comma,
+                    spell("userIds"),
+                    spell("userIds[]"),
+                    spell("userIds%5B%5D"),
+                    indexed,
+                ] {
+                    prop_assert_eq!(
+                        parse_user_ids(Some(&query)).unwrap(),
+                        expected.clone(),
+                        "{}",
+                        query
+                    );
                 }
             }
         }
     }
 
     fn ids(query: &str) -> Vec<String> {
-        parse_user_ids(Some(query))
+        parse_user_ids(Some(query)).unwrap()
     }
 
     #[test]
     fn no_query_or_no_user_ids_means_no_filter() {
-        assert!(parse_user_ids(None).is_empty());
+        assert!(parse_user_ids(None).unwrap().is_empty());
         assert!(ids("").is_empty());
-        assert!(ids("other=1").is_empty());
         assert!(ids("userIds=").is_empty());
         assert!(ids("userIds=,%20,").is_empty());
     }
@@ -325,7 +361,7 @@ mod tests {
     #[test]
     fn repeated_parameters_are_joined() {
         assert_eq!(ids("userIds=a&userIds=b"), ["a", "b"]);
-        assert_eq!(ids("userIds=a,b&x=1&userIds=c"), ["a", "b", "c"]);
+        assert_eq!(ids("userIds=a,b&userIds=c"), ["a", "b", "c"]);
     }
 
     #[test]
@@ -336,8 +372,27 @@ mod tests {
     }
 
     #[test]
-    fn other_spellings_of_the_name_are_ignored() {
-        assert!(ids("userids=a&UserIds=b&userIds[0]=c&userId=d").is_empty());
+    fn indexed_parameters_are_accepted() {
+        assert_eq!(ids("userIds[0]=a&userIds[1]=b"), ["a", "b"]);
+        assert_eq!(ids("userIds%5B0%5D=a&userIds%5B12%5D=b,c"), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn any_other_parameter_is_refused_naming_it() {
+        for (query, name) in [
+            ("userids=a", "userids"),
+            ("UserIds=b", "UserIds"),
+            ("userIds=a&userId=d", "userId"),
+            ("userIds[x]=a", "userIds[x]"),
+            ("userIds[0][1]=a", "userIds[0][1]"),
+            ("other=1", "other"),
+        ] {
+            let error = parse_user_ids(Some(query)).unwrap_err();
+            assert!(
+                matches!(&error, GatewayError::BadRequest(message) if message.contains(&format!("\"{name}\""))),
+                "{query}: {error:?}"
+            );
+        }
     }
 
     #[test]
