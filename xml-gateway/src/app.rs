@@ -11,8 +11,8 @@ use tower::Layer as _;
 use tower_http::trace::TraceLayer;
 
 use crate::core_client::CoreClient;
-use crate::error::render_error_bodies;
 use crate::paths;
+use crate::representation::represent;
 use crate::request_id::assign_request_id;
 use crate::routes::{content, department, enrollment, fallback, group, points};
 use crate::server;
@@ -23,7 +23,8 @@ use crate::telemetry::{http_request_span, record_response};
 ///
 /// Middleware, outermost first: the path reduced to the one spelling the routes know (client
 /// prefixes and a trailing `/` removed, before routing), request id (read or made, echoed on
-/// every response), the request span, then XML bodies for every error response.
+/// every response), the request span, then the representation layer (XML or JSON, chosen once from `Accept`,
+/// for answers and errors alike).
 pub fn router(core: CoreClient) -> Router {
     let routes = Router::new()
         .route("/department", post(department::create_department))
@@ -43,7 +44,7 @@ pub fn router(core: CoreClient) -> Router {
         )
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
-        .layer(axum::middleware::from_fn(render_error_bodies))
+        .layer(axum::middleware::from_fn(represent))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(http_request_span)

@@ -10,6 +10,7 @@ use lms_tests::{
     xml::texts_of,
 };
 use sea_orm::{EntityTrait as _, prelude::Uuid};
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 on_both_backends!(
@@ -19,6 +20,11 @@ on_both_backends!(
     every_encoding_of_user_ids_filters_the_points,
     an_unknown_query_parameter_is_400_naming_it_never_a_wider_answer,
     an_account_url_differing_in_scheme_host_case_or_trailing_slash_names_the_account,
+    accept_json_answers_every_read_and_create_in_the_contracts_shapes,
+    json_bodies_are_accepted_by_every_write_wrapped_or_not,
+    json_bodies_are_refused_with_the_same_limits_and_messages_as_xml,
+    errors_come_in_the_negotiated_format_and_406_when_neither_is_acceptable,
+    xml_answers_read_by_an_upper_casing_converter_keep_their_shape,
 );
 
 /// The spellings of a route's path that clients use (contract section 11).
@@ -171,7 +177,12 @@ fn operations() -> Vec<(&'static str, String, Option<String>, u16)> {
             )),
             204,
         ),
-        ("GET", format!("/content/{}", acme::WELCOME_COURSE), None, 200),
+        (
+            "GET",
+            format!("/content/{}", acme::WELCOME_COURSE),
+            None,
+            200,
+        ),
         (
             "GET",
             format!("/gamification/points?userIds={}", acme::LEARNER),
@@ -245,7 +256,12 @@ async fn every_operation_answers_under_each_prefix_with_and_without_a_trailing_s
 }
 
 async fn an_unknown_path_under_a_prefix_is_still_404_and_a_wrong_method_405(stack: &TestStack) {
-    for target in ["/api/v2/nothing", "/api/v2/", "/index.php/api/v2/group", "/api/v3/group/x"] {
+    for target in [
+        "/api/v2/nothing",
+        "/api/v2/",
+        "/index.php/api/v2/group",
+        "/api/v3/group/x",
+    ] {
         let answer = send_operation(stack, "GET", target, None, "").await;
         assert_eq!(answer.status, 404, "{target}: {}", answer.body);
         assert!(answer.body.contains("<code>404</code>"), "{}", answer.body);
@@ -272,14 +288,7 @@ async fn an_array_to_xml_helpers_request_root_deletes_enrollments(stack: &TestSt
         acme::LEARNER_WELCOME,
         acme::ENGINEER_WELCOME.to_uppercase()
     );
-    let answer = send_operation(
-        stack,
-        "POST",
-        "/api/v2/enrollment/delete",
-        Some(&body),
-        "",
-    )
-    .await;
+    let answer = send_operation(stack, "POST", "/api/v2/enrollment/delete", Some(&body), "").await;
     assert_eq!(answer.status, 204, "{}", answer.body);
     assert!(!enrollment_exists(stack, acme::LEARNER_WELCOME).await);
     assert!(!enrollment_exists(stack, acme::ENGINEER_WELCOME).await);
@@ -332,8 +341,14 @@ async fn every_encoding_of_user_ids_filters_the_points(stack: &TestStack) {
 
 async fn an_unknown_query_parameter_is_400_naming_it_never_a_wider_answer(stack: &TestStack) {
     for (target, name) in [
-        (format!("/gamification/points?userId={}", acme::LEARNER), "userId"),
-        (format!("/gamification/points?user_ids={}", acme::LEARNER), "user_ids"),
+        (
+            format!("/gamification/points?userId={}", acme::LEARNER),
+            "userId",
+        ),
+        (
+            format!("/gamification/points?user_ids={}", acme::LEARNER),
+            "user_ids",
+        ),
         (
             format!("/gamification/points?userIds={}&page=2", acme::LEARNER),
             "page",
@@ -397,4 +412,375 @@ async fn an_account_url_differing_in_scheme_host_case_or_trailing_slash_names_th
         })
     );
     assert_eq!(send_raw(stack, &head, b"").await.status, 401);
+}
+
+/// An operation sent with a JSON body (or none) and `Accept: application/json`, as the
+/// Laravel package and the Java proxy send it.
+async fn send_json(stack: &TestStack, method: &str, target: &str, body: Option<&str>) -> Raw {
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\nAccept: application/json\r\n{}",
+        auth_headers(world::OWNER)
+    );
+    if body.is_some() {
+        head.push_str("\r\nContent-Type: application/json");
+    }
+    send_raw(stack, &head, body.unwrap_or_default().as_bytes()).await
+}
+
+fn parsed(answer: &Raw) -> Value {
+    assert_eq!(
+        answer.header("content-type"),
+        Some("application/json"),
+        "{}",
+        answer.body
+    );
+    serde_json::from_str(&answer.body).unwrap_or_else(|error| panic!("{error}: {}", answer.body))
+}
+
+async fn accept_json_answers_every_read_and_create_in_the_contracts_shapes(stack: &TestStack) {
+    let group = send_json(
+        stack,
+        "GET",
+        &format!("/api/v2/group/{}", acme::INTERNS),
+        None,
+    )
+    .await;
+    assert_eq!(group.status, 200, "{}", group.body);
+    let mut members = vec![acme::ENGINEER, acme::LEARNER];
+    members.sort_unstable();
+    assert_eq!(
+        parsed(&group),
+        json!({"usersCount": 2, "userIds": members, "groupId": acme::INTERNS,
+               "name": "Interns & <Juniors>", "isSmart": 0})
+    );
+    // Keys in the XML's element order.
+    assert!(
+        group.body.starts_with("{\"usersCount\":2,\"userIds\":["),
+        "{}",
+        group.body
+    );
+
+    let content = send_json(
+        stack,
+        "GET",
+        &format!("/index.php/api/v2/content/{}/", acme::WELCOME_COURSE),
+        None,
+    )
+    .await;
+    assert_eq!(content.status, 200, "{}", content.body);
+    assert_eq!(
+        parsed(&content),
+        json!({"contentItemId": acme::WELCOME_COURSE, "title": "Welcome to Acme",
+               "description": "Everything a new colleague needs & more", "userId": acme::AUTHOR,
+               "addedDate": "2019-03-26T06:34:57+00:00",
+               "viewUrl": format!("https://acme.example.com/view/{}", acme::WELCOME_COURSE),
+               "type": "Course"})
+    );
+
+    // What a Next.js app reads: a top-level array, summed.
+    let points = send_json(
+        stack,
+        "GET",
+        &format!(
+            "/api/v2/gamification/points?userIds[]={}&userIds[]={}",
+            acme::LEARNER,
+            acme::ENGINEER
+        ),
+        None,
+    )
+    .await;
+    assert_eq!(points.status, 200, "{}", points.body);
+    let points = parsed(&points);
+    let rows = points.as_array().expect("a top-level array");
+    assert_eq!(rows.len(), 2);
+    let total: i64 = rows.iter().map(|row| row["points"].as_i64().unwrap()).sum();
+    assert_eq!(total, 421 + 17);
+    assert!(rows.iter().all(|row| row["userId"].is_string()));
+
+    let everyone = send_json(stack, "GET", "/gamification/points", None).await;
+    assert_eq!(parsed(&everyone).as_array().map(Vec::len), Some(12));
+
+    let created = send_json(
+        stack,
+        "POST",
+        "/api/v2/department",
+        Some(&format!(
+            r#"{{"name": "Field sales", "parentDepartmentId": "{}", "code": null}}"#,
+            acme::SALES
+        )),
+    )
+    .await;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let id = parsed(&created);
+    assert_eq!(id.as_str().map(str::len), Some(36), "{id}");
+
+    // A JSON-preferring Accept by q-value, and an axios-style list.
+    for accept in [
+        "application/xml;q=0.5, application/json",
+        "application/json, text/plain, */*",
+    ] {
+        let head = format!(
+            "GET /group/{} HTTP/1.1\r\nAccept: {accept}\r\n{}",
+            acme::INTERNS,
+            auth_headers(world::OWNER)
+        );
+        let answer = send_raw(stack, &head, b"").await;
+        assert_eq!(parsed(&answer)["groupId"], acme::INTERNS, "{accept}");
+    }
+    // XML stays the default, also for */*.
+    for accept in [
+        "",
+        "Accept: */*\r\n",
+        "Accept: application/json;q=0.9, */*\r\n",
+    ] {
+        let head = format!(
+            "GET /group/{} HTTP/1.1\r\n{accept}{}",
+            acme::INTERNS,
+            auth_headers(world::OWNER)
+        );
+        let answer = send_raw(stack, &head, b"").await;
+        assert_eq!(
+            answer.header("content-type"),
+            Some("application/xml; charset=utf-8"),
+            "{accept}"
+        );
+    }
+}
+
+async fn json_bodies_are_accepted_by_every_write_wrapped_or_not(stack: &TestStack) {
+    let renamed = send_json(
+        stack,
+        "POST",
+        &format!("/api/v2/group/{}", acme::EMPTY_GROUP),
+        Some(r#"{"request": {"name": " Newcomers "}}"#),
+    )
+    .await;
+    assert_eq!(renamed.status, 200, "{}", renamed.body);
+    assert_eq!(renamed.body, "");
+    let group = send_json(stack, "GET", &format!("/group/{}", acme::EMPTY_GROUP), None).await;
+    assert_eq!(parsed(&group)["name"], "Newcomers");
+
+    let moved = send_json(
+        stack,
+        "POST",
+        &format!("/department/{}/", acme::SUPPORT),
+        Some(&format!(
+            r#"{{"name": "Customer support", "parentDepartmentId": "{}", "code": ""}}"#,
+            acme::ENGINEERING
+        )),
+    )
+    .await;
+    assert_eq!(moved.status, 204, "{}", moved.body);
+
+    let deleted = send_json(
+        stack,
+        "POST",
+        "/index.php/api/v2/enrollment/delete",
+        Some(&format!(
+            r#"{{"enrollmentIds": ["{}"]}}"#,
+            acme::LEARNER_WELCOME
+        )),
+    )
+    .await;
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
+    assert!(!enrollment_exists(stack, acme::LEARNER_WELCOME).await);
+
+    let points = send_json(
+        stack,
+        "POST",
+        "/gamification/points",
+        Some(&format!(r#"{{"userIds": ["{}"]}}"#, acme::LEARNER)),
+    )
+    .await;
+    assert_eq!(points.status, 200, "{}", points.body);
+    assert_eq!(
+        parsed(&points),
+        json!([{"userId": acme::LEARNER, "points": 421}])
+    );
+}
+
+async fn json_bodies_are_refused_with_the_same_limits_and_messages_as_xml(stack: &TestStack) {
+    let before = stack.snapshot().await;
+    // The core's messages are the same whichever format carried the field.
+    let xml = send_operation(
+        stack,
+        "POST",
+        "/department",
+        Some(&format!(
+            "<request><name> </name><parentDepartmentId>{}</parentDepartmentId></request>",
+            acme::SALES
+        )),
+        "",
+    )
+    .await;
+    let json = send_json(
+        stack,
+        "POST",
+        "/department",
+        Some(&format!(
+            r#"{{"name": " ", "parentDepartmentId": "{}"}}"#,
+            acme::SALES
+        )),
+    )
+    .await;
+    assert_eq!((xml.status, json.status), (400, 400));
+    let xml_message = lms_tests::xml::text_of(&xml.body, "message").unwrap();
+    assert_eq!(parsed(&json)["message"], xml_message.as_str());
+
+    let too_many: Vec<String> = (0..10_001)
+        .map(|n| format!("0191a000-0000-7000-8000-{n:012}"))
+        .collect();
+    let answer = send_json(
+        stack,
+        "POST",
+        "/enrollment/delete",
+        Some(&json!({"enrollmentIds": too_many}).to_string()),
+    )
+    .await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert!(
+        parsed(&answer)["message"]
+            .as_str()
+            .unwrap()
+            .contains("10000")
+            || answer.body.contains("10,000"),
+        "{}",
+        answer.body
+    );
+
+    for (body, needle) in [
+        ("{\"name\": ", "not valid JSON"),
+        ("[]", "JSON object"),
+        ("", "empty"),
+        (r#"{"enrollmentIds": "a,b"}"#, "enrollmentIds"),
+        (r#"{"ids": []}"#, "enrollmentIds"),
+    ] {
+        let answer = send_json(stack, "POST", "/enrollment/delete", Some(body)).await;
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        let message = parsed(&answer)["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(needle), "{body}: {message}");
+    }
+    let huge = format!(r#"{{"name": "{}"}}"#, "x".repeat(1024 * 1024));
+    let answer = send_json(
+        stack,
+        "POST",
+        &format!("/group/{}", acme::INTERNS),
+        Some(&huge),
+    )
+    .await;
+    assert_eq!(answer.status, 413, "{}", answer.body);
+    assert!(
+        parsed(&answer)["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 MiB")
+    );
+    assert_eq!(
+        stack.snapshot().await,
+        before,
+        "refused bodies change nothing"
+    );
+}
+
+async fn errors_come_in_the_negotiated_format_and_406_when_neither_is_acceptable(
+    stack: &TestStack,
+) {
+    let head = "GET /api/v2/group/00000000-0000-7000-8000-000000000000 HTTP/1.1\r\n\
+                Accept: application/json\r\nX-Request-Id: req-42\r\n\
+                X-Auth-Account-Url: https://acme.example.com\r\n\
+                X-Auth-Email: owner@acme.example.com\r\nX-Auth-Password: wrong password";
+    let answer = send_raw(stack, head, b"").await;
+    assert_eq!(answer.status, 401);
+    let error = parsed(&answer);
+    assert_eq!(error["code"], 401);
+    assert_eq!(error["requestId"], "req-42");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("Authentication failed")
+    );
+
+    let missing = send_json(
+        stack,
+        "GET",
+        "/api/v2/group/00000000-0000-7000-8000-000000000000",
+        None,
+    )
+    .await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(parsed(&missing)["code"], 404);
+
+    let head = format!(
+        "GET /group/{} HTTP/1.1\r\nAccept: text/html\r\n{}",
+        acme::INTERNS,
+        auth_headers(world::OWNER)
+    );
+    let answer = send_raw(stack, &head, b"").await;
+    assert_eq!(answer.status, 406, "{}", answer.body);
+    assert!(answer.body.contains("<code>406</code>"), "{}", answer.body);
+}
+
+/// The keys an XML-to-array converter that upper-cases names produces, in document order
+/// (`RESPONSE`, `RESPONSE.CONTENTITEM.TITLE`, ...).
+fn upper_cased_paths(body: &str) -> Vec<String> {
+    let mut path: Vec<String> = Vec::new();
+    let mut found = Vec::new();
+    let mut rest = body;
+    while let Some(start) = rest.find('<') {
+        rest = &rest[start + 1..];
+        let end = rest.find('>').expect("a closed tag");
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('?') {
+            continue;
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(path.pop().as_deref(), Some(name.to_uppercase().as_str()));
+        } else if let Some(name) = tag.strip_suffix('/') {
+            found.push(
+                [path.join("."), name.to_uppercase()]
+                    .join(".")
+                    .trim_start_matches('.')
+                    .to_owned(),
+            );
+        } else {
+            path.push(tag.to_uppercase());
+            found.push(path.join("."));
+        }
+    }
+    found
+}
+
+async fn xml_answers_read_by_an_upper_casing_converter_keep_their_shape(stack: &TestStack) {
+    let content = send_operation(
+        stack,
+        "GET",
+        &format!("/api/v2/content/{}", acme::WELCOME_COURSE),
+        None,
+        "",
+    )
+    .await;
+    let paths = upper_cased_paths(&content.body);
+    assert!(
+        paths.contains(&"RESPONSE.CONTENTITEM.TITLE".to_owned()),
+        "{paths:?}"
+    );
+    let points = send_operation(
+        stack,
+        "GET",
+        &format!(
+            "/api/v2/gamification/points?userIds={},{}",
+            acme::LEARNER,
+            acme::OWNER
+        ),
+        None,
+        "",
+    )
+    .await;
+    let infos = upper_cased_paths(&points.body)
+        .into_iter()
+        .filter(|path| path == "RESPONSE.USERPOINTSINFO")
+        .count();
+    assert_eq!(infos, 2, "{}", points.body);
 }

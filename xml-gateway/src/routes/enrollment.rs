@@ -4,10 +4,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::DeleteEnrollmentsRequest;
 
+use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
+use crate::json::{FromJson, JsonError, JsonObject};
 use crate::routes::NoQuery;
-use crate::xml::{Element, FromXml, Xml, XmlError};
+use crate::xml::{Element, FromXml, XmlError};
 
 /// `<DeleteEnrollments><enrollmentIds><id>..</id>...</enrollmentIds></DeleteEnrollments>` (or a
 /// `<request>` root, as every write accepts)
@@ -27,12 +29,19 @@ impl FromXml for EnrollmentIds {
     }
 }
 
+/// `{"enrollmentIds": ["..", ..]}`
+impl FromJson for EnrollmentIds {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        object.required_text_list("enrollmentIds").map(Self)
+    }
+}
+
 #[tracing::instrument(skip_all, fields(count = ids.len()))]
 pub(crate) async fn delete_enrollments(
     State(core): State<CoreClient>,
     caller: Caller,
     _: NoQuery,
-    Xml(EnrollmentIds(ids)): Xml<EnrollmentIds>,
+    Body(EnrollmentIds(ids)): Body<EnrollmentIds>,
 ) -> Result<StatusCode, GatewayError> {
     let message = DeleteEnrollmentsRequest {
         enrollment_ids: ids,

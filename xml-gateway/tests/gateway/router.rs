@@ -245,10 +245,11 @@ async fn authentication_is_checked_before_the_body() {
 // ---- request bodies ----
 
 #[tokio::test]
-async fn a_non_xml_content_type_is_415() {
+async fn a_content_type_other_than_xml_or_json_is_415() {
     let app = gateway_without_core().await;
     for content_type in [
-        "application/json",
+        "application/json; charset=latin1",
+        "application/x-www-form-urlencoded",
         "text/plain",
         "application/xml; charset=latin1",
     ] {
