@@ -166,4 +166,71 @@ mod tests {
             JsonError::NotTextList("ids".into())
         );
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::fuzz::config;
+
+        /// Text built from JSON pieces, so the generator reaches deep into the reader.
+        fn json_like() -> impl Strategy<Value = String> {
+            proptest::collection::vec(
+                prop_oneof![
+                    Just("{".to_owned()),
+                    Just("}".to_owned()),
+                    Just("[".to_owned()),
+                    Just("]".to_owned()),
+                    Just(",".to_owned()),
+                    Just(":".to_owned()),
+                    Just("null".to_owned()),
+                    Just("\"name\"".to_owned()),
+                    Just("\"ids\"".to_owned()),
+                    Just("\"request\"".to_owned()),
+                    "\"[^\"\\\\]{0,8}\"",
+                    "-?[0-9]{1,30}(\\.[0-9]{1,5})?",
+                    Just("\"\\ud800\"".to_owned()),
+                ],
+                0..60,
+            )
+            .prop_map(|pieces| pieces.concat())
+        }
+
+        fn check(body: &[u8]) -> Result<(), TestCaseError> {
+            match parse_json::<Fields>(body) {
+                Ok(fields) => {
+                    for text in fields.name.iter().chain(fields.ids.iter().flatten()) {
+                        prop_assert_eq!(trim(text), text.as_str());
+                    }
+                }
+                Err(error) => prop_assert!(error.to_string().chars().count() < 400, "{}", error),
+            }
+            Ok(())
+        }
+
+        proptest! {
+            #![proptest_config(config(2_000))]
+
+            #[test]
+            fn fuzz_any_bytes_are_read_or_refused_briefly(
+                body in proptest::collection::vec(any::<u8>(), 0..300)
+            ) {
+                check(&body)?;
+            }
+
+            #[test]
+            fn fuzz_json_shaped_text_is_read_or_refused_briefly(body in json_like()) {
+                check(body.as_bytes())?;
+            }
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_without_overflowing_the_stack() {
+        let body = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(matches!(
+            parse_json::<Fields>(body.as_bytes()),
+            Err(JsonError::Syntax(_))
+        ));
+    }
 }

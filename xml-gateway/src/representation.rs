@@ -371,4 +371,29 @@ mod tests {
              <message>a&lt;b</message></error>"
         );
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        use super::*;
+        use crate::fuzz::config;
+
+        proptest! {
+            #![proptest_config(config(2_000))]
+
+            #[test]
+            fn fuzz_any_accept_header_is_negotiated_without_panic(
+                accept in "([a-z*]{0,12}/[a-z*+.]{0,12}(;\\s?q=[0-9.]{0,6})?(;[a-z]{0,4}=[a-z0-9]{0,4})?,?\\s?){0,6}"
+            ) {
+                let Ok(value) = HeaderValue::from_str(&accept) else {
+                    return Ok(());
+                };
+                let mut headers = HeaderMap::new();
+                headers.insert(ACCEPT, value);
+                if Format::negotiate(&headers) == Some(Format::Json) {
+                    prop_assert!(accept.contains('*') || accept.contains("json"), "{}", accept);
+                }
+            }
+        }
+    }
 }
