@@ -14,7 +14,7 @@ use crate::core_client::CoreClient;
 use crate::paths;
 use crate::representation::represent;
 use crate::request_id::assign_request_id;
-use crate::routes::{content, department, enrollment, fallback, group, points};
+use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
 use crate::telemetry::{http_request_span, record_response};
@@ -42,6 +42,7 @@ pub fn router(core: CoreClient) -> Router {
             "/gamification/points",
             get(points::get_points).post(points::post_points),
         )
+        .route("/api/v3/token", post(token::issue_token))
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
         .layer(axum::middleware::from_fn(represent))

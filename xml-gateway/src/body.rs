@@ -56,17 +56,7 @@ impl<T: FromXml + FromJson, S: Send + Sync> FromRequest<S> for Body<T> {
 
     async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
         let format = body_format(request.headers())?;
-        let declared_too_large = check_declared_length(request.headers())?;
-        let deadline = request
-            .extensions()
-            .get::<BodyDeadline>()
-            .map_or_else(BodyDeadline::from_now, |deadline| deadline.0);
-        let body = tokio::time::timeout_at(
-            deadline,
-            read_limited(request.into_body(), declared_too_large),
-        )
-        .await
-        .map_err(|_elapsed| BodyRejection::TimedOut)??;
+        let body = read_body(request).await?;
         match format {
             BodyFormat::Xml => {
                 let root = parse_off_the_runtime(body, T::ROOT).await?;
@@ -75,6 +65,21 @@ impl<T: FromXml + FromJson, S: Send + Sync> FromRequest<S> for Body<T> {
             BodyFormat::Json => Ok(Self(parse_json(&body)?)),
         }
     }
+}
+
+/// The whole body, within the size limit and the body deadline, whatever its media type.
+pub(crate) async fn read_body(request: Request) -> Result<Bytes, BodyRejection> {
+    let declared_too_large = check_declared_length(request.headers())?;
+    let deadline = request
+        .extensions()
+        .get::<BodyDeadline>()
+        .map_or_else(BodyDeadline::from_now, |deadline| deadline.0);
+    tokio::time::timeout_at(
+        deadline,
+        read_limited(request.into_body(), declared_too_large),
+    )
+    .await
+    .map_err(|_elapsed| BodyRejection::TimedOut)?
 }
 
 /// When the whole request body must have arrived; set by the HTTP server when the request head

@@ -17,8 +17,8 @@ use crate::xml::XmlError;
 
 /// The one message for every authentication failure, so a caller cannot learn which part was
 /// wrong (or which logins exist).
-pub(crate) const AUTHENTICATION_FAILED: &str =
-    "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password.";
+pub(crate) const AUTHENTICATION_FAILED: &str = "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password, or \
+     the token in Authorization.";
 const UNAVAILABLE: &str = "The service is temporarily unavailable.";
 const TIMED_OUT: &str = "The service did not answer in time.";
 const INTERNAL: &str =

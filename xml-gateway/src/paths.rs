@@ -10,8 +10,15 @@ use axum::http::uri::PathAndQuery;
 /// Prefixes clients put before the interface's paths, longest first.
 const PREFIXES: [&str; 2] = ["/index.php/api/v2", "/api/v2"];
 
+/// The token endpoint's own version; PHP front controllers put `/index.php` before it too.
+const TOKEN_PATH: &str = "/api/v3/token";
+
 /// The path the router knows for `path`: without a client prefix and without one trailing `/`.
 pub(crate) fn canonical_path(path: &str) -> &str {
+    let path = path
+        .strip_prefix("/index.php")
+        .filter(|rest| rest.strip_suffix('/').unwrap_or(rest) == TOKEN_PATH)
+        .unwrap_or(path);
     let unprefixed = PREFIXES
         .iter()
         .find_map(|prefix| {
@@ -72,6 +79,11 @@ mod tests {
         assert_eq!(canonical_path("/api/v2/"), "/");
         assert_eq!(canonical_path("/api/v20/group"), "/api/v20/group");
         assert_eq!(canonical_path("/api/v3/token"), "/api/v3/token");
+        assert_eq!(canonical_path("/index.php/api/v3/token/"), "/api/v3/token");
+        assert_eq!(
+            canonical_path("/index.php/api/v3/other"),
+            "/index.php/api/v3/other"
+        );
         assert_eq!(canonical_path("/group//"), "/group/");
         assert_eq!(canonical_path("/index.php/group"), "/index.php/group");
     }

@@ -14,6 +14,8 @@
 //!   keyed hash ([`credentials`]); [`revision`] says when those callers must be read again.
 //! - [`throttle`]: locks a login out after repeated failures.
 //! - [`clock`]: injectable time for the cache TTL and the throttle window.
+//! - [`tokens`]: API clients' secrets and access tokens (contract section 12), throttled
+//!   per client like logins.
 
 pub mod cache;
 pub mod clock;
@@ -22,6 +24,7 @@ mod lookup;
 pub mod password;
 pub mod revision;
 pub mod throttle;
+pub mod tokens;
 pub mod verifier;
 
 use std::{

@@ -21,3 +21,4 @@ mod hostile_input;
 mod import;
 mod points;
 mod tenant_isolation;
+mod tokens;

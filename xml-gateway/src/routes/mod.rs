@@ -7,6 +7,7 @@ pub(crate) mod enrollment;
 pub(crate) mod fallback;
 pub(crate) mod group;
 pub(crate) mod points;
+pub(crate) mod token;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;

@@ -14,8 +14,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 const PROLOGUE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
-const AUTH_FAILED: &str =
-    "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password.";
+const AUTH_FAILED: &str = "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password, or \
+     the token in Authorization.";
 
 /// A loopback port that nothing listens on.
 async fn closed_port() -> u16 {
