@@ -2,9 +2,13 @@
 //! absent key for an absent optional field, an array for a list, optionally wrapped in
 //! `{"request": {...}}`. Values get the XML reader's treatment (surrounding whitespace trimmed),
 //! and the core validates them the same way, so both formats are refused with the same
-//! messages wherever the core decides.
+//! messages wherever the core decides. A key given twice in one object is refused, as an
+//! element given twice is: which of the two values was meant cannot be known.
 
-use serde_json::{Map, Value};
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
 
 use crate::clip::{MAX_QUOTED_CHARS, clip, clip_to};
 
@@ -26,6 +30,8 @@ pub(crate) enum JsonError {
     Syntax(String),
     #[error("The request body must be a JSON object.")]
     NotObject,
+    #[error("Field \"{0}\" is given twice.")]
+    Duplicate(String),
     #[error("Field \"{0}\" must be a string or null.")]
     NotText(String),
     #[error("Field \"{0}\" must be an array of strings.")]
@@ -85,8 +91,15 @@ pub(crate) fn parse_json<T: FromJson>(body: &[u8]) -> Result<T, JsonError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(JsonError::Empty);
     }
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|error| JsonError::Syntax(clip_to(&error.to_string(), MAX_QUOTED_CHARS * 4)))?;
+    let Strict(value) = serde_json::from_slice(body).map_err(|error| {
+        let text = error.to_string();
+        match text.strip_prefix(DUPLICATE_KEY) {
+            Some(rest) if error.is_data() => JsonError::Duplicate(clip(
+                rest.rsplit_once(" at line ").map_or(rest, |(key, _)| key),
+            )),
+            _ => JsonError::Syntax(clip_to(&text, MAX_QUOTED_CHARS * 4)),
+        }
+    })?;
     let Value::Object(object) = &value else {
         return Err(JsonError::NotObject);
     };
@@ -95,6 +108,81 @@ pub(crate) fn parse_json<T: FromJson>(body: &[u8]) -> Result<T, JsonError> {
         _ => object,
     };
     T::from_object(&JsonObject(object))
+}
+
+/// How the reader's own refusal of a repeated key starts, before the key.
+const DUPLICATE_KEY: &str = "duplicate key: ";
+
+/// A JSON value read like `serde_json::Value`, except that a key repeated in one object is an
+/// error (serde_json keeps the last one silently). serde_json's nesting limit still applies.
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> Result<Value, E> {
+        Ok(Value::Number(value.into()))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> Result<Value, E> {
+        Ok(Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E>(self, value: String) -> Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Strict(value) = map.next_value()?;
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format!("{DUPLICATE_KEY}{key}")));
+            }
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 #[cfg(test)]
@@ -164,6 +252,21 @@ mod tests {
         assert_eq!(
             parse_json::<Fields>(br#"{"ids": [1]}"#).unwrap_err(),
             JsonError::NotTextList("ids".into())
+        );
+        assert_eq!(
+            parse_json::<Fields>(br#"{"name": "a", "ids": [], "name": "b"}"#).unwrap_err(),
+            JsonError::Duplicate("name".into())
+        );
+        assert_eq!(
+            parse_json::<Fields>(br#"{"request": {"name": "a", "name": "a"}}"#).unwrap_err(),
+            JsonError::Duplicate("name".into())
+        );
+        assert_eq!(
+            parse_json::<Fields>(br#"{"name": 1.5e3, "ids": ["a"]}"#).unwrap(),
+            Fields {
+                name: Some("1500.0".into()),
+                ids: Some(vec!["a".into()])
+            }
         );
     }
 

@@ -654,6 +654,10 @@ async fn json_bodies_are_refused_with_the_same_limits_and_messages_as_xml(stack:
         ("", "empty"),
         (r#"{"enrollmentIds": "a,b"}"#, "enrollmentIds"),
         (r#"{"ids": []}"#, "enrollmentIds"),
+        (
+            r#"{"enrollmentIds": ["a"], "enrollmentIds": ["b"]}"#,
+            "\"enrollmentIds\" is given twice",
+        ),
     ] {
         let answer = send_json(stack, "POST", "/enrollment/delete", Some(body)).await;
         assert_eq!(answer.status, 400, "{body}: {}", answer.body);
