@@ -11,7 +11,7 @@ use lms_tests::{
     Reply, TestStack, on_both_backends,
     world::{self, Login, acme},
 };
-use sea_orm::EntityTrait as _;
+use sea_orm::{EntityTrait as _, sea_query::Expr};
 use serde_json::{Value, json};
 use tonic::Code;
 
@@ -22,6 +22,7 @@ on_both_backends!(
     wrong_secrets_are_throttled_per_client,
     only_owners_and_administrators_manage_api_clients,
     secrets_and_tokens_are_stored_only_as_hashes,
+    an_expired_token_is_401_and_a_new_one_is_issued,
 );
 
 fn as_user<T>(login: Login, message: T) -> tonic::Request<T> {
@@ -452,5 +453,42 @@ async fn secrets_and_tokens_are_stored_only_as_hashes(stack: &TestStack) {
     assert!(
         !stored.contains(&token),
         "the token is stored in plain text"
+    );
+}
+
+async fn an_expired_token_is_401_and_a_new_one_is_issued(stack: &TestStack) {
+    let (client_id, secret) = new_client(stack, acme::ADMIN).await;
+    let token = format!("Bearer {}", token_for(stack, &client_id, &secret).await);
+    let group = format!("/group/{}", acme::INTERNS);
+    assert_eq!(
+        send(with_token(stack, reqwest::Method::GET, &group, &token))
+            .await
+            .status,
+        200
+    );
+    // Half an hour later (expiry is wall-clock time shared by every core: the rows say when).
+    api_token::Entity::update_many()
+        .col_expr(api_token::Column::ExpiresAt, Expr::value(0_i64))
+        .exec(stack.db())
+        .await
+        .expect("update");
+    send(with_token(stack, reqwest::Method::GET, &group, &token))
+        .await
+        .assert_error(401, "authentication failed");
+    // What clients do on a 401: fetch a new token. The expired row goes as it comes.
+    let fresh = format!("Bearer {}", token_for(stack, &client_id, &secret).await);
+    assert_eq!(
+        send(with_token(stack, reqwest::Method::GET, &group, &fresh))
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        api_token::Entity::find()
+            .all(stack.db())
+            .await
+            .expect("rows")
+            .len(),
+        1
     );
 }
