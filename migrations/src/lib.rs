@@ -20,6 +20,7 @@ mod m20261122_000004_enrollments_points_audit;
 mod m20261122_000005_auth_revision;
 mod m20261123_000006_user_role_values;
 mod m20261123_000007_user_keyset_indexes;
+mod m20261123_000008_api_clients;
 mod schema;
 
 /// All migrations of the schema, oldest first.
@@ -37,6 +38,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000005_auth_revision::Migration),
             Box::new(m20261123_000006_user_role_values::Migration),
             Box::new(m20261123_000007_user_keyset_indexes::Migration),
+            Box::new(m20261123_000008_api_clients::Migration),
         ]
     }
 }

@@ -16,6 +16,8 @@ pub mod metadata {
     pub const ACCOUNT_URL: &str = "x-auth-account-url";
     pub const EMAIL: &str = "x-auth-email";
     pub const PASSWORD: &str = "x-auth-password";
+    /// An access token from `IssueToken`; a call carrying it is authenticated by it alone.
+    pub const TOKEN: &str = "x-auth-token";
     pub const REQUEST_ID: &str = "x-request-id";
     /// Seconds to wait, set on RESOURCE_EXHAUSTED when a login is throttled.
     pub const RETRY_AFTER: &str = "retry-after";

@@ -7,22 +7,26 @@ use anyhow::Context as _;
 use axum::Router;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
+use tower::Layer as _;
 use tower_http::trace::TraceLayer;
 
 use crate::core_client::CoreClient;
-use crate::error::render_error_bodies;
+use crate::paths;
+use crate::representation::represent;
 use crate::request_id::assign_request_id;
-use crate::routes::{content, department, enrollment, fallback, group, points};
+use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
 use crate::telemetry::{http_request_span, record_response};
 
 /// The whole HTTP interface over a core client.
 ///
-/// Middleware, outermost first: request id (read or made, echoed on every response), the
-/// request span, then XML bodies for every error response.
+/// Middleware, outermost first: the path reduced to the one spelling the routes know (client
+/// prefixes and a trailing `/` removed, before routing), request id (read or made, echoed on
+/// every response), the request span, then the representation layer (XML or JSON, chosen once from `Accept`,
+/// for answers and errors alike).
 pub fn router(core: CoreClient) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/department", post(department::create_department))
         .route(
             "/department/{department_id}",
@@ -38,9 +42,10 @@ pub fn router(core: CoreClient) -> Router {
             "/gamification/points",
             get(points::get_points).post(points::post_points),
         )
+        .route("/api/v3/token", post(token::issue_token))
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
-        .layer(axum::middleware::from_fn(render_error_bodies))
+        .layer(axum::middleware::from_fn(represent))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(http_request_span)
@@ -49,7 +54,8 @@ pub fn router(core: CoreClient) -> Router {
                 .on_failure(()),
         )
         .layer(axum::middleware::from_fn(assign_request_id))
-        .with_state(core)
+        .with_state(core);
+    Router::new().fallback_service(axum::middleware::map_request(paths::canonicalize).layer(routes))
 }
 
 /// The gateway, bound and ready to serve.

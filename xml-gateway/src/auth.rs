@@ -1,4 +1,6 @@
-//! Header authentication: the three `X-Auth-*` headers as an extractor.
+//! Header authentication as an extractor: the three `X-Auth-*` headers, or an access token in
+//! `Authorization` (`Bearer <token>` or the raw token, contract section 12), which then
+//! authenticates the request alone.
 //!
 //! The gateway only checks that the headers are there, readable and within the core's own
 //! bounds; the core decides whether they are right. Every failure, here or in the core, becomes
@@ -11,6 +13,7 @@
 //! oversized header cannot break the connection every caller shares.
 
 use axum::extract::FromRequestParts;
+use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName};
 use lms_runtime::Secret;
@@ -31,21 +34,30 @@ pub(crate) const MAX_ACCOUNT_URL_BYTES: usize = 2_048;
 pub(crate) const MAX_EMAIL_BYTES: usize = 255;
 /// Longest accepted `X-Auth-Password`, in bytes.
 pub(crate) const MAX_PASSWORD_BYTES: usize = 1_024;
+/// Longest accepted `Authorization` value (the core's bound for a token, plus `Bearer `).
+pub(crate) const MAX_AUTHORIZATION_BYTES: usize = 256 + 7;
 
-/// The caller's credentials, as sent. `Debug` never shows the password.
+/// The caller's credentials, as sent. `Debug` never shows the password or the token.
 #[derive(Debug, Clone)]
-pub(crate) struct Credentials {
-    account_url: AsciiMetadataValue,
-    email: AsciiMetadataValue,
-    password: Secret<AsciiMetadataValue>,
+pub(crate) enum Credentials {
+    Headers {
+        account_url: AsciiMetadataValue,
+        email: AsciiMetadataValue,
+        password: Secret<AsciiMetadataValue>,
+    },
+    Token(Secret<AsciiMetadataValue>),
 }
 
 impl Credentials {
-    /// Reads the three headers; missing, repeated, blank, too long or not visible ASCII → 401.
+    /// A token in `Authorization` when there is one, else the three headers; missing,
+    /// repeated, blank, too long or not visible ASCII → 401.
     pub(crate) fn from_headers(headers: &HeaderMap) -> Result<Self, GatewayError> {
+        if headers.contains_key(AUTHORIZATION) {
+            return token(headers).map(|token| Self::Token(Secret::new(token)));
+        }
         let mut password = header_value(headers, &X_AUTH_PASSWORD, MAX_PASSWORD_BYTES)?;
         password.set_sensitive(true);
-        Ok(Self {
+        Ok(Self::Headers {
             account_url: header_value(headers, &X_AUTH_ACCOUNT_URL, MAX_ACCOUNT_URL_BYTES)?,
             email: header_value(headers, &X_AUTH_EMAIL, MAX_EMAIL_BYTES)?,
             password: Secret::new(password),
@@ -54,13 +66,40 @@ impl Credentials {
 
     /// Puts the credentials into outgoing gRPC metadata under the contract's keys.
     pub(crate) fn write_metadata(&self, metadata: &mut MetadataMap) {
-        metadata.insert(lms_proto::metadata::ACCOUNT_URL, self.account_url.clone());
-        metadata.insert(lms_proto::metadata::EMAIL, self.email.clone());
-        metadata.insert(
-            lms_proto::metadata::PASSWORD,
-            self.password.expose().clone(),
-        );
+        match self {
+            Self::Headers {
+                account_url,
+                email,
+                password,
+            } => {
+                metadata.insert(lms_proto::metadata::ACCOUNT_URL, account_url.clone());
+                metadata.insert(lms_proto::metadata::EMAIL, email.clone());
+                metadata.insert(lms_proto::metadata::PASSWORD, password.expose().clone());
+            }
+            Self::Token(token) => {
+                metadata.insert(lms_proto::metadata::TOKEN, token.expose().clone());
+            }
+        }
     }
+}
+
+/// The token of `Authorization: Bearer <token>` or of a raw `Authorization: <token>` (clients
+/// send both, sometimes on different calls of one program).
+fn token(headers: &HeaderMap) -> Result<AsciiMetadataValue, GatewayError> {
+    let mut value = header_value(headers, &AUTHORIZATION, MAX_AUTHORIZATION_BYTES)?;
+    let text = value.to_str().map_err(|_| GatewayError::Unauthenticated)?;
+    let token = match text.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
+        _ => text,
+    };
+    if token.is_empty() || token.contains(' ') || token.eq_ignore_ascii_case("bearer") {
+        return Err(GatewayError::Unauthenticated);
+    }
+    if token.len() != text.len() {
+        value = AsciiMetadataValue::try_from(token).map_err(|_| GatewayError::Unauthenticated)?;
+    }
+    value.set_sensitive(true);
+    Ok(value)
 }
 
 fn header_value(
@@ -231,6 +270,31 @@ mod tests {
                     prop_assert!(kept.iter().all(|byte| *byte == b' ' || *byte == b'\t' || byte.is_ascii_graphic()));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_token_in_authorization_is_taken_bearer_or_raw_and_alone() {
+        for value in ["Bearer abc123", "bearer  abc123 ", "abc123", " abc123"] {
+            let mut headers = complete_headers();
+            headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            let credentials = Credentials::from_headers(&headers).unwrap();
+            let mut metadata = MetadataMap::new();
+            credentials.write_metadata(&mut metadata);
+            assert_eq!(metadata.get("x-auth-token").unwrap(), "abc123", "{value}");
+            assert!(metadata.get("x-auth-password").is_none(), "{value}");
+            assert!(!format!("{credentials:?}").contains("abc123"));
+        }
+        for value in ["", "Bearer", "Bearer ", "Bearer a b", "Basic a b"] {
+            let mut headers = HeaderMap::new();
+            headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            assert!(
+                matches!(
+                    Credentials::from_headers(&headers),
+                    Err(GatewayError::Unauthenticated)
+                ),
+                "{value:?}"
+            );
         }
     }
 

@@ -1,26 +1,24 @@
-//! The gateway's one error type and its one mapping to HTTP statuses and XML error bodies.
+//! The gateway's one error type and its one mapping to HTTP statuses and error messages.
 //!
 //! Handlers and extractors return [`GatewayError`]. Its `IntoResponse` decides the status, the
 //! message and extra headers, and leaves an [`ErrorReport`] on the response; the
-//! [`render_error_bodies`] middleware then writes the XML body, which needs the request id. The
-//! same middleware gives an XML body to error responses produced outside our handlers.
+//! representation layer (`representation::represent`) then writes the body in the negotiated
+//! format, with the request id. This module knows no body format.
 
-use axum::extract::Request;
-use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::header::{CONNECTION, RETRY_AFTER};
 use axum::http::{HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use tonic::Code;
 
-use crate::request_id::RequestId;
+use crate::body::BodyRejection;
+use crate::json::JsonError;
 use crate::settings::BODY_LIMIT_BYTES;
-use crate::xml::writer::XmlWriter;
-use crate::xml::{XML_CONTENT_TYPE, XmlError, XmlRejection};
+use crate::xml::XmlError;
 
 /// The one message for every authentication failure, so a caller cannot learn which part was
 /// wrong (or which logins exist).
-pub(crate) const AUTHENTICATION_FAILED: &str =
-    "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password.";
+pub(crate) const AUTHENTICATION_FAILED: &str = "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password, or \
+     the token in Authorization.";
 const UNAVAILABLE: &str = "The service is temporarily unavailable.";
 const TIMED_OUT: &str = "The service did not answer in time.";
 const INTERNAL: &str =
@@ -44,9 +42,13 @@ pub(crate) enum GatewayError {
     /// The request body was not complete by its deadline.
     #[error("request body timed out")]
     BodyTimeout,
-    /// The request body has a media type other than XML; holds the offending Content-Type.
+    /// The request body has a media type other than XML or JSON; holds the offending
+    /// Content-Type.
     #[error("unsupported media type {0}")]
     UnsupportedMediaType(String),
+    /// `Accept` allows neither XML nor JSON.
+    #[error("no acceptable response format")]
+    NotAcceptable,
     /// The core answered with an error status.
     #[error("core answered {}: {}", .0.code(), .0.message())]
     Core(tonic::Status),
@@ -64,24 +66,31 @@ impl From<XmlError> for GatewayError {
     }
 }
 
-impl From<XmlRejection> for GatewayError {
-    fn from(rejection: XmlRejection) -> Self {
+impl From<JsonError> for GatewayError {
+    fn from(error: JsonError) -> Self {
+        Self::BadRequest(error.to_string())
+    }
+}
+
+impl From<BodyRejection> for GatewayError {
+    fn from(rejection: BodyRejection) -> Self {
         match rejection {
-            XmlRejection::UnsupportedMediaType(content_type) => {
+            BodyRejection::UnsupportedMediaType(content_type) => {
                 Self::UnsupportedMediaType(content_type)
             }
-            XmlRejection::PayloadTooLarge => Self::PayloadTooLarge,
-            XmlRejection::Unreadable => {
+            BodyRejection::PayloadTooLarge => Self::PayloadTooLarge,
+            BodyRejection::Unreadable => {
                 Self::BadRequest("The request body could not be read.".to_owned())
             }
-            XmlRejection::TimedOut => Self::BodyTimeout,
-            XmlRejection::Invalid(error) => error.into(),
+            BodyRejection::TimedOut => Self::BodyTimeout,
+            BodyRejection::InvalidXml(error) => error.into(),
+            BodyRejection::InvalidJson(error) => error.into(),
         }
     }
 }
 
-/// The XML extractor's refusals are answered through the one mapping table.
-impl IntoResponse for XmlRejection {
+/// The body extractor's refusals are answered through the one mapping table.
+impl IntoResponse for BodyRejection {
     fn into_response(self) -> Response {
         GatewayError::from(self).into_response()
     }
@@ -138,9 +147,14 @@ impl GatewayError {
             Self::UnsupportedMediaType(content_type) => ErrorParts::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 format!(
-                    "Content-Type {content_type} is not accepted; send application/xml or \
-                     text/xml in UTF-8."
+                    "Content-Type {content_type} is not accepted; send application/xml, \
+                     text/xml or application/json in UTF-8."
                 ),
+            ),
+            Self::NotAcceptable => ErrorParts::new(
+                StatusCode::NOT_ACCEPTABLE,
+                "Accept allows no format this service answers in; accept application/xml, \
+                 text/xml or application/json.",
             ),
             Self::Core(status) => core_status_parts(status),
             Self::CoreTimeout => {
@@ -230,9 +244,10 @@ fn retry_after(status: &tonic::Status) -> Option<HeaderValue> {
     Some(HeaderValue::from(seconds))
 }
 
-/// The message an error response will carry; left on the response for [`render_error_bodies`].
+/// The message an error response will carry; left on the response for the representation
+/// layer.
 #[derive(Debug, Clone)]
-pub(crate) struct ErrorReport(String);
+pub(crate) struct ErrorReport(pub(crate) String);
 
 impl IntoResponse for GatewayError {
     fn into_response(self) -> Response {
@@ -252,41 +267,9 @@ impl IntoResponse for GatewayError {
     }
 }
 
-/// Middleware: gives every error response its XML body with code, message and request id.
-///
-/// Responses from [`GatewayError`] carry their message in an [`ErrorReport`]; any other 4xx/5xx
-/// without an XML body (produced by a layer or framework extractor) gets a generic message for
-/// its status, so no caller ever sees a plain-text error.
-pub(crate) async fn render_error_bodies(request: Request, next: Next) -> Response {
-    let request_id = request.extensions().get::<RequestId>().cloned();
-    let mut response = next.run(request).await;
-    let status = response.status();
-    let message = match response.extensions_mut().remove::<ErrorReport>() {
-        Some(ErrorReport(message)) => message,
-        None if (status.is_client_error() || status.is_server_error())
-            && !has_xml_body(&response) =>
-        {
-            generic_message(status)
-        }
-        None => return response,
-    };
-    let body = error_body(status, &message, request_id.as_ref());
-    let headers = response.headers_mut();
-    headers.remove(CONTENT_LENGTH);
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(XML_CONTENT_TYPE));
-    *response.body_mut() = body.into();
-    response
-}
-
-fn has_xml_body(response: &Response) -> bool {
-    response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/xml"))
-}
-
-fn generic_message(status: StatusCode) -> String {
+/// The message of an error response made outside our handlers (a layer or framework
+/// extractor), by its status.
+pub(crate) fn generic_message(status: StatusCode) -> String {
     match status {
         StatusCode::PAYLOAD_TOO_LARGE => {
             format!("The request body is larger than 1 MiB ({BODY_LIMIT_BYTES} bytes).")
@@ -299,23 +282,6 @@ fn generic_message(status: StatusCode) -> String {
             status.canonical_reason().unwrap_or("client error")
         ),
     }
-}
-
-/// `<error><code>..</code><message>..</message><requestId>..</requestId></error>`
-pub(crate) fn error_body(
-    status: StatusCode,
-    message: &str,
-    request_id: Option<&RequestId>,
-) -> String {
-    let mut xml = XmlWriter::document();
-    xml.open("error")
-        .text_element("code", status.as_str())
-        .text_element("message", message);
-    if let Some(request_id) = request_id {
-        xml.text_element("requestId", request_id.as_str());
-    }
-    xml.close("error");
-    xml.finish()
 }
 
 #[cfg(test)]
@@ -426,19 +392,5 @@ mod tests {
         );
         let response = GatewayError::Core(status).into_response();
         assert!(response.headers().get(RETRY_AFTER).is_none());
-    }
-
-    #[test]
-    fn the_error_body_escapes_its_message() {
-        let body = error_body(
-            StatusCode::BAD_REQUEST,
-            "Element <a&b> is given twice.",
-            None,
-        );
-        assert_eq!(
-            body,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><error><code>400</code>\
-             <message>Element &lt;a&amp;b&gt; is given twice.</message></error>"
-        );
     }
 }

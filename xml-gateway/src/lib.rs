@@ -10,15 +10,20 @@
 //! - `app`: [`router`] (routes plus middleware) and [`App`] (bind, then serve until shutdown).
 //! - `server`: the HTTP/1.1 connection driver with its limits (header-read, idle and body
 //!   timeouts, connection limit, open-files limit) and hyper's own error answers in XML.
+//! - `paths`: the client prefixes (`/api/v2/`, `/index.php/api/v2/`) and trailing `/`,
+//!   removed before routing.
 //! - `clip`: the one bound on caller input quoted back in messages.
 //! - `routes/`: one module per resource (`department`, `group`, `enrollment`, `content`,
 //!   `points`), each handler a thin translation to one RPC; `fallback` answers 404 and 405.
 //! - `auth`: the `X-Auth-*` header extractor (401 for anything missing or unreadable).
+//! - `body`: the `Body<T>` extractor: `Content-Type` (XML, none, or JSON), size and deadline,
+//!   then `xml` or `json` reads `T`; its refusals are a `BodyRejection` that `error` converts.
 //! - `xml/`: `reader` (strict quick-xml reader into a small element tree), `writer` (response
-//!   documents), and the `Xml<T>` extractor with its `Content-Type` and size checks; its
-//!   refusals are an `XmlRejection` that `error` converts (`error` depends on `xml`, never
-//!   the other way round).
-//! - `error`: the one error enum and its mapping to HTTP statuses and XML error bodies.
+//!   documents) and the `FromXml` trait. `json`: the `FromJson` trait and its reader.
+//! - `representation`: the one place a response's format is chosen (`Accept`, 406) and every
+//!   body written: routes return a typed `Answer`, errors an `ErrorReport`.
+//! - `error`: the one error enum and its mapping to HTTP statuses and messages (no format:
+//!   `error` and `xml` know nothing of each other).
 //! - `core_client`: [`CoreClient`] (lazy tonic channel, per-call deadline) and the metadata
 //!   every call carries.
 //! - `request_id`: `X-Request-Id` in, out, and on to the core.
@@ -27,11 +32,15 @@
 
 mod app;
 mod auth;
+mod body;
 mod clip;
 mod core_client;
 mod error;
 #[cfg(test)]
 mod fuzz;
+mod json;
+mod paths;
+mod representation;
 mod request_id;
 mod routes;
 mod server;

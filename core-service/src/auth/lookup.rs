@@ -13,7 +13,10 @@ use sea_orm::{
 use super::AuthRevision;
 use crate::{
     access::Caller,
-    domain::roles::{Permission, Role},
+    domain::{
+        account_url::scheme_spellings,
+        roles::{Permission, Role},
+    },
     entities::{account, custom_role_permission, user, user_managed_department},
     error::ServiceResult,
 };
@@ -30,13 +33,14 @@ pub(super) struct Login {
 
 /// The user behind (account URL, login), in one indexed query: this runs for every login
 /// not answered from memory (and after every change to users, for every remembered one),
-/// so it must stay one round trip.
+/// so it must stay one round trip. The account is looked up under both schemes (contract
+/// section 2); should both exist, the one spelt as sent wins.
 pub(super) async fn find_login(
     db: &DatabaseConnection,
     account_url: &str,
     email_key: &str,
 ) -> ServiceResult<Option<Login>> {
-    let row = user::Entity::find()
+    let rows = user::Entity::find()
         .select_only()
         .columns([
             user::Column::Id,
@@ -46,16 +50,23 @@ pub(super) async fn find_login(
             user::Column::CustomRoleId,
             user::Column::Active,
         ])
+        .column(account::Column::Url)
         .inner_join(account::Entity)
-        .filter(account::Column::Url.eq(account_url))
+        .filter(account::Column::Url.is_in(scheme_spellings(account_url)))
         .filter(user::Column::EmailKey.eq(email_key))
-        .into_tuple::<(Uuid, Uuid, String, Role, Option<Uuid>, bool)>()
-        .one(db)
+        .limit(2)
+        .into_tuple::<(Uuid, Uuid, String, Role, Option<Uuid>, bool, String)>()
+        .all(db)
         .await?;
+    let exact = rows
+        .iter()
+        .position(|row| row.6 == account_url)
+        .unwrap_or(0);
+    let row = rows.into_iter().nth(exact);
     Ok(row.map(
-        |(user_id, account_id, password_hash, role, custom_role_id, active)| Login {
+        |(user_id, account_id, password_hash, role, custom_role_id, active, url)| Login {
             account_id,
-            account_url: account_url.to_owned(),
+            account_url: url,
             user_id,
             password_hash,
             role,

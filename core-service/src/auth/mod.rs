@@ -14,6 +14,8 @@
 //!   keyed hash ([`credentials`]); [`revision`] says when those callers must be read again.
 //! - [`throttle`]: locks a login out after repeated failures.
 //! - [`clock`]: injectable time for the cache TTL and the throttle window.
+//! - [`tokens`]: API clients' secrets and access tokens (contract section 12), throttled
+//!   per client like logins.
 
 pub mod cache;
 pub mod clock;
@@ -22,6 +24,7 @@ mod lookup;
 pub mod password;
 pub mod revision;
 pub mod throttle;
+pub mod tokens;
 pub mod verifier;
 
 use std::{
@@ -47,7 +50,10 @@ pub use self::{
 };
 use crate::{
     access::Caller,
-    domain::{account_url::normalize_account_url, login::email_key},
+    domain::{
+        account_url::{normalize_account_url, without_scheme},
+        login::email_key,
+    },
     error::{ServiceError, ServiceResult},
 };
 
@@ -217,9 +223,11 @@ impl Authenticator {
             return Err(ServiceError::Unauthenticated);
         }
         let account_url = normalize_account_url(&credentials.account_url).ok();
+        // One key per account whichever scheme names it, so switching schemes neither doubles
+        // the throttle's allowance nor misses the cache.
         let url_key = account_url
             .as_deref()
-            .unwrap_or(credentials.account_url.as_str());
+            .map_or(credentials.account_url.as_str(), without_scheme);
         let throttle_key = self.keyer.throttle_key(url_key, &email_key);
         self.refuse_if_throttled(&throttle_key).await?;
         let login_key = self

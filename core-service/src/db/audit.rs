@@ -30,10 +30,12 @@ pub enum AuditAction {
     PointsAdded,
     /// A whole account written by the import.
     Imported,
+    ApiClientCreated,
+    ApiClientRevoked,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 16] = [
+    pub const ALL: [AuditAction; 18] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::UserCreated,
@@ -50,6 +52,8 @@ impl AuditAction {
         AuditAction::EnrollmentDeleted,
         AuditAction::PointsAdded,
         AuditAction::Imported,
+        AuditAction::ApiClientCreated,
+        AuditAction::ApiClientRevoked,
     ];
 
     /// The stored value.
@@ -71,6 +75,8 @@ impl AuditAction {
             AuditAction::EnrollmentDeleted => "enrollment.delete",
             AuditAction::PointsAdded => "points.add",
             AuditAction::Imported => "import",
+            AuditAction::ApiClientCreated => "api_client.create",
+            AuditAction::ApiClientRevoked => "api_client.revoke",
         }
     }
 
@@ -102,6 +108,7 @@ impl AuditAction {
                 AuditEntity::Enrollment
             }
             AuditAction::Imported => AuditEntity::Account,
+            AuditAction::ApiClientCreated | AuditAction::ApiClientRevoked => AuditEntity::ApiClient,
         }
     }
 
@@ -128,6 +135,7 @@ pub enum AuditEntity {
     Project,
     ContentItem,
     Enrollment,
+    ApiClient,
 }
 
 impl AuditEntity {
@@ -141,6 +149,7 @@ impl AuditEntity {
             AuditEntity::Project => "project",
             AuditEntity::ContentItem => "content_item",
             AuditEntity::Enrollment => "enrollment",
+            AuditEntity::ApiClient => "api_client",
         }
     }
 }

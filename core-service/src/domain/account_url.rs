@@ -127,9 +127,47 @@ pub fn normalize_account_url(raw: &str) -> Result<String, AccountUrlError> {
     ))
 }
 
+/// The stored URL without its scheme (`//a.example.com/path`): what names one account
+/// whichever scheme a caller writes (contract section 2; older client documentation writes
+/// `http://` for `https://` accounts). `stored` is a result of [`normalize_account_url`].
+pub fn without_scheme(stored: &str) -> &str {
+    stored
+        .find("//")
+        .map_or(stored, |start| stored.get(start..).unwrap_or(stored))
+}
+
+/// The stored forms that name the same account as `stored`: itself first, then the same URL
+/// under the other scheme. An implicit port stays implicit: `http://a.example.com` names
+/// `https://a.example.com`.
+pub fn scheme_spellings(stored: &str) -> [String; 2] {
+    let rest = without_scheme(stored);
+    let other = if stored.starts_with("https:") {
+        format!("http:{rest}")
+    } else {
+        format!("https:{rest}")
+    };
+    [stored.to_owned(), other]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn either_scheme_names_the_same_account() {
+        assert_eq!(
+            scheme_spellings("http://a.example.com/x"),
+            ["http://a.example.com/x", "https://a.example.com/x"]
+        );
+        assert_eq!(
+            scheme_spellings("https://a.example.com:8443"),
+            ["https://a.example.com:8443", "http://a.example.com:8443"]
+        );
+        assert_eq!(
+            without_scheme(&normalized("HTTP://A.example.com/")),
+            without_scheme(&normalized("https://a.example.com:443"))
+        );
+    }
 
     fn normalized(raw: &str) -> String {
         normalize_account_url(raw).unwrap()

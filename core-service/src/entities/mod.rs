@@ -4,6 +4,8 @@
 //! column for column (checked by `tests/entities_match_schema.rs`).
 
 pub mod account;
+pub mod api_client;
+pub mod api_token;
 pub mod audit_log;
 pub mod content_item;
 pub mod custom_role;
@@ -22,6 +24,8 @@ pub mod user_points;
 /// The entities under their table-like names, for `use crate::entities::prelude::*`.
 pub mod prelude {
     pub use super::account::Entity as Account;
+    pub use super::api_client::Entity as ApiClient;
+    pub use super::api_token::Entity as ApiToken;
     pub use super::audit_log::Entity as AuditLog;
     pub use super::content_item::Entity as ContentItem;
     pub use super::custom_role::Entity as CustomRole;

@@ -135,4 +135,25 @@ impl AdminService for AdminApi {
         });
         Ok(Response::new(Box::pin(stream)))
     }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/IssueToken")]
+    async fn issue_token(
+        &self,
+        request: Request<pb::IssueTokenRequest>,
+    ) -> Result<Response<pb::IssueTokenResponse>, Status> {
+        let pb::IssueTokenRequest {
+            client_id,
+            client_secret,
+        } = request.into_inner();
+        let client_secret = lms_runtime::Secret::new(client_secret);
+        let issued = self
+            .state
+            .auth
+            .issue_token(&client_id, client_secret.expose())
+            .await?;
+        Ok(Response::new(pb::IssueTokenResponse {
+            access_token: issued.access_token,
+            expires_in: u32::try_from(issued.expires_in.as_secs()).unwrap_or(u32::MAX),
+        }))
+    }
 }

@@ -6,7 +6,10 @@ use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};
 
 use super::{SharedState, request::caller};
-use crate::service::{content, enrollments, groups, points, users};
+use crate::{
+    domain::ids::ResourceRef,
+    service::{api_clients, content, enrollments, groups, points, users},
+};
 
 pub struct DirectoryApi {
     state: SharedState,
@@ -151,5 +154,49 @@ impl DirectoryService for DirectoryApi {
         let change = request.into_inner().into();
         let total = points::add_points(&self.state.db, &caller, change).await?;
         Ok(Response::new(pb::AddPointsResponse { total }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/CreateApiClient")]
+    async fn create_api_client(
+        &self,
+        request: Request<pb::CreateApiClientRequest>,
+    ) -> Result<Response<pb::CreateApiClientResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let user_id = request.into_inner().user_id;
+        let made = api_clients::create_api_client(&self.state.db, &caller, &user_id).await?;
+        Ok(Response::new(pb::CreateApiClientResponse {
+            client_id: made.client_id.to_string(),
+            client_secret: made.client_secret,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/ListApiClients")]
+    async fn list_api_clients(
+        &self,
+        request: Request<pb::ListApiClientsRequest>,
+    ) -> Result<Response<pb::ListApiClientsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let clients = api_clients::list_api_clients(&self.state.db, &caller).await?;
+        Ok(Response::new(pb::ListApiClientsResponse {
+            api_clients: clients
+                .into_iter()
+                .map(|client| pb::ApiClient {
+                    client_id: client.id.to_string(),
+                    user_id: client.user_id.to_string(),
+                    revoked: client.revoked,
+                })
+                .collect(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/RevokeApiClient")]
+    async fn revoke_api_client(
+        &self,
+        request: Request<pb::RevokeApiClientRequest>,
+    ) -> Result<Response<pb::RevokeApiClientResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let client = ResourceRef::parse(request.into_inner().client_id);
+        api_clients::revoke_api_client(&self.state.db, &caller, client).await?;
+        Ok(Response::new(pb::RevokeApiClientResponse {}))
     }
 }

@@ -7,7 +7,7 @@ use tonic::{Request, Status, metadata::MetadataMap};
 
 use super::CoreState;
 use crate::{access::Caller, auth::Credentials};
-use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD, REQUEST_ID};
+use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD, REQUEST_ID, TOKEN};
 
 /// Authenticates the caller of `request`.
 pub async fn caller<T>(state: &CoreState, request: &Request<T>) -> Result<Caller, Status> {
@@ -22,12 +22,20 @@ pub async fn caller<T>(state: &CoreState, request: &Request<T>) -> Result<Caller
         return Err(status);
     }
     let metadata = request.metadata();
+    let request_id = Some(text(metadata, REQUEST_ID)).filter(|id| !id.is_empty());
+    // A call carrying a token is authenticated by it alone (contract section 12).
+    if metadata.contains_key(TOKEN) {
+        let token = Secret::new(text(metadata, TOKEN));
+        return Ok(state
+            .auth
+            .authenticate_token(token.expose(), request_id)
+            .await?);
+    }
     let credentials = Credentials {
         account_url: text(metadata, ACCOUNT_URL),
         email: text(metadata, EMAIL),
         password: Secret::new(text(metadata, PASSWORD)),
     };
-    let request_id = Some(text(metadata, REQUEST_ID)).filter(|id| !id.is_empty());
     Ok(state.auth.authenticate(&credentials, request_id).await?)
 }
 

@@ -22,6 +22,7 @@
 //! outcome only once the permission is granted, so an unpermitted caller learns nothing
 //! about the input rules.
 
+pub mod api_clients;
 pub mod content;
 pub mod departments;
 pub mod enrollments;

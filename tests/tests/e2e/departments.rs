@@ -330,7 +330,7 @@ async fn create_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
             "/department",
             world::OWNER,
             "json",
-            Some("application/json"),
+            Some("text/plain"),
             body,
         )
         .await;
@@ -1379,7 +1379,7 @@ async fn update_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
             &update_path(acme::SUPPORT),
             world::OWNER,
             "json",
-            Some("application/json"),
+            Some("text/plain"),
             body,
         )
         .await;

@@ -300,7 +300,7 @@ async fn malformed_requests_are_400_and_change_nothing(stack: &TestStack) {
         (
             "wrong root element",
             format!(
-                "{prologue}<request><enrollmentIds><id>{}</id></enrollmentIds></request>",
+                "{prologue}<Enrollments><enrollmentIds><id>{}</id></enrollmentIds></Enrollments>",
                 acme::LEARNER_WELCOME
             ),
             "DeleteEnrollments",

@@ -490,7 +490,7 @@ async fn update_accepts_xml_content_types_and_no_content_type_but_refuses_json(s
             &group_path(acme::INTERNS),
             world::OWNER,
             "json",
-            Some("application/json"),
+            Some("text/plain"),
             r#"{"name": "Json"}"#.to_owned(),
         )
         .await;

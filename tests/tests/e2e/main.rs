@@ -7,6 +7,7 @@
 //! runs on SQLite and on PostgreSQL (`LMS_TEST_POSTGRES_URL`).
 
 mod authentication;
+mod clients;
 mod content;
 mod department_moves_concurrently;
 mod departments;
@@ -20,3 +21,4 @@ mod hostile_input;
 mod import;
 mod points;
 mod tenant_isolation;
+mod tokens;

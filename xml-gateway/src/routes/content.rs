@@ -6,16 +6,17 @@ use lms_proto::v1::{ContentItem, GetContentItemRequest};
 
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::routes::PathId;
-use crate::xml::XmlDocument;
+use crate::representation::{Answer, Document, json_text};
+use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
 
 #[tracing::instrument(skip_all, fields(content_item_id = %content_item_id))]
 pub(crate) async fn get_content_item(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(content_item_id): PathId,
-) -> Result<XmlDocument, GatewayError> {
+) -> Result<Answer, GatewayError> {
     let message = GetContentItemRequest { content_item_id };
     let answer = core
         .unary(&caller, message, |mut admin, request| async move {
@@ -25,14 +26,46 @@ pub(crate) async fn get_content_item(
     let item = answer.content_item.ok_or_else(|| {
         GatewayError::Internal(anyhow!("GetContentItem answered without a content item"))
     })?;
-    Ok(XmlDocument::ok(render_content_item(&item)))
+    Ok(Answer::ok(ContentItemAnswer(item)))
 }
 
-/// `<response><contentItem>` with its seven fields in the interface's order.
-pub(crate) fn render_content_item(item: &ContentItem) -> String {
-    let mut xml = XmlWriter::document();
-    xml.open("response")
-        .open("contentItem")
+/// `<contentItem>` with its seven fields in the interface's order; in JSON the same keys in the
+/// same order, without the `contentItem` wrapper (contract section 11).
+pub(crate) struct ContentItemAnswer(pub(crate) ContentItem);
+
+impl Document for ContentItemAnswer {
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        write_content_item(xml, &self.0);
+    }
+
+    fn to_json(&self) -> String {
+        let item = &self.0;
+        json_text(&ContentItemJson {
+            content_item_id: &item.content_item_id,
+            title: &item.title,
+            description: &item.description,
+            user_id: &item.user_id,
+            added_date: &item.added_date,
+            view_url: &item.view_url,
+            r#type: &item.r#type,
+        })
+    }
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ContentItemJson<'a> {
+    content_item_id: &'a str,
+    title: &'a str,
+    description: &'a str,
+    user_id: &'a str,
+    added_date: &'a str,
+    view_url: &'a str,
+    r#type: &'a str,
+}
+
+fn write_content_item(xml: &mut XmlWriter, item: &ContentItem) {
+    xml.open("contentItem")
         .text_element("contentItemId", &item.content_item_id)
         .text_element("title", &item.title)
         .text_element("description", &item.description)
@@ -40,8 +73,15 @@ pub(crate) fn render_content_item(item: &ContentItem) -> String {
         .text_element("addedDate", &item.added_date)
         .text_element("viewUrl", &item.view_url)
         .text_element("type", &item.r#type)
-        .close("contentItem")
-        .close("response");
+        .close("contentItem");
+}
+
+#[cfg(test)]
+fn render_content_item(item: &ContentItem) -> String {
+    let mut xml = XmlWriter::document();
+    xml.open("response");
+    write_content_item(&mut xml, item);
+    xml.close("response");
     xml.finish()
 }
 

@@ -4,11 +4,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::{CreateDepartmentRequest, UpdateDepartmentRequest};
 
+use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::routes::PathId;
+use crate::json::{FromJson, JsonError, JsonObject};
+use crate::representation::{Answer, Document};
+use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
-use crate::xml::{Element, FromXml, Xml, XmlDocument, XmlError};
+use crate::xml::{Element, FromXml, XmlError};
 
 /// `<request>` with optional `name`, `parentDepartmentId`, `code`.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -30,13 +33,24 @@ impl FromXml for DepartmentFields {
     }
 }
 
+impl FromJson for DepartmentFields {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        Ok(Self {
+            name: object.optional_text("name")?,
+            parent_department_id: object.optional_text("parentDepartmentId")?,
+            code: object.optional_text("code")?,
+        })
+    }
+}
+
 /// Absent fields stay as they are; a present but empty `code` clears it (the core decides).
 #[tracing::instrument(skip_all, fields(department_id = %department_id))]
 pub(crate) async fn update_department(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(department_id): PathId,
-    Xml(fields): Xml<DepartmentFields>,
+    Body(fields): Body<DepartmentFields>,
 ) -> Result<StatusCode, GatewayError> {
     let message = UpdateDepartmentRequest {
         department_id,
@@ -57,8 +71,9 @@ pub(crate) async fn update_department(
 pub(crate) async fn create_department(
     State(core): State<CoreClient>,
     caller: Caller,
-    Xml(fields): Xml<DepartmentFields>,
-) -> Result<XmlDocument, GatewayError> {
+    _: NoQuery,
+    Body(fields): Body<DepartmentFields>,
+) -> Result<Answer, GatewayError> {
     let message = CreateDepartmentRequest {
         name: fields.name.unwrap_or_default(),
         parent_department_id: fields.parent_department_id.unwrap_or_default(),
@@ -69,17 +84,23 @@ pub(crate) async fn create_department(
             admin.create_department(request).await
         })
         .await?;
-    Ok(XmlDocument {
-        status: StatusCode::CREATED,
-        body: render_created(&created.department_id),
-    })
+    Ok(Answer::new(
+        StatusCode::CREATED,
+        Created(created.department_id),
+    ))
 }
 
-/// `<response>NEW-ID</response>`
-pub(crate) fn render_created(department_id: &str) -> String {
-    let mut xml = XmlWriter::document();
-    xml.text_element("response", department_id);
-    xml.finish()
+/// The new id: `<response>NEW-ID</response>`, or the JSON string `"NEW-ID"`.
+pub(crate) struct Created(pub(crate) String);
+
+impl Document for Created {
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        xml.text(&self.0);
+    }
+
+    fn to_json(&self) -> String {
+        serde_json::Value::from(self.0.as_str()).to_string()
+    }
 }
 
 #[cfg(test)]
@@ -127,10 +148,19 @@ mod tests {
 
     #[test]
     fn the_created_id_is_the_response_text() {
+        let created = Created("0190f6c2-aaaa-7bbb-8ccc-123456789abc".to_owned());
+        let mut xml = XmlWriter::document();
+        xml.open("response");
+        created.write_xml(&mut xml);
+        xml.close("response");
         assert_eq!(
-            render_created("0190f6c2-aaaa-7bbb-8ccc-123456789abc"),
+            xml.finish(),
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\
              <response>0190f6c2-aaaa-7bbb-8ccc-123456789abc</response>"
+        );
+        assert_eq!(
+            created.to_json(),
+            "\"0190f6c2-aaaa-7bbb-8ccc-123456789abc\""
         );
     }
 }

@@ -4,11 +4,15 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::DeleteEnrollmentsRequest;
 
+use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::xml::{Element, FromXml, Xml, XmlError};
+use crate::json::{FromJson, JsonError, JsonObject};
+use crate::routes::NoQuery;
+use crate::xml::{Element, FromXml, XmlError};
 
-/// `<DeleteEnrollments><enrollmentIds><id>..</id>...</enrollmentIds></DeleteEnrollments>`
+/// `<DeleteEnrollments><enrollmentIds><id>..</id>...</enrollmentIds></DeleteEnrollments>` (or a
+/// `<request>` root, as every write accepts)
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct EnrollmentIds(pub(crate) Vec<String>);
 
@@ -25,11 +29,19 @@ impl FromXml for EnrollmentIds {
     }
 }
 
+/// `{"enrollmentIds": ["..", ..]}`
+impl FromJson for EnrollmentIds {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        object.required_text_list("enrollmentIds").map(Self)
+    }
+}
+
 #[tracing::instrument(skip_all, fields(count = ids.len()))]
 pub(crate) async fn delete_enrollments(
     State(core): State<CoreClient>,
     caller: Caller,
-    Xml(EnrollmentIds(ids)): Xml<EnrollmentIds>,
+    _: NoQuery,
+    Body(EnrollmentIds(ids)): Body<EnrollmentIds>,
 ) -> Result<StatusCode, GatewayError> {
     let message = DeleteEnrollmentsRequest {
         enrollment_ids: ids,
@@ -87,11 +99,15 @@ mod tests {
     }
 
     #[test]
-    fn the_root_must_be_delete_enrollments() {
-        let error = ids("<request><enrollmentIds/></request>").unwrap_err();
+    fn the_root_is_delete_enrollments_or_request() {
+        assert_eq!(
+            ids("<request><enrollmentIds><id>e-1</id></enrollmentIds></request>").unwrap(),
+            EnrollmentIds(vec!["e-1".into()])
+        );
+        let error = ids("<Delete><enrollmentIds/></Delete>").unwrap_err();
         assert_eq!(
             error.to_string(),
-            "Root element must be <DeleteEnrollments>, found <request>."
+            "Root element must be <DeleteEnrollments> or <request>, found <Delete>."
         );
     }
 }

@@ -5,11 +5,14 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::{GetGroupRequest, Group, UpdateGroupRequest};
 
+use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::routes::PathId;
+use crate::json::{FromJson, JsonError, JsonObject};
+use crate::representation::{Answer, Document, json_text};
+use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
-use crate::xml::{Element, FromXml, Xml, XmlDocument, XmlError};
+use crate::xml::{Element, FromXml, XmlError};
 
 /// `<request>` with an optional `name`.
 #[derive(Debug, PartialEq, Eq)]
@@ -27,13 +30,22 @@ impl FromXml for GroupFields {
     }
 }
 
+impl FromJson for GroupFields {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        Ok(Self {
+            name: object.optional_text("name")?,
+        })
+    }
+}
+
 /// 200 with an empty body, as the interface describes.
 #[tracing::instrument(skip_all, fields(group_id = %group_id))]
 pub(crate) async fn update_group(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(group_id): PathId,
-    Xml(fields): Xml<GroupFields>,
+    Body(fields): Body<GroupFields>,
 ) -> Result<StatusCode, GatewayError> {
     let message = UpdateGroupRequest {
         group_id,
@@ -50,8 +62,9 @@ pub(crate) async fn update_group(
 pub(crate) async fn get_group(
     State(core): State<CoreClient>,
     caller: Caller,
+    _: NoQuery,
     PathId(group_id): PathId,
-) -> Result<XmlDocument, GatewayError> {
+) -> Result<Answer, GatewayError> {
     let answer = core
         .unary(
             &caller,
@@ -62,16 +75,47 @@ pub(crate) async fn get_group(
     let group = answer
         .group
         .ok_or_else(|| GatewayError::Internal(anyhow!("GetGroup answered without a group")))?;
-    Ok(XmlDocument::ok(render_group(&group)))
+    Ok(Answer::ok(GroupAnswer(group)))
 }
 
-/// `<response><group>` with `usersCount`, `userIds`, `groupId`, `name`, `isSmart`, in that order.
-pub(crate) fn render_group(group: &Group) -> String {
-    // `<id>` + 36 characters + `</id>` per member, plus the rest.
-    let mut xml =
-        XmlWriter::document_with_capacity(256 + 47 * group.user_ids.len() + group.name.len());
-    xml.open("response")
-        .open("group")
+/// `<group>` with `usersCount`, `userIds`, `groupId`, `name`, `isSmart`, in that order; in JSON
+/// the same keys in the same order, without the `group` wrapper (contract section 11).
+pub(crate) struct GroupAnswer(pub(crate) Group);
+
+impl Document for GroupAnswer {
+    fn xml_bytes_hint(&self) -> usize {
+        // `<id>` + 36 characters + `</id>` per member, plus the rest.
+        256 + 47 * self.0.user_ids.len() + self.0.name.len()
+    }
+
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        write_group(xml, &self.0);
+    }
+
+    fn to_json(&self) -> String {
+        let group = &self.0;
+        json_text(&GroupJson {
+            users_count: group.users_count,
+            user_ids: &group.user_ids,
+            group_id: &group.group_id,
+            name: &group.name,
+            is_smart: u8::from(group.is_smart),
+        })
+    }
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupJson<'a> {
+    users_count: u64,
+    user_ids: &'a [String],
+    group_id: &'a str,
+    name: &'a str,
+    is_smart: u8,
+}
+
+fn write_group(xml: &mut XmlWriter, group: &Group) {
+    xml.open("group")
         .text_element("usersCount", &group.users_count.to_string());
     if group.user_ids.is_empty() {
         xml.empty("userIds");
@@ -85,8 +129,15 @@ pub(crate) fn render_group(group: &Group) -> String {
     xml.text_element("groupId", &group.group_id)
         .text_element("name", &group.name)
         .text_element("isSmart", if group.is_smart { "1" } else { "0" })
-        .close("group")
-        .close("response");
+        .close("group");
+}
+
+#[cfg(test)]
+fn render_group(group: &Group) -> String {
+    let mut xml = XmlWriter::document();
+    xml.open("response");
+    write_group(&mut xml, group);
+    xml.close("response");
     xml.finish()
 }
 

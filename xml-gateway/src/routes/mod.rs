@@ -7,11 +7,38 @@ pub(crate) mod enrollment;
 pub(crate) mod fallback;
 pub(crate) mod group;
 pub(crate) mod points;
+pub(crate) mod token;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 
+use crate::clip::clip;
 use crate::error::GatewayError;
+
+/// A query parameter the operation does not know: refused rather than ignored, since ignoring
+/// a misspelt filter would silently answer more than was asked for (contract section 8).
+pub(crate) fn unknown_query_parameter(name: &str) -> GatewayError {
+    GatewayError::BadRequest(format!(
+        "Query parameter \"{}\" is not known to this operation.",
+        clip(name)
+    ))
+}
+
+/// Extractor for operations that take no query parameters: any parameter is a 400 naming it.
+#[derive(Debug)]
+pub(crate) struct NoQuery;
+
+impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
+    type Rejection = GatewayError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or_default();
+        match form_urlencoded::parse(query.as_bytes()).next() {
+            Some((name, _)) => Err(unknown_query_parameter(&name)),
+            None => Ok(Self),
+        }
+    }
+}
 
 /// The one identifier in a route's path, passed to the core as given (the core answers 404 for
 /// a malformed one). A path segment that does not even decode to text is a 404 here.

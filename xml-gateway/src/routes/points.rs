@@ -1,4 +1,5 @@
-//! `GET /gamification/points?userIds=...`: the core's stream of points, streamed on as XML.
+//! `GET /gamification/points?userIds=...`: the core's stream of points, streamed on as XML
+//! (`<response><userPointsInfo>..`) or as a top-level JSON array (`[{"userId": .., "points": ..}]`).
 //! `POST /gamification/points` takes the same filter as a body
 //! (`<request><userIds><id>..</id>..</userIds></request>`), for lists longer than a URI holds
 //! (up to the core's 10,000 ids; a URI ends at 65,534 bytes, about 1,700 ids).
@@ -11,11 +12,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::Body as HttpBody;
 use axum::extract::{RawQuery, State};
-use axum::http::HeaderValue;
-use axum::http::header::CONTENT_TYPE;
-use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures::{FutureExt, Stream};
 use lms_proto::v1::{GetPointsRequest, UserPoints};
@@ -23,32 +21,53 @@ use lms_runtime::Outage;
 use tonic::Streaming;
 use tracing::Span;
 
+use crate::body::Body;
 use crate::core_client::{Caller, CoreClient, TransportFailure, is_transport_failure};
 use crate::error::GatewayError;
+use crate::json::{FromJson, JsonError, JsonObject};
+use crate::representation::{Answer, Format, Representation};
+use crate::routes::{NoQuery, unknown_query_parameter};
 use crate::xml::writer::XmlWriter;
-use crate::xml::{Element, FromXml, XML_CONTENT_TYPE, Xml, XmlError};
+use crate::xml::{Element, FromXml, XmlError};
 
 /// Results that are already at hand are written together, up to about this many bytes.
 const CHUNK_BYTES: usize = 16 * 1024;
 
-/// The `userIds` filter, from any of `userIds=a,b`, `userIds=a&userIds=b` or
-/// `userIds[]=a&userIds[]=b` (brackets may be percent-encoded). Parts are trimmed; empty parts
-/// are dropped, so an empty filter means "every user the caller may see".
-pub(crate) fn parse_user_ids(query: Option<&str>) -> Vec<String> {
+/// The `userIds` filter, from any of `userIds=a,b`, `userIds=a&userIds=b`,
+/// `userIds[]=a&userIds[]=b` or `userIds[0]=a&userIds[1]=b` (brackets may be percent-encoded).
+/// Parts are trimmed; empty parts are dropped, so an empty filter means "every user the caller
+/// may see". Any other parameter is refused, naming it: ignoring a misspelt filter would answer
+/// every user instead of the few asked for.
+pub(crate) fn parse_user_ids(query: Option<&str>) -> Result<Vec<String>, GatewayError> {
     let Some(query) = query else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
-    form_urlencoded::parse(query.as_bytes())
-        .filter(|(key, _)| key == "userIds" || key == "userIds[]")
-        .flat_map(|(_, value)| {
+    let mut ids = Vec::new();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        if !is_user_ids_name(&name) {
+            return Err(unknown_query_parameter(&name));
+        }
+        ids.extend(
             value
                 .split(',')
                 .map(str::trim)
                 .filter(|part| !part.is_empty())
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        })
-        .collect()
+                .map(str::to_owned),
+        );
+    }
+    Ok(ids)
+}
+
+/// `userIds`, `userIds[]` or `userIds[N]` (PHP's `http_build_query`, Guzzle, qs).
+fn is_user_ids_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("userIds") else {
+        return false;
+    };
+    rest.is_empty()
+        || rest
+            .strip_prefix('[')
+            .and_then(|inner| inner.strip_suffix(']'))
+            .is_some_and(|index| index.bytes().all(|byte| byte.is_ascii_digit()))
 }
 
 /// The body of `POST /gamification/points`: `userIds` with one `id` per user, or no `userIds`
@@ -74,21 +93,31 @@ impl FromXml for PointsFilter {
     }
 }
 
+/// `{"userIds": ["..", ..]}`, or no `userIds` (or `null`): every user the caller may see.
+impl FromJson for PointsFilter {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        let ids = object.optional_text_list("userIds")?.unwrap_or_default();
+        Ok(Self(ids.into_iter().filter(|id| !id.is_empty()).collect()))
+    }
+}
+
 #[tracing::instrument(skip_all, fields(filter = tracing::field::Empty))]
 pub(crate) async fn get_points(
     State(core): State<CoreClient>,
     caller: Caller,
     RawQuery(query): RawQuery,
-) -> Result<Response, GatewayError> {
-    stream_points(core, caller, parse_user_ids(query.as_deref())).await
+) -> Result<Answer, GatewayError> {
+    let user_ids = parse_user_ids(query.as_deref())?;
+    stream_points(core, caller, user_ids).await
 }
 
 #[tracing::instrument(skip_all, fields(filter = tracing::field::Empty))]
 pub(crate) async fn post_points(
     State(core): State<CoreClient>,
     caller: Caller,
-    Xml(PointsFilter(user_ids)): Xml<PointsFilter>,
-) -> Result<Response, GatewayError> {
+    _: NoQuery,
+    Body(PointsFilter(user_ids)): Body<PointsFilter>,
+) -> Result<Answer, GatewayError> {
     stream_points(core, caller, user_ids).await
 }
 
@@ -96,7 +125,7 @@ async fn stream_points(
     core: CoreClient,
     caller: Caller,
     user_ids: Vec<String>,
-) -> Result<Response, GatewayError> {
+) -> Result<Answer, GatewayError> {
     Span::current().record("filter", user_ids.len());
     // No grpc-timeout: a long list may take longer than one deadline to stream. The gateway
     // bounds the wait for the first result and for each next one instead.
@@ -112,18 +141,118 @@ async fn stream_points(
         Ok(result) => core.settle(result)?,
         Err(_elapsed) => return Err(GatewayError::CoreTimeout),
     };
-    let body = points_body(
+    Ok(Answer::ok(PointsStream {
         stream,
         first,
-        core.timeout(),
-        core.outage(),
-        Span::current(),
-    );
-    Ok((
-        [(CONTENT_TYPE, HeaderValue::from_static(XML_CONTENT_TYPE))],
-        Body::from_stream(body),
-    )
-        .into_response())
+        idle_timeout: core.timeout(),
+        outage: core.outage(),
+        span: Span::current(),
+    }))
+}
+
+/// The opened stream of points, written in whichever format the caller negotiated.
+struct PointsStream {
+    stream: Streaming<UserPoints>,
+    first: Option<UserPoints>,
+    idle_timeout: Duration,
+    outage: Arc<Outage>,
+    span: Span,
+}
+
+impl Representation for PointsStream {
+    fn into_body(self: Box<Self>, format: Format) -> HttpBody {
+        let Self {
+            stream,
+            first,
+            idle_timeout,
+            outage,
+            span,
+        } = *self;
+        HttpBody::from_stream(points_body(
+            format,
+            stream,
+            first,
+            idle_timeout,
+            outage,
+            span,
+        ))
+    }
+}
+
+/// One piece of the points body in the negotiated format: the opening, the results that are
+/// at hand, and the closing, which a failure midway never writes.
+struct PointsWriter {
+    format: Format,
+    out: String,
+    /// Whether a result was written before, in this piece or an earlier one (JSON commas).
+    written_any: bool,
+}
+
+impl PointsWriter {
+    fn new(format: Format, written_any: bool) -> Self {
+        Self {
+            format,
+            out: String::new(),
+            written_any,
+        }
+    }
+
+    fn open(&mut self) {
+        match self.format {
+            Format::Xml => {
+                let mut xml = XmlWriter::document();
+                xml.open("response");
+                self.out.push_str(&xml.finish());
+            }
+            Format::Json => self.out.push('['),
+        }
+    }
+
+    fn points(&mut self, points: &UserPoints) {
+        match self.format {
+            Format::Xml => {
+                let mut xml = XmlWriter::fragment();
+                xml.open("userPointsInfo")
+                    .text_element("userId", &points.user_id)
+                    .text_element("points", &points.points.to_string())
+                    .close("userPointsInfo");
+                self.out.push_str(&xml.finish());
+            }
+            Format::Json => {
+                if self.written_any {
+                    self.out.push(',');
+                }
+                self.out
+                    .push_str(&crate::representation::json_text(&PointsJson {
+                        user_id: &points.user_id,
+                        points: points.points,
+                    }));
+            }
+        }
+        self.written_any = true;
+    }
+
+    fn close(&mut self) {
+        match self.format {
+            Format::Xml => self.out.push_str("</response>"),
+            Format::Json => self.out.push(']'),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.out.len()
+    }
+
+    fn finish(self) -> Bytes {
+        Bytes::from(self.out)
+    }
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PointsJson<'a> {
+    user_id: &'a str,
+    points: i64,
 }
 
 /// Where the body stream is.
@@ -133,15 +262,16 @@ enum BodyState {
         stream: Streaming<UserPoints>,
         first: Option<UserPoints>,
     },
-    /// The prologue is out; more results may come.
+    /// The opening is out; more results may come.
     Streaming(Streaming<UserPoints>),
     /// Results were written, then the core failed; the next item aborts the body.
     Failed(tonic::Status),
     Done,
 }
 
-/// The XML body: prologue and `<response>`, one `userPointsInfo` per result, `</response>`.
+/// The body: the opening, one entry per result, the closing.
 fn points_body(
+    format: Format,
     stream: Streaming<UserPoints>,
     first: Option<UserPoints>,
     idle_timeout: Duration,
@@ -154,27 +284,27 @@ fn points_body(
         async move {
             match state {
                 BodyState::Start { stream, first } => {
-                    let mut xml = XmlWriter::document();
-                    xml.open("response");
+                    let mut out = PointsWriter::new(format, false);
+                    out.open();
                     let Some(points) = first else {
-                        xml.close("response");
-                        return Some((Ok(Bytes::from(xml.finish())), BodyState::Done));
+                        out.close();
+                        return Some((Ok(out.finish()), BodyState::Done));
                     };
-                    write_points(&mut xml, &points);
-                    let next = write_ready(stream, &mut xml);
-                    Some((Ok(Bytes::from(xml.finish())), next))
+                    out.points(&points);
+                    let next = write_ready(stream, &mut out);
+                    Some((Ok(out.finish()), next))
                 }
                 BodyState::Streaming(mut stream) => {
-                    let mut xml = XmlWriter::fragment();
+                    let mut out = PointsWriter::new(format, true);
                     match tokio::time::timeout(idle_timeout, stream.message()).await {
                         Ok(Ok(Some(points))) => {
-                            write_points(&mut xml, &points);
-                            let next = write_ready(stream, &mut xml);
-                            Some((Ok(Bytes::from(xml.finish())), next))
+                            out.points(&points);
+                            let next = write_ready(stream, &mut out);
+                            Some((Ok(out.finish()), next))
                         }
                         Ok(Ok(None)) => {
-                            xml.close("response");
-                            Some((Ok(Bytes::from(xml.finish())), BodyState::Done))
+                            out.close();
+                            Some((Ok(out.finish()), BodyState::Done))
                         }
                         Ok(Err(status)) => {
                             Some((Err(abort(status, &outage, &span)), BodyState::Done))
@@ -198,14 +328,14 @@ fn points_body(
 
 /// Writes the results that are already available without waiting, up to [`CHUNK_BYTES`], so a
 /// fast core does not produce one tiny chunk per user; then says what comes next.
-fn write_ready(mut stream: Streaming<UserPoints>, xml: &mut XmlWriter) -> BodyState {
-    while xml.len() < CHUNK_BYTES {
+fn write_ready(mut stream: Streaming<UserPoints>, out: &mut PointsWriter) -> BodyState {
+    while out.len() < CHUNK_BYTES {
         // `message()` only polls the stream, so dropping it when not ready loses nothing.
         match stream.message().now_or_never() {
             None => break,
-            Some(Ok(Some(points))) => write_points(xml, &points),
+            Some(Ok(Some(points))) => out.points(&points),
             Some(Ok(None)) => {
-                xml.close("response");
+                out.close();
                 return BodyState::Done;
             }
             // What is written so far goes out first; the next item aborts the body.
@@ -213,13 +343,6 @@ fn write_ready(mut stream: Streaming<UserPoints>, xml: &mut XmlWriter) -> BodySt
         }
     }
     BodyState::Streaming(stream)
-}
-
-fn write_points(xml: &mut XmlWriter, points: &UserPoints) {
-    xml.open("userPointsInfo")
-        .text_element("userId", &points.user_id)
-        .text_element("points", &points.points.to_string())
-        .close("userPointsInfo");
 }
 
 /// Logs a mid-stream failure once; the returned error makes hyper abort the body.
@@ -273,7 +396,7 @@ mod tests {
 
             #[test]
             fn fuzz_any_query_gives_trimmed_non_empty_ids(query in "\\PC{0,200}") {
-                for id in parse_user_ids(Some(&query)) {
+                for id in parse_user_ids(Some(&query)).unwrap_or_default() {
                     prop_assert!(!id.is_empty());
                     prop_assert_eq!(id.trim(), id.as_str());
                     prop_assert!(!id.contains(','));
@@ -295,22 +418,38 @@ mod tests {
                         .join("&")
                 };
                 let expected = if ids.is_empty() { Vec::new() } else { ids.clone() };
-                for query in [comma, spell("userIds"), spell("userIds[]"), spell("userIds%5B%5D")] {
-                    prop_assert_eq!(parse_user_ids(Some(&query)), expected.clone(), "{}", query);
+                let indexed = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(index, id)| format!("userIds%5B{index}%5D={}", encoded(id)))
+                    .collect::<Vec<_>>()
+                    .join("&");
+                for query in [
+                    comma,
+                    spell("userIds"),
+                    spell("userIds[]"),
+                    spell("userIds%5B%5D"),
+                    indexed,
+                ] {
+                    prop_assert_eq!(
+                        parse_user_ids(Some(&query)).unwrap(),
+                        expected.clone(),
+                        "{}",
+                        query
+                    );
                 }
             }
         }
     }
 
     fn ids(query: &str) -> Vec<String> {
-        parse_user_ids(Some(query))
+        parse_user_ids(Some(query)).unwrap()
     }
 
     #[test]
     fn no_query_or_no_user_ids_means_no_filter() {
-        assert!(parse_user_ids(None).is_empty());
+        assert!(parse_user_ids(None).unwrap().is_empty());
         assert!(ids("").is_empty());
-        assert!(ids("other=1").is_empty());
         assert!(ids("userIds=").is_empty());
         assert!(ids("userIds=,%20,").is_empty());
     }
@@ -325,7 +464,7 @@ mod tests {
     #[test]
     fn repeated_parameters_are_joined() {
         assert_eq!(ids("userIds=a&userIds=b"), ["a", "b"]);
-        assert_eq!(ids("userIds=a,b&x=1&userIds=c"), ["a", "b", "c"]);
+        assert_eq!(ids("userIds=a,b&userIds=c"), ["a", "b", "c"]);
     }
 
     #[test]
@@ -336,8 +475,27 @@ mod tests {
     }
 
     #[test]
-    fn other_spellings_of_the_name_are_ignored() {
-        assert!(ids("userids=a&UserIds=b&userIds[0]=c&userId=d").is_empty());
+    fn indexed_parameters_are_accepted() {
+        assert_eq!(ids("userIds[0]=a&userIds[1]=b"), ["a", "b"]);
+        assert_eq!(ids("userIds%5B0%5D=a&userIds%5B12%5D=b,c"), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn any_other_parameter_is_refused_naming_it() {
+        for (query, name) in [
+            ("userids=a", "userids"),
+            ("UserIds=b", "UserIds"),
+            ("userIds=a&userId=d", "userId"),
+            ("userIds[x]=a", "userIds[x]"),
+            ("userIds[0][1]=a", "userIds[0][1]"),
+            ("other=1", "other"),
+        ] {
+            let error = parse_user_ids(Some(query)).unwrap_err();
+            assert!(
+                matches!(&error, GatewayError::BadRequest(message) if message.contains(&format!("\"{name}\""))),
+                "{query}: {error:?}"
+            );
+        }
     }
 
     #[test]
@@ -397,9 +555,18 @@ mod body_tests {
     }
 
     async fn body_of(count: usize, end: tonic::Code) -> (Vec<Bytes>, Option<String>) {
+        body_in(Format::Xml, count, end).await
+    }
+
+    async fn body_in(
+        format: Format,
+        count: usize,
+        end: tonic::Code,
+    ) -> (Vec<Bytes>, Option<String>) {
         let mut stream = grpc_stream(count, end);
         let first = stream.message().await.unwrap();
-        let mut body = Body::from_stream(points_body(
+        let mut body = HttpBody::from_stream(points_body(
+            format,
             stream,
             first,
             Duration::from_secs(5),
@@ -435,6 +602,25 @@ mod body_tests {
              <userPointsInfo><userId>u-00002</userId><points>15</points></userPointsInfo>\
              </response>"
         );
+    }
+
+    #[tokio::test]
+    async fn in_json_the_results_are_one_top_level_array() {
+        let (chunks, error) = body_in(Format::Json, 2, tonic::Code::Ok).await;
+        assert_eq!(error, None);
+        assert_eq!(
+            joined(&chunks),
+            r#"[{"userId":"u-00000","points":-5},{"userId":"u-00001","points":5}]"#
+        );
+        let (chunks, _) = body_in(Format::Json, 0, tonic::Code::Ok).await;
+        assert_eq!(joined(&chunks), "[]");
+        let (chunks, error) = body_in(Format::Json, 5_000, tonic::Code::Ok).await;
+        assert_eq!(error, None);
+        let parsed: serde_json::Value = serde_json::from_str(&joined(&chunks)).unwrap();
+        assert_eq!(parsed.as_array().unwrap().len(), 5_000);
+        let (chunks, error) = body_in(Format::Json, 3, tonic::Code::Unavailable).await;
+        assert!(error.is_some());
+        assert!(!joined(&chunks).ends_with(']'));
     }
 
     #[tokio::test]

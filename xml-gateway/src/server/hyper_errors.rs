@@ -15,7 +15,7 @@ use std::task::{Context, Poll, ready};
 use axum::http::StatusCode;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::error::error_body;
+use crate::representation::{Format, error_body};
 use crate::request_id::RequestId;
 use crate::xml::XML_CONTENT_TYPE;
 
@@ -60,7 +60,7 @@ pub(super) fn replacement(written: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let request_id = RequestId::generate();
-    let body = error_body(status, message, Some(&request_id));
+    let body = error_body(Format::Xml, status, message, Some(&request_id));
     let mut answer = format!(
         "{status_line}\r\ncontent-type: {XML_CONTENT_TYPE}\r\ncontent-length: {}\r\n\
          x-request-id: {}\r\nconnection: close\r\n",

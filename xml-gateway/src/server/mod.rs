@@ -4,7 +4,7 @@
 //! - A request head must arrive within the header-read timeout (hyper's timer; it also runs
 //!   while a kept-alive connection waits for its next request).
 //! - A connection with no byte in or out for the idle timeout is closed, whatever it was doing.
-//! - Each request carries a [`BodyDeadline`]; the XML extractor answers 408 past it.
+//! - Each request carries a [`BodyDeadline`]; the body extractor answers 408 past it.
 //! - At most `max_connections` are served at once: the accept loop takes a slot before it
 //!   accepts, so further clients wait in the listen backlog instead of using descriptors.
 //! - The answers hyper writes itself (400, 414, 431 for a request it cannot parse) are
@@ -30,8 +30,8 @@ use tower::Service as _;
 
 pub(crate) use open_files::connection_limit;
 
+use crate::body::BodyDeadline;
 use crate::settings::HttpServerSettings;
-use crate::xml::BodyDeadline;
 
 use self::activity::{Activity, Tracked};
 use self::hyper_errors::XmlParseErrors;

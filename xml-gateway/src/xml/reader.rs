@@ -49,7 +49,7 @@ pub(crate) enum XmlError {
     Unclosed(String),
     #[error("The document has no root element.")]
     NoRoot,
-    #[error("Root element must be <{expected}>, found <{found}>.")]
+    #[error("Root element must be {expected}, found <{found}>.")]
     WrongRoot { expected: String, found: String },
     #[error("Element <{0}> has more than {MAX_ATTRIBUTES} attributes.")]
     TooManyAttributes(String),
@@ -134,12 +134,22 @@ impl XmlError {
     }
 }
 
-/// Parses `body` as a document whose root element must be `expected_root`.
+/// The root every write accepts besides its own (contract section 5): generic array-to-XML
+/// helpers name the root of everything they send `request`.
+pub(crate) const ANY_WRITE_ROOT: &str = "request";
+
+/// Parses `body` as a document whose root element must be `expected_root` or
+/// [`ANY_WRITE_ROOT`].
 pub(crate) fn parse_document(body: &[u8], expected_root: &str) -> Result<Element, XmlError> {
     let root = parse_tree(body)?;
-    if root.name != expected_root {
+    if root.name != expected_root && root.name != ANY_WRITE_ROOT {
+        let expected = if expected_root == ANY_WRITE_ROOT {
+            format!("<{ANY_WRITE_ROOT}>")
+        } else {
+            format!("<{expected_root}> or <{ANY_WRITE_ROOT}>")
+        };
         return Err(XmlError::WrongRoot {
-            expected: expected_root.to_owned(),
+            expected,
             found: clip(&root.name),
         });
     }

@@ -65,11 +65,6 @@ impl XmlWriter {
         self
     }
 
-    /// Bytes written so far.
-    pub(crate) fn len(&self) -> usize {
-        self.out.len()
-    }
-
     pub(crate) fn finish(self) -> String {
         self.out
     }

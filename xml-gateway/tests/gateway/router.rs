@@ -14,8 +14,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 const PROLOGUE: &str = r#"<?xml version="1.0" encoding="UTF-8"?>"#;
-const AUTH_FAILED: &str =
-    "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password.";
+const AUTH_FAILED: &str = "Authentication failed: check X-Auth-Account-Url, X-Auth-Email and X-Auth-Password, or \
+     the token in Authorization.";
 
 /// A loopback port that nothing listens on.
 async fn closed_port() -> u16 {
@@ -245,10 +245,11 @@ async fn authentication_is_checked_before_the_body() {
 // ---- request bodies ----
 
 #[tokio::test]
-async fn a_non_xml_content_type_is_415() {
+async fn a_content_type_other_than_xml_or_json_is_415() {
     let app = gateway_without_core().await;
     for content_type in [
-        "application/json",
+        "application/json; charset=latin1",
+        "application/x-www-form-urlencoded",
         "text/plain",
         "application/xml; charset=latin1",
     ] {
