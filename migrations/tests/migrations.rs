@@ -15,6 +15,8 @@ use sea_orm_migration::sea_orm::{
 
 const TABLES: &[&str] = &[
     "accounts",
+    "api_clients",
+    "api_tokens",
     "audit_log",
     "auth_revisions",
     "content_items",
@@ -61,6 +63,9 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("enrollments", "idx_enrollments_content_item_id", false),
     ("user_points", "idx_user_points_account_id", false),
     ("audit_log", "idx_audit_log_account_id_created_at", false),
+    ("api_clients", "idx_api_clients_user_id", false),
+    ("api_tokens", "idx_api_tokens_client_id", false),
+    ("api_tokens", "idx_api_tokens_expires_at", false),
 ];
 
 /// Link tables: every foreign key out of them cascades on delete; all others restrict.
@@ -103,6 +108,14 @@ const FOREIGN_KEYS: &[(&str, &str, &str)] = &[
     ("user_points", "account_id", "accounts"),
     ("audit_log", "account_id", "accounts"),
     ("audit_log", "actor_user_id", "users"),
+    ("api_clients", "account_id", "accounts"),
+];
+
+/// Keys outside the link tables that go with what they point at: a user's API clients, and
+/// a client's tokens.
+const CASCADING_KEYS: &[(&str, &str, &str)] = &[
+    ("api_clients", "user_id", "users"),
+    ("api_tokens", "client_id", "api_clients"),
 ];
 
 fn expected_indexes() -> BTreeSet<(String, String, bool)> {
@@ -115,8 +128,11 @@ fn expected_indexes() -> BTreeSet<(String, String, bool)> {
 fn expected_foreign_keys() -> BTreeSet<(String, String, String, String)> {
     FOREIGN_KEYS
         .iter()
+        .chain(CASCADING_KEYS)
         .map(|(table, column, target)| {
-            let action = if LINK_TABLES.contains(table) {
+            let action = if LINK_TABLES.contains(table)
+                || CASCADING_KEYS.contains(&(*table, *column, *target))
+            {
                 "CASCADE"
             } else {
                 "RESTRICT"
