@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
-    QueryFilter as _, QueryOrder as _, QuerySelect as _, Set, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DbBackend,
+    EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, Set, Statement,
+    prelude::Uuid,
 };
 use serde_json::json;
 
@@ -188,6 +189,9 @@ impl Pager {
                     .copied()
                     .collect()
             }
+            None if self.db.get_database_backend() == DbBackend::Sqlite => {
+                return self.packed_page(after).await;
+            }
             None => {
                 let mut query = user::Entity::find()
                     .select_only()
@@ -221,5 +225,75 @@ impl Pager {
                 points: points.get(&user_id).copied().unwrap_or(0),
             })
             .collect())
+    }
+
+    /// The next page of the whole account on SQLite, as one row.
+    ///
+    /// SQLite's driver hands every result row from its own thread to ours: a hundred
+    /// thousand users and their points were two hundred thousand hand-overs, most of the
+    /// read's time. Packed into one text per page they are a hundred.
+    async fn packed_page(&self, after: Option<Uuid>) -> ServiceResult<Vec<UserPointsRow>> {
+        let statement = Statement::from_sql_and_values(
+            DbBackend::Sqlite,
+            PACKED_PAGE,
+            [
+                self.account_id.into(),
+                after.unwrap_or_else(Uuid::nil).into(),
+                (PAGE as i64).into(),
+            ],
+        );
+        let Some(row) = self.db.query_one_raw(statement).await? else {
+            return Ok(Vec::new());
+        };
+        let Some(packed) = row.try_get::<Option<String>>("", "page")? else {
+            return Ok(Vec::new());
+        };
+        let mut rows = packed
+            .split(',')
+            .map(unpack_points_row)
+            .collect::<ServiceResult<Vec<_>>>()?;
+        // The subquery's order is the order `group_concat` sees; sorting a sorted page
+        // costs one pass and keeps the answer right should that ever change.
+        rows.sort_unstable_by_key(|row| row.user_id);
+        Ok(rows)
+    }
+}
+
+/// One page of [`Pager::packed_page`]: `HEX(id)` followed by the points, entries joined
+/// by commas, in ascending id order. `?2` is the last id of the page before (nil at first).
+const PACKED_PAGE: &str = "\
+    SELECT group_concat(hex(m.id) || m.points, ',') AS page FROM ( \
+      SELECT u.id AS id, COALESCE(p.points, 0) AS points \
+        FROM users u LEFT JOIN user_points p ON p.user_id = u.id \
+       WHERE u.account_id = ?1 AND u.id > ?2 ORDER BY u.id LIMIT ?3 \
+    ) m";
+
+/// `0192…0001` + `421`: 32 hex digits of the id, then the points in decimal.
+fn unpack_points_row(entry: &str) -> ServiceResult<UserPointsRow> {
+    let malformed = || ServiceError::from(anyhow::anyhow!("malformed points entry {entry:?}"));
+    let (id, points) = (entry.get(..32), entry.get(32..));
+    let (Some(id), Some(points)) = (id, points) else {
+        return Err(malformed());
+    };
+    Ok(UserPointsRow {
+        user_id: Uuid::try_parse(id).map_err(|_| malformed())?,
+        points: points.parse().map_err(|_| malformed())?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packed_entry_is_an_id_and_its_points() {
+        let id = Uuid::from_u128(0x0192_0000_0003_7000_8000_0000_0000_00ab);
+        let entry = format!("{}-42", id.simple().to_string().to_uppercase());
+        assert_eq!(
+            unpack_points_row(&entry).unwrap(),
+            UserPointsRow { user_id: id, points: -42 }
+        );
+        assert!(unpack_points_row("0192").is_err());
+        assert!(unpack_points_row(&format!("{}x", id.simple())).is_err());
     }
 }
