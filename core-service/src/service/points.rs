@@ -291,7 +291,10 @@ mod tests {
         let entry = format!("{}-42", id.simple().to_string().to_uppercase());
         assert_eq!(
             unpack_points_row(&entry).unwrap(),
-            UserPointsRow { user_id: id, points: -42 }
+            UserPointsRow {
+                user_id: id,
+                points: -42
+            }
         );
         assert!(unpack_points_row("0192").is_err());
         assert!(unpack_points_row(&format!("{}x", id.simple())).is_err());
