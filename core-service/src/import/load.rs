@@ -28,6 +28,7 @@ use super::{
 use crate::{
     auth::password::PasswordHasher,
     db::{audit, bulk, rows::insert_rows},
+    domain::account_url::scheme_spellings,
     entities::{account, content_item, custom_role, department, enrollment, group, project, user},
 };
 
@@ -281,10 +282,11 @@ async fn write(
 /// Refuses the plan when one of its ids or account URLs is already in the database,
 /// naming the first such entry in document order.
 async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(), ImportError> {
+    // Either scheme names one account, so an account under the other scheme takes the URL.
     let urls: Vec<String> = plan
         .accounts
         .iter()
-        .map(|account| account.url.clone())
+        .flat_map(|account| scheme_spellings(&account.url))
         .collect();
     let mut taken_urls = HashSet::new();
     for chunk in bulk::in_chunks(&urls) {
@@ -297,14 +299,17 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
             .await?;
         taken_urls.extend(found);
     }
-    if let Some(account) = plan
-        .accounts
-        .iter()
-        .find(|account| taken_urls.contains(&account.url))
-    {
+    if let Some(account) = plan.accounts.iter().find(|account| {
+        scheme_spellings(&account.url)
+            .iter()
+            .any(|url| taken_urls.contains(url))
+    }) {
         return Err(ImportError::invalid(
             &account.entry,
-            format!("an account with url \"{}\" already exists", account.url),
+            format!(
+                "an account with url \"{}\" already exists (either scheme names it)",
+                account.url
+            ),
         ));
     }
 

@@ -600,6 +600,16 @@ async fn an_account_url_already_present_is_refused_and_nothing_changes(db: &Data
         "already exists",
     )
     .await;
+    // Either scheme names the account, so the other scheme is taken too.
+    let mut broken = another_document();
+    broken["accounts"][0]["url"] = json!("http://acme.example.com");
+    assert_refused(
+        db,
+        broken,
+        "accounts[0] (url \"http://acme.example.com\")",
+        "already exists (either scheme names it)",
+    )
+    .await;
 }
 
 /// More rows than one statement may bind parameters for, on either backend.

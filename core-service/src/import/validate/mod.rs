@@ -39,7 +39,7 @@ use super::{
 };
 use crate::domain::{
     Invalid,
-    account_url::AccountUrl,
+    account_url::{AccountUrl, without_scheme},
     ids::{clip, new_id, parse_uuid},
 };
 
@@ -106,13 +106,18 @@ impl Validator {
         let url = AccountUrl::parse(raw_url)
             .map_err(refused(&entry))?
             .into_inner();
-        if let Some(first) = self.urls.get(&url) {
+        // Either scheme names one account (authentication reads it so), so two accounts may
+        // not differ by their scheme alone.
+        let key = without_scheme(&url).to_owned();
+        if let Some(first) = self.urls.get(&key) {
             return Err(ImportError::invalid(
                 &entry,
-                format!("url names the same account as {first} (\"{url}\" once normalized)"),
+                format!(
+                    "url names the same account as {first} (\"{url}\" once normalized, whatever the scheme)"
+                ),
             ));
         }
-        self.urls.insert(url.clone(), entry.clone());
+        self.urls.insert(key, entry.clone());
         let id = match raw_id {
             Some(raw) => self.register_id(Place::new(a, List::Account, 0), &entry, raw)?,
             None => new_id(),

@@ -125,6 +125,19 @@ fn logins_differing_only_in_case_are_refused() {
 }
 
 #[test]
+fn account_urls_differing_only_by_scheme_are_refused() {
+    let mut doc = document();
+    let second = json!({"url": "http://acme.example.com", "rootDepartment": {
+        "id": "0191a000-0000-7000-8000-000000000aaa", "name": "Again"}});
+    doc["accounts"].as_array_mut().unwrap().push(second);
+    let message = refusal(doc);
+    assert!(
+        message.starts_with("accounts[1]") && message.contains("whatever the scheme"),
+        "{message}"
+    );
+}
+
+#[test]
 fn the_same_account_url_twice_is_refused() {
     let mut doc = document();
     let mut second = json!({"url": "https://acme.example.com", "rootDepartment": {
