@@ -280,23 +280,6 @@ fn start_stack(
     })
 }
 
-fn machine() -> String {
-    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
-    let cpu = read("/proc/cpuinfo")
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let memory = read("/proc/meminfo")
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().to_owned()))
-        .unwrap_or_else(|| "unknown".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{cores} cores ({cpu}), {memory} memory")
-}
-
 /// Adds one slice's tally to a phase's.
 fn add(total: &mut Tally, slice: Tally) {
     for (status, n) in slice.statuses {
@@ -427,7 +410,7 @@ fn main() {
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     let defaults = AuthSettings::default();
     let mut report = String::new();
-    let _ = writeln!(report, "Machine: {}", machine());
+    let _ = writeln!(report, "Machine: {}", lms_tests::machine::describe());
     let _ = writeln!(
         report,
         "Settings: {} s per phase in {} interleaved rounds, {} correct clients (logins {}), \

@@ -684,30 +684,6 @@ async fn fetch(addr: SocketAddr, target: &Target) -> bytes::Bytes {
     response.bytes().await.expect("body")
 }
 
-fn machine() -> String {
-    let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
-    let cpu = read("/proc/cpuinfo")
-        .lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")
-                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let memory = read("/proc/meminfo")
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:").map(|v| v.trim().to_owned()))
-        .unwrap_or_else(|| "unknown".into());
-    let load = read("/proc/loadavg");
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!(
-        "{cores} cores ({cpu}), {memory} memory, load average {}",
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    )
-}
-
 fn main() {
     if let Ok(role) = std::env::var(ROLE) {
         run_role(&role);
@@ -846,7 +822,7 @@ fn run() {
     }
 
     let mut report = String::new();
-    let _ = writeln!(report, "Machine: {}", machine());
+    let _ = writeln!(report, "Machine: {}", lms_tests::machine::describe());
     let _ = writeln!(
         report,
         "Settings: {:?}, {} s per layer in each of {} alternating rounds, {} connections (or \

@@ -18,6 +18,7 @@
 pub mod database;
 pub mod fault;
 pub mod large_world;
+pub mod machine;
 pub mod query_plan;
 pub mod snapshot;
 pub mod stack;
