@@ -149,6 +149,15 @@ impl TestStack {
         &self.core.db
     }
 
+    /// The backend of this stack's database.
+    pub fn backend(&self) -> Backend {
+        if self.database_url.starts_with("postgres") {
+            Backend::Postgres
+        } else {
+            Backend::Sqlite
+        }
+    }
+
     /// Every stored row, as text (see [`crate::snapshot`]).
     pub async fn snapshot(&self) -> String {
         crate::snapshot::snapshot(self.db()).await

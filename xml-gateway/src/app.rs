@@ -12,7 +12,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::core_client::CoreClient;
 use crate::paths;
-use crate::representation::represent;
+use crate::representation::{represent, represent_as_json};
 use crate::request_id::assign_request_id;
 use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
@@ -24,7 +24,8 @@ use crate::telemetry::{http_request_span, record_response};
 /// Middleware, outermost first: the path reduced to the one spelling the routes know (client
 /// prefixes and a trailing `/` removed, before routing), request id (read or made, echoed on
 /// every response), the request span, then the representation layer (XML or JSON, chosen once from `Accept`,
-/// for answers and errors alike).
+/// for answers and errors alike; always JSON for the token endpoint, whose answers RFC 6749
+/// defines).
 pub fn router(core: CoreClient) -> Router {
     let routes = Router::new()
         .route("/department", post(department::create_department))
@@ -42,10 +43,17 @@ pub fn router(core: CoreClient) -> Router {
             "/gamification/points",
             get(points::get_points).post(points::post_points),
         )
-        .route("/api/v3/token", post(token::issue_token))
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
         .layer(axum::middleware::from_fn(represent))
+        .merge(
+            Router::new()
+                .route(
+                    "/api/v3/token",
+                    post(token::issue_token).fallback(fallback::method_not_allowed),
+                )
+                .layer(axum::middleware::from_fn(represent_as_json)),
+        )
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(http_request_span)

@@ -225,12 +225,24 @@ impl IntoResponse for Answer {
 
 /// Middleware: chooses the format (406 when none is acceptable), runs the route, and writes
 /// its answer or its error in that format, with the request id in every error.
-pub(crate) async fn represent(mut request: Request, next: Next) -> Response {
-    let request_id = request.extensions().get::<RequestId>().cloned();
+pub(crate) async fn represent(request: Request, next: Next) -> Response {
     let Some(format) = Format::negotiate(request.headers()) else {
+        let request_id = request.extensions().get::<RequestId>().cloned();
         let response = GatewayError::NotAcceptable.into_response();
         return write_body(response, Format::Xml, request_id.as_ref());
     };
+    run_in(format, request, next).await
+}
+
+/// Middleware for routes that answer JSON whatever `Accept` says: the token endpoint, whose
+/// answers and errors RFC 6749 defines as JSON and whose clients send any `Accept` (or a
+/// browser's).
+pub(crate) async fn represent_as_json(request: Request, next: Next) -> Response {
+    run_in(Format::Json, request, next).await
+}
+
+async fn run_in(format: Format, mut request: Request, next: Next) -> Response {
+    let request_id = request.extensions().get::<RequestId>().cloned();
     request.extensions_mut().insert(format);
     let response = next.run(request).await;
     write_body(response, format, request_id.as_ref())

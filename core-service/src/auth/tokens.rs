@@ -4,9 +4,15 @@
 //! against guessing, and a token call costs one hash instead of an argon2id verification.
 //! Only the hashes are stored. A token is a row of `api_tokens` (its hash, its client, its
 //! expiry), so it works on every core sharing the database and stops at once when its client
-//! is revoked or its user deactivated: both are read with the token on every request. The
-//! caller is built from the user's current role and scope, so a changed role applies on the
-//! next request too.
+//! is revoked or its user deactivated: both are read with the token on every request.
+//!
+//! A token also carries a fingerprint of the rights its user had when it was issued (role,
+//! custom role and its permissions, managed departments). Each request builds the caller from
+//! the user's current rights, as it must anyway, and refuses the token, deleting it, when they
+//! differ: a changed role or scope ends the token on its next request, on every core and
+//! whoever made the change (an RPC, an import, SQL typed by hand), with no write path having
+//! to remember to revoke anything. Changes that leave the rights as they were (a new password,
+//! name or department) keep it.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -77,20 +83,39 @@ impl Authenticator {
             .select_only()
             .column(api_client::Column::SecretHash)
             .column(api_client::Column::Revoked)
-            .column(user::Column::Active)
+            .columns([
+                user::Column::Active,
+                user::Column::Id,
+                user::Column::AccountId,
+                user::Column::Role,
+                user::Column::CustomRoleId,
+            ])
+            .column(account::Column::Url)
             .join(JoinType::InnerJoin, api_client::Relation::User.def())
-            .into_tuple::<(String, bool, bool)>()
+            .join(JoinType::InnerJoin, user::Relation::Account.def())
+            .into_tuple::<(String, bool, bool, Uuid, Uuid, Role, Option<Uuid>, String)>()
             .one(&self.db)
             .await?;
-        let accepted = row.is_some_and(|(stored, revoked, active)| {
-            !revoked
-                && active
-                && constant_time_eq(stored.as_bytes(), secret_hash(secret).as_bytes())
-        });
-        if !accepted {
+        let Some((_, _, _, user_id, account_id, role, custom_role_id, account_url)) =
+            row.filter(|(stored, revoked, active, ..)| {
+                !revoked
+                    && *active
+                    && constant_time_eq(stored.as_bytes(), secret_hash(secret).as_bytes())
+            })
+        else {
             return Err(self.refuse(throttle_key));
-        }
+        };
         self.throttle.record_success(&throttle_key);
+        let login = lookup::Login {
+            account_id,
+            account_url,
+            user_id,
+            password_hash: String::new(),
+            role,
+            custom_role_id,
+            active: true,
+        };
+        let caller = lookup::load_caller(&self.db, login, None, &self.revision).await?;
         let access_token = new_secret();
         let now = unix_now();
         // Expired tokens go as new ones come, by the expiry index; nothing else reads them.
@@ -102,6 +127,7 @@ impl Authenticator {
             token_hash: Set(secret_hash(&access_token)),
             client_id: Set(client_id),
             expires_at: Set(now.saturating_add(TOKEN_LIFETIME.as_secs() as i64)),
+            rights: Set(rights_fingerprint(custom_role_id, &caller)),
         })
         .exec(&self.db)
         .await?;
@@ -112,8 +138,9 @@ impl Authenticator {
     }
 
     /// The caller a token stands for, or UNAUTHENTICATED when it is unknown, expired, of a
-    /// revoked client or of a deactivated user. One indexed query, plus the role details of
-    /// a scoped role.
+    /// revoked client or of a deactivated user, or when its user's rights are no longer those
+    /// it was issued with (the token is then deleted, so it stays refused whatever changes
+    /// next). One indexed query, plus the role details of a scoped role.
     pub async fn authenticate_token(
         &self,
         token: &str,
@@ -123,8 +150,10 @@ impl Authenticator {
         if token.is_empty() || token.len() > MAX_SECRET_CHARS {
             return Err(ServiceError::Unauthenticated);
         }
-        let row = api_token::Entity::find_by_id(secret_hash(token))
+        let token_hash = secret_hash(token);
+        let row = api_token::Entity::find_by_id(token_hash.clone())
             .select_only()
+            .column(api_token::Column::Rights)
             .column(user::Column::Id)
             .column(user::Column::AccountId)
             .column(user::Column::Role)
@@ -136,10 +165,10 @@ impl Authenticator {
             .filter(api_token::Column::ExpiresAt.gt(unix_now()))
             .filter(api_client::Column::Revoked.eq(false))
             .filter(user::Column::Active.eq(true))
-            .into_tuple::<(Uuid, Uuid, Role, Option<Uuid>, String)>()
+            .into_tuple::<(String, Uuid, Uuid, Role, Option<Uuid>, String)>()
             .one(&self.db)
             .await?;
-        let Some((user_id, account_id, role, custom_role_id, account_url)) = row else {
+        let Some((rights, user_id, account_id, role, custom_role_id, account_url)) = row else {
             return Err(ServiceError::Unauthenticated);
         };
         let login = lookup::Login {
@@ -151,8 +180,38 @@ impl Authenticator {
             custom_role_id,
             active: true,
         };
-        lookup::load_caller(&self.db, login, request_id, &self.revision).await
+        let caller = lookup::load_caller(&self.db, login, request_id, &self.revision).await?;
+        if !constant_time_eq(
+            rights.as_bytes(),
+            rights_fingerprint(custom_role_id, &caller).as_bytes(),
+        ) {
+            api_token::Entity::delete_by_id(token_hash)
+                .exec(&self.db)
+                .await?;
+            return Err(ServiceError::Unauthenticated);
+        }
+        Ok(caller)
     }
+}
+
+/// What a caller may do, as one SHA-256 (lower-case hex): its role, custom role, the
+/// permissions of that role and the departments it manages, each list sorted.
+fn rights_fingerprint(custom_role_id: Option<Uuid>, caller: &Caller) -> String {
+    let mut permissions: Vec<&str> = caller.permissions.iter().map(|p| p.as_str()).collect();
+    permissions.sort_unstable();
+    let mut managed = caller.managed_department_ids.clone();
+    managed.sort_unstable();
+    let managed: Vec<String> = managed.iter().map(Uuid::to_string).collect();
+    let custom_role = match (caller.role, custom_role_id) {
+        (Role::Custom, Some(id)) => id.to_string(),
+        _ => String::new(),
+    };
+    secret_hash(&format!(
+        "role={};custom_role={custom_role};permissions={};managed={}",
+        caller.role.as_str(),
+        permissions.join(","),
+        managed.join(",")
+    ))
 }
 
 /// Compares without stopping at the first difference.

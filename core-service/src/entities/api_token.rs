@@ -11,6 +11,9 @@ pub struct Model {
     pub client_id: Uuid,
     /// Unix seconds.
     pub expires_at: i64,
+    /// SHA-256 of the rights its user had when it was issued, lower-case hex: a token whose
+    /// user's rights differ is refused.
+    pub rights: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

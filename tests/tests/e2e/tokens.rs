@@ -2,23 +2,30 @@
 //! `docs/spec/clients.md` use them: `POST /api/v3/token` with a form body, then the token as
 //! `Authorization: Bearer <token>` or as the raw `Authorization: <token>`.
 
-use lms_core::entities::{api_client, api_token};
+use lms_core::entities::{api_client, api_token, custom_role_permission};
 use lms_proto::{
     metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
     v1::{self as pb, directory_service_client::DirectoryServiceClient},
 };
 use lms_tests::{
     Reply, TestStack, on_both_backends,
+    stack::StackOptions,
     world::{self, Login, acme},
 };
-use sea_orm::{EntityTrait as _, sea_query::Expr};
+use sea_orm::{
+    ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid, sea_query::Expr,
+};
 use serde_json::{Value, json};
 use tonic::Code;
 
 on_both_backends!(
     a_token_works_as_bearer_and_raw_on_every_operation_under_every_prefix,
     failed_grants_get_rfc_6749_errors,
-    revocation_deactivation_and_a_role_change_apply_on_the_next_request,
+    revocation_and_deactivation_apply_on_the_next_request,
+    a_role_change_ends_the_token_on_every_core,
+    a_scope_change_ends_the_token,
+    changes_that_keep_the_rights_keep_the_token,
+    the_token_endpoint_answers_json_whatever_accept_says,
     wrong_secrets_are_throttled_per_client,
     only_owners_and_administrators_manage_api_clients,
     secrets_and_tokens_are_stored_only_as_hashes,
@@ -34,7 +41,9 @@ fn as_user<T>(login: Login, message: T) -> tonic::Request<T> {
     request
 }
 
-async fn directory(stack: &TestStack) -> DirectoryServiceClient<tonic::transport::Channel> {
+type Directory = DirectoryServiceClient<tonic::transport::Channel>;
+
+async fn directory(stack: &TestStack) -> Directory {
     DirectoryServiceClient::new(stack.grpc_channel().await)
 }
 
@@ -90,7 +99,7 @@ async fn token_for(stack: &TestStack, client_id: &str, secret: &str) -> String {
     body["access_token"].as_str().expect("a token").to_owned()
 }
 
-/// A request authenticated by `authorization` alone.
+/// `method path`, authenticated by `authorization` alone.
 fn with_token(
     stack: &TestStack,
     method: reqwest::Method,
@@ -105,6 +114,50 @@ fn with_token(
 
 async fn send(builder: reqwest::RequestBuilder) -> Reply {
     Reply::from(builder.send().await.expect("request")).await
+}
+
+/// `GET path` with a token, answered in JSON.
+async fn get_json(stack: &TestStack, path: &str, authorization: &str) -> Reply {
+    send(
+        with_token(stack, reqwest::Method::GET, path, authorization)
+            .header("Accept", "application/json"),
+    )
+    .await
+}
+
+/// `POST path` with a token and a body of `content_type`.
+async fn post_with_token(
+    stack: &TestStack,
+    path: &str,
+    authorization: &str,
+    content_type: &str,
+    body: String,
+) -> Reply {
+    send(
+        with_token(stack, reqwest::Method::POST, path, authorization)
+            .header("Content-Type", content_type)
+            .body(body),
+    )
+    .await
+}
+
+/// The status of reading the Interns group with `authorization`.
+async fn group_status(stack: &TestStack, authorization: &str) -> u16 {
+    send(with_token(
+        stack,
+        reqwest::Method::GET,
+        &format!("/group/{}", acme::INTERNS),
+        authorization,
+    ))
+    .await
+    .status
+}
+
+/// A new client acting as `user`, and a `Bearer` token of it.
+async fn bearer_for(stack: &TestStack, user: &str) -> (String, String, String) {
+    let (client_id, secret) = new_client(stack, user).await;
+    let bearer = format!("Bearer {}", token_for(stack, &client_id, &secret).await);
+    (client_id, secret, bearer)
 }
 
 async fn a_token_works_as_bearer_and_raw_on_every_operation_under_every_prefix(stack: &TestStack) {
@@ -142,79 +195,59 @@ async fn a_token_works_as_bearer_and_raw_on_every_operation_under_every_prefix(s
         ))
         .await;
         assert_eq!(group.status, 200, "{prefix}: {}", group.body);
-        let content = send(
-            with_token(
-                stack,
-                reqwest::Method::GET,
-                &format!("{prefix}/content/{}", acme::WELCOME_COURSE),
-                authorization,
-            )
-            .header("Accept", "application/json"),
+        let content = get_json(
+            stack,
+            &format!("{prefix}/content/{}", acme::WELCOME_COURSE),
+            authorization,
         )
         .await;
         assert_eq!(json_of(&content)["title"], "Welcome to Acme");
-        let points = send(
-            with_token(
-                stack,
-                reqwest::Method::GET,
-                &format!("{prefix}/gamification/points?userIds[0]={}", acme::LEARNER),
-                authorization,
-            )
-            .header("Accept", "application/json"),
+        let points = get_json(
+            stack,
+            &format!("{prefix}/gamification/points?userIds[0]={}", acme::LEARNER),
+            authorization,
         )
         .await;
         assert_eq!(
             json_of(&points),
             json!([{"userId": acme::LEARNER, "points": 421}])
         );
-        let renamed = send(
-            with_token(
-                stack,
-                reqwest::Method::POST,
-                &format!("{prefix}/group/{}", acme::EMPTY_GROUP),
-                authorization,
-            )
-            .header("Content-Type", "application/xml")
-            .body("<request><name>Nobody yet</name></request>"),
+        let renamed = post_with_token(
+            stack,
+            &format!("{prefix}/group/{}", acme::EMPTY_GROUP),
+            authorization,
+            "application/xml",
+            "<request><name>Nobody yet</name></request>".to_owned(),
         )
         .await;
         assert_eq!(renamed.status, 200, "{}", renamed.body);
-        let updated = send(
-            with_token(
+        for (path, body, status) in [
+            (
+                format!("{prefix}/department/{}", acme::SUPPORT),
+                json!({"code": "SUP"}),
+                204,
+            ),
+            (
+                format!("{prefix}/department"),
+                json!({"name": "Field", "parentDepartmentId": acme::SALES}),
+                201,
+            ),
+            (
+                format!("{prefix}/enrollment/delete"),
+                json!({"enrollmentIds": [acme::SUPPORTER_WELCOME]}),
+                204,
+            ),
+        ] {
+            let reply = post_with_token(
                 stack,
-                reqwest::Method::POST,
-                &format!("{prefix}/department/{}", acme::SUPPORT),
+                &path,
                 authorization,
+                "application/json",
+                body.to_string(),
             )
-            .header("Content-Type", "application/json")
-            .body(json!({"code": "SUP"}).to_string()),
-        )
-        .await;
-        assert_eq!(updated.status, 204, "{}", updated.body);
-        let created = send(
-            with_token(
-                stack,
-                reqwest::Method::POST,
-                &format!("{prefix}/department"),
-                authorization,
-            )
-            .header("Content-Type", "application/json")
-            .body(json!({"name": "Field", "parentDepartmentId": acme::SALES}).to_string()),
-        )
-        .await;
-        assert_eq!(created.status, 201, "{}", created.body);
-        let deleted = send(
-            with_token(
-                stack,
-                reqwest::Method::POST,
-                &format!("{prefix}/enrollment/delete"),
-                authorization,
-            )
-            .header("Content-Type", "application/json")
-            .body(json!({"enrollmentIds": [acme::SUPPORTER_WELCOME]}).to_string()),
-        )
-        .await;
-        assert_eq!(deleted.status, 204, "{}", deleted.body);
+            .await;
+            assert_eq!(reply.status, status, "{path}: {}", reply.body);
+        }
     }
     // The token alone authenticates: wrong X-Auth-* headers beside it change nothing.
     let reply = send(
@@ -272,35 +305,39 @@ async fn failed_grants_get_rfc_6749_errors(stack: &TestStack) {
     }
 }
 
-async fn revocation_deactivation_and_a_role_change_apply_on_the_next_request(stack: &TestStack) {
-    let group = format!("/group/{}", acme::INTERNS);
-    let (client_id, secret) = new_client(stack, acme::ADMIN).await;
-    let token = format!("Bearer {}", token_for(stack, &client_id, &secret).await);
-    assert_eq!(
-        send(with_token(stack, reqwest::Method::GET, &group, &token))
-            .await
-            .status,
-        200
-    );
-
-    let mut directory = directory(stack).await;
+async fn set_role(directory: &mut Directory, user: &str, role: &str, custom_role: Option<&str>) {
     directory
         .set_user_role(as_user(
             world::OWNER,
             pb::SetUserRoleRequest {
-                user_id: acme::ADMIN.to_owned(),
+                user_id: user.to_owned(),
                 role: Some(pb::RoleAssignment {
-                    role: "learner".into(),
-                    custom_role_id: None,
+                    role: role.into(),
+                    custom_role_id: custom_role.map(str::to_owned),
                 }),
             },
         ))
         .await
         .expect("the owner changes the role");
-    send(with_token(stack, reqwest::Method::GET, &group, &token))
-        .await
-        .assert_error(403, "");
+}
 
+async fn set_managed(directory: &mut Directory, user: &str, departments: &[&str]) {
+    directory
+        .set_user_managed_departments(as_user(
+            world::OWNER,
+            pb::SetUserManagedDepartmentsRequest {
+                user_id: user.to_owned(),
+                managed_department_ids: departments.iter().map(|id| (*id).to_owned()).collect(),
+            },
+        ))
+        .await
+        .expect("the owner changes the managed departments");
+}
+
+async fn revocation_and_deactivation_apply_on_the_next_request(stack: &TestStack) {
+    let (client_id, secret, token) = bearer_for(stack, acme::ADMIN).await;
+    assert_eq!(group_status(stack, &token).await, 200);
+    let mut directory = directory(stack).await;
     directory
         .revoke_api_client(as_user(
             world::OWNER,
@@ -310,6 +347,7 @@ async fn revocation_deactivation_and_a_role_change_apply_on_the_next_request(sta
         ))
         .await
         .expect("the owner revokes the client");
+    let group = format!("/group/{}", acme::INTERNS);
     send(with_token(stack, reqwest::Method::GET, &group, &token))
         .await
         .assert_error(401, "authentication failed");
@@ -319,14 +357,8 @@ async fn revocation_deactivation_and_a_role_change_apply_on_the_next_request(sta
         (401, json!({"error": "invalid_client"}))
     );
 
-    let (client_id, secret) = new_client(stack, acme::DEPT_ADMIN).await;
-    let token = format!("Bearer {}", token_for(stack, &client_id, &secret).await);
-    assert_eq!(
-        send(with_token(stack, reqwest::Method::GET, &group, &token))
-            .await
-            .status,
-        200
-    );
+    let (client_id, secret, token) = bearer_for(stack, acme::DEPT_ADMIN).await;
+    assert_eq!(group_status(stack, &token).await, 200);
     directory
         .set_user_active(as_user(
             world::OWNER,
@@ -342,6 +374,153 @@ async fn revocation_deactivation_and_a_role_change_apply_on_the_next_request(sta
         .assert_error(401, "authentication failed");
     let reply = post_form(stack, "/api/v3/token", &grant(&client_id, &secret)).await;
     assert_eq!(reply.status, 401, "{}", reply.body);
+}
+
+/// A token is issued for its user's rights as they are: a changed role ends it on its next
+/// request, on every core sharing the database, and changing the role back does not revive it.
+/// A new token acts with the new role.
+async fn a_role_change_ends_the_token_on_every_core(stack: &TestStack) {
+    let (client_id, secret, token) = bearer_for(stack, acme::ADMIN).await;
+    assert_eq!(group_status(stack, &token).await, 200);
+    let replica = stack.replica(StackOptions::new(stack.backend())).await;
+    assert_eq!(group_status(&replica, &token).await, 200);
+
+    // Changed through the replica; the first core refuses the token on its next request.
+    let mut directory = DirectoryServiceClient::new(replica.grpc_channel().await);
+    set_role(&mut directory, acme::ADMIN, "learner", None).await;
+    assert_eq!(group_status(stack, &token).await, 401);
+    set_role(&mut directory, acme::ADMIN, "account_administrator", None).await;
+    assert_eq!(group_status(stack, &token).await, 401);
+    assert_eq!(group_status(&replica, &token).await, 401);
+
+    set_role(&mut directory, acme::ADMIN, "learner", None).await;
+    let fresh = format!("Bearer {}", token_for(stack, &client_id, &secret).await);
+    send(with_token(
+        stack,
+        reqwest::Method::GET,
+        &format!("/group/{}", acme::INTERNS),
+        &fresh,
+    ))
+    .await
+    .assert_error(403, "");
+    replica.stop().await;
+}
+
+/// The scope is the rights too: managed departments, the custom role and its permissions,
+/// whoever changes them (an RPC or SQL typed by hand).
+async fn a_scope_change_ends_the_token(stack: &TestStack) {
+    let mut directory = directory(stack).await;
+    let (_, _, department_admin) = bearer_for(stack, acme::DEPT_ADMIN).await;
+    assert_eq!(group_status(stack, &department_admin).await, 200);
+    set_managed(
+        &mut directory,
+        acme::DEPT_ADMIN,
+        &[acme::SALES, acme::ENGINEERING],
+    )
+    .await;
+    assert_eq!(group_status(stack, &department_admin).await, 401);
+
+    let (_, _, viewer) = bearer_for(stack, acme::VIEWER).await;
+    assert_eq!(group_status(stack, &viewer).await, 200);
+    set_role(
+        &mut directory,
+        acme::VIEWER,
+        "custom",
+        Some(acme::COORDINATOR_ROLE),
+    )
+    .await;
+    assert_eq!(group_status(stack, &viewer).await, 401);
+
+    let (_, _, coordinator) = bearer_for(stack, acme::COORDINATOR).await;
+    assert_eq!(group_status(stack, &coordinator).await, 200);
+    custom_role_permission::Entity::delete_many()
+        .filter(
+            custom_role_permission::Column::CustomRoleId
+                .eq(acme::COORDINATOR_ROLE.parse::<Uuid>().unwrap()),
+        )
+        .filter(custom_role_permission::Column::Permission.eq("points.read"))
+        .exec(stack.db())
+        .await
+        .expect("a permission taken from the role by hand");
+    assert_eq!(group_status(stack, &coordinator).await, 401);
+}
+
+/// Changes that leave a user's rights as they were keep the user's tokens: a new password,
+/// the same managed departments set again, another user's new role.
+async fn changes_that_keep_the_rights_keep_the_token(stack: &TestStack) {
+    let mut directory = directory(stack).await;
+    let (_, _, token) = bearer_for(stack, acme::DEPT_ADMIN).await;
+    directory
+        .set_user_password(as_user(
+            world::OWNER,
+            pb::SetUserPasswordRequest {
+                user_id: acme::DEPT_ADMIN.to_owned(),
+                password: "an entirely new passphrase".to_owned(),
+            },
+        ))
+        .await
+        .expect("the owner sets a password");
+    set_managed(&mut directory, acme::DEPT_ADMIN, &[acme::SALES]).await;
+    set_role(&mut directory, acme::PUBLISHER, "learner", None).await;
+    set_managed(&mut directory, acme::COORDINATOR, &[acme::ENGINEERING]).await;
+    assert_eq!(group_status(stack, &token).await, 200);
+    assert_eq!(group_status(stack, &token).await, 200);
+}
+
+/// RFC 6749 answers are JSON: the token endpoint ignores `Accept`, for its answer and for its
+/// errors alike, where every other route would answer 406.
+async fn the_token_endpoint_answers_json_whatever_accept_says(stack: &TestStack) {
+    let (client_id, secret) = new_client(stack, acme::ADMIN).await;
+    // What every other route answers to that `Accept` (without credentials).
+    for (accept, negotiated) in [
+        ("text/html", 406),
+        ("application/xml", 401),
+        ("image/png;q=0.5", 406),
+    ] {
+        for (form, status) in [
+            (grant(&client_id, &secret), 200),
+            (grant(&client_id, "wrong"), 401),
+        ] {
+            let reply = Reply::from(
+                stack
+                    .http
+                    .post(format!("{}/api/v3/token", stack.base_url))
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .header("Accept", accept)
+                    .body(form)
+                    .send()
+                    .await
+                    .expect("request"),
+            )
+            .await;
+            assert_eq!(reply.status, status, "{accept}: {}", reply.body);
+            assert_eq!(
+                reply.header("content-type"),
+                Some("application/json"),
+                "{accept}"
+            );
+            json_of(&reply);
+        }
+        // A failure the grant does not describe is the gateway's JSON error.
+        let reply = send(
+            stack
+                .http
+                .get(format!("{}/api/v3/token", stack.base_url))
+                .header("Accept", accept),
+        )
+        .await;
+        assert_eq!(reply.status, 405, "{}", reply.body);
+        assert_eq!(json_of(&reply)["code"], 405);
+        // Every other route still negotiates.
+        let reply = send(
+            stack
+                .http
+                .get(format!("{}/group/{}", stack.base_url, acme::INTERNS))
+                .header("Accept", accept),
+        )
+        .await;
+        assert_eq!(reply.status, negotiated, "{accept}: {}", reply.body);
+    }
 }
 
 async fn wrong_secrets_are_throttled_per_client(stack: &TestStack) {
