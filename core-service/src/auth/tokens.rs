@@ -58,6 +58,17 @@ fn unix_now() -> i64 {
         })
 }
 
+/// The user columns a token's caller is built from, then the account URL: [`TokenUser`].
+const USER_COLUMNS: [user::Column; 4] = [
+    user::Column::Id,
+    user::Column::AccountId,
+    user::Column::Role,
+    user::Column::CustomRoleId,
+];
+
+/// A client's user: id, account id, role, custom role id and account URL.
+type TokenUser = (Uuid, Uuid, Role, Option<Uuid>, String);
+
 /// A token just issued.
 #[derive(Debug, Clone)]
 pub struct IssuedToken {
@@ -83,13 +94,8 @@ impl Authenticator {
             .select_only()
             .column(api_client::Column::SecretHash)
             .column(api_client::Column::Revoked)
-            .columns([
-                user::Column::Active,
-                user::Column::Id,
-                user::Column::AccountId,
-                user::Column::Role,
-                user::Column::CustomRoleId,
-            ])
+            .column(user::Column::Active)
+            .columns(USER_COLUMNS)
             .column(account::Column::Url)
             .join(JoinType::InnerJoin, api_client::Relation::User.def())
             .join(JoinType::InnerJoin, user::Relation::Account.def())
@@ -106,16 +112,8 @@ impl Authenticator {
             return Err(self.refuse(throttle_key));
         };
         self.throttle.record_success(&throttle_key);
-        let login = lookup::Login {
-            account_id,
-            account_url,
-            user_id,
-            password_hash: String::new(),
-            role,
-            custom_role_id,
-            active: true,
-        };
-        let caller = lookup::load_caller(&self.db, login, None, &self.revision).await?;
+        let user = (user_id, account_id, role, custom_role_id, account_url);
+        let (_, rights) = self.caller_with_rights(user, None).await?;
         let access_token = new_secret();
         let now = unix_now();
         // Expired tokens go as new ones come, by the expiry index; nothing else reads them.
@@ -127,7 +125,7 @@ impl Authenticator {
             token_hash: Set(secret_hash(&access_token)),
             client_id: Set(client_id),
             expires_at: Set(now.saturating_add(TOKEN_LIFETIME.as_secs() as i64)),
-            rights: Set(rights_fingerprint(custom_role_id, &caller)),
+            rights: Set(rights),
         })
         .exec(&self.db)
         .await?;
@@ -154,10 +152,7 @@ impl Authenticator {
         let row = api_token::Entity::find_by_id(token_hash.clone())
             .select_only()
             .column(api_token::Column::Rights)
-            .column(user::Column::Id)
-            .column(user::Column::AccountId)
-            .column(user::Column::Role)
-            .column(user::Column::CustomRoleId)
+            .columns(USER_COLUMNS)
             .column(account::Column::Url)
             .join(JoinType::InnerJoin, api_token::Relation::ApiClient.def())
             .join(JoinType::InnerJoin, api_client::Relation::User.def())
@@ -168,9 +163,26 @@ impl Authenticator {
             .into_tuple::<(String, Uuid, Uuid, Role, Option<Uuid>, String)>()
             .one(&self.db)
             .await?;
-        let Some((rights, user_id, account_id, role, custom_role_id, account_url)) = row else {
+        let Some((issued_for, user_id, account_id, role, custom_role_id, account_url)) = row else {
             return Err(ServiceError::Unauthenticated);
         };
+        let user = (user_id, account_id, role, custom_role_id, account_url);
+        let (caller, rights) = self.caller_with_rights(user, request_id).await?;
+        if !constant_time_eq(issued_for.as_bytes(), rights.as_bytes()) {
+            api_token::Entity::delete_by_id(token_hash)
+                .exec(&self.db)
+                .await?;
+            return Err(ServiceError::Unauthenticated);
+        }
+        Ok(caller)
+    }
+
+    /// The caller an active user is, with the fingerprint of its rights.
+    async fn caller_with_rights(
+        &self,
+        (user_id, account_id, role, custom_role_id, account_url): TokenUser,
+        request_id: Option<String>,
+    ) -> ServiceResult<(Caller, String)> {
         let login = lookup::Login {
             account_id,
             account_url,
@@ -181,16 +193,8 @@ impl Authenticator {
             active: true,
         };
         let caller = lookup::load_caller(&self.db, login, request_id, &self.revision).await?;
-        if !constant_time_eq(
-            rights.as_bytes(),
-            rights_fingerprint(custom_role_id, &caller).as_bytes(),
-        ) {
-            api_token::Entity::delete_by_id(token_hash)
-                .exec(&self.db)
-                .await?;
-            return Err(ServiceError::Unauthenticated);
-        }
-        Ok(caller)
+        let rights = rights_fingerprint(custom_role_id, &caller);
+        Ok((caller, rights))
     }
 }
 

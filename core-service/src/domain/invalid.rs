@@ -64,6 +64,12 @@ pub enum Reason {
     NotPrintableAscii,
     /// Header values are trimmed, so the edges of a password would be lost.
     PaddedWithSpaces,
+    /// A secret must be sendable as a form field or header without escaping surprises.
+    NotVisibleAsciiSecret,
+    /// A random secret of that length uses many different characters.
+    TooFewDistinctCharacters {
+        min: usize,
+    },
     NotADateTime {
         raw: String,
     },
@@ -125,6 +131,14 @@ impl fmt::Display for Invalid {
             Reason::PaddedWithSpaces => write!(
                 f,
                 "{field} must not start or end with a space, as header values are trimmed"
+            ),
+            Reason::NotVisibleAsciiSecret => write!(
+                f,
+                "{field} must consist of visible ASCII characters (no spaces)"
+            ),
+            Reason::TooFewDistinctCharacters { min } => write!(
+                f,
+                "{field} must use at least {min} different characters, as a random secret does"
             ),
             Reason::NotADateTime { raw } => write!(
                 f,

@@ -7,12 +7,15 @@
 //!   and id lists with their one limit ([`ids::MAX_LIST_IDS`]).
 //! - [`account_url`]: [`account_url::AccountUrl`], the one stored form of an account URL.
 //! - [`login`]: [`login::Login`] (with [`login::email_key`]) and [`login::PlainPassword`].
+//! - [`client_secret`]: [`client_secret::ClientSecret`], an API client's secret as an import
+//!   document gives it.
 //! - [`text`]: bounded required text ([`text::required_text`]) and descriptions.
 //! - [`names`]: department names and codes, group names.
 //! - [`content`]: [`content::AddedDate`] and [`content::ViewUrl`] of content items.
 //! - [`roles`]: built-in roles and custom-role permissions.
 
 pub mod account_url;
+pub mod client_secret;
 pub mod content;
 pub mod ids;
 pub mod invalid;

@@ -45,6 +45,8 @@ pub struct AccountEntry {
     pub enrollments: Vec<EnrollmentEntry>,
     #[serde(default)]
     pub points: Vec<PointsEntry>,
+    #[serde(default)]
+    pub api_clients: Vec<ApiClientEntry>,
 }
 
 /// The account's root department: it has no parent, and none can be given.
@@ -180,6 +182,27 @@ pub struct PointsEntry {
     pub points: i64,
 }
 
+/// An API client (contract section 12), acting as `userId`, a user of the same account. The
+/// secret is chosen by whoever writes the document; only its hash is stored.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiClientEntry {
+    pub client_id: String,
+    pub client_secret: String,
+    pub user_id: String,
+}
+
+/// Secrets never appear in `Debug` output.
+impl fmt::Debug for ApiClientEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ApiClientEntry")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &"<redacted>")
+            .field("user_id", &self.user_id)
+            .finish()
+    }
+}
+
 /// The formats a document file may have, chosen by its extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
@@ -264,7 +287,10 @@ mod tests {
             "rootDepartment": {"id": "0191a000-0000-7000-8000-000000000001", "name": "Acme"},
             "users": [{"id": "0191a000-0000-7000-8000-000000000002", "email": "o@acme.example.com",
                        "password": "pw", "role": "account_owner",
-                       "departmentId": "0191a000-0000-7000-8000-000000000001"}]
+                       "departmentId": "0191a000-0000-7000-8000-000000000001"}],
+            "apiClients": [{"clientId": "0191a000-0000-7000-8000-000000000003",
+                            "clientSecret": "s3cr3t-s3cr3t-s3cr3t-s3cr3t-s3cr3t",
+                            "userId": "0191a000-0000-7000-8000-000000000002"}]
         }]
     }"#;
 
@@ -319,6 +345,7 @@ mod tests {
         let doc = ImportDocument::from_json(MINIMAL).unwrap();
         let debug = format!("{doc:?}");
         assert!(!debug.contains("\"pw\""), "{debug}");
+        assert!(!debug.contains("s3cr3t"), "{debug}");
         assert!(debug.contains("<redacted>"));
     }
 }

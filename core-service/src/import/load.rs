@@ -29,7 +29,10 @@ use crate::{
     auth::password::PasswordHasher,
     db::{audit, bulk, rows::insert_rows},
     domain::account_url::scheme_spellings,
-    entities::{account, content_item, custom_role, department, enrollment, group, project, user},
+    entities::{
+        account, api_client, content_item, custom_role, department, enrollment, group, project,
+        user,
+    },
 };
 
 /// How much an import wrote.
@@ -47,6 +50,7 @@ pub struct ImportSummary {
     pub enrollments: usize,
     /// Users given points.
     pub points: usize,
+    pub api_clients: usize,
 }
 
 impl ImportSummary {
@@ -61,6 +65,7 @@ impl ImportSummary {
             content_items: account.content_items.len(),
             enrollments: account.enrollments.len(),
             points: account.points.len(),
+            api_clients: account.api_clients.len(),
         }
     }
 
@@ -74,6 +79,7 @@ impl ImportSummary {
         self.content_items += other.content_items;
         self.enrollments += other.enrollments;
         self.points += other.points;
+        self.api_clients += other.api_clients;
     }
 }
 
@@ -90,6 +96,7 @@ impl fmt::Display for ImportSummary {
             (self.content_items, "content item", "content items"),
             (self.enrollments, "enrollment", "enrollments"),
             (self.points, "points entry", "points entries"),
+            (self.api_clients, "API client", "API clients"),
         ];
         for (index, (count, one, many)) in counts.into_iter().enumerate() {
             let separator = if index == 0 { "" } else { ", " };
@@ -265,6 +272,7 @@ async fn write(
     insert_rows(txn, &tables::CONTENT_ITEMS, tables::content_items(plan), w).await?;
     insert_rows(txn, &tables::ENROLLMENTS, tables::enrollments(plan, now), w).await?;
     insert_rows(txn, &tables::POINTS, tables::user_points(plan), w).await?;
+    insert_rows(txn, &tables::API_CLIENTS, tables::api_clients(plan, now), w).await?;
     insert_rows(
         txn,
         &audit::TABLE,
@@ -325,6 +333,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
     taken.extend(existing::<project::Entity, _>(conn, project::Column::Id, ids()).await?);
     taken.extend(existing::<content_item::Entity, _>(conn, content_item::Column::Id, ids()).await?);
     taken.extend(existing::<enrollment::Entity, _>(conn, enrollment::Column::Id, ids()).await?);
+    taken.extend(existing::<api_client::Entity, _>(conn, api_client::Column::Id, ids()).await?);
     // The first in document order, as a person reading the file would meet it.
     let first = taken
         .into_iter()
@@ -481,11 +490,12 @@ mod tests {
             content_items: 2,
             enrollments: 3,
             points: 1,
+            api_clients: 2,
         };
         assert_eq!(
             summary.to_string(),
             "1 account, 4 departments, 0 custom roles, 1 user, 2 groups, 1 project, \
-             2 content items, 3 enrollments, 1 points entry"
+             2 content items, 3 enrollments, 1 points entry, 2 API clients"
         );
     }
 }

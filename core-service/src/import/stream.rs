@@ -6,7 +6,7 @@
 //! position as when it is read whole, before any rule is checked. It also notes which
 //! lists each account gives, in which order. The second pass checks the entries in the
 //! validator's order (departments, custom roles, users, groups, projects, content
-//! items, enrollments, points): a list that arrives in that order is checked entry by
+//! items, enrollments, points, API clients): a list that arrives in that order is checked entry by
 //! entry as it is read; one that arrives early is held until its turn. Documents written
 //! in the contract's order (as the export and the world generator write them) are thus
 //! checked in one streaming walk, and every document gets the same first refusal as
@@ -30,8 +30,8 @@ use serde::de::{
 use super::{
     ImportError,
     document::{
-        ContentItemEntry, CustomRoleEntry, DepartmentEntry, EnrollmentEntry, GroupEntry,
-        PointsEntry, ProjectEntry, RootDepartmentEntry, UserEntry,
+        ApiClientEntry, ContentItemEntry, CustomRoleEntry, DepartmentEntry, EnrollmentEntry,
+        GroupEntry, PointsEntry, ProjectEntry, RootDepartmentEntry, UserEntry,
     },
     error::Cause,
     validate::{AccountCheck, ListSizes, Plan, Validator},
@@ -51,6 +51,7 @@ enum Key {
     ContentItems,
     Enrollments,
     Points,
+    ApiClients,
 }
 
 const ACCOUNT_FIELDS: &[&str] = &[
@@ -65,6 +66,7 @@ const ACCOUNT_FIELDS: &[&str] = &[
     "contentItems",
     "enrollments",
     "points",
+    "apiClients",
 ];
 
 impl Key {
@@ -81,6 +83,7 @@ impl Key {
             "contentItems" => Key::ContentItems,
             "enrollments" => Key::Enrollments,
             "points" => Key::Points,
+            "apiClients" => Key::ApiClients,
             _ => return None,
         })
     }
@@ -136,7 +139,8 @@ struct Shape {
     /// Its keys in document order.
     keys: Vec<Key>,
     sizes: ListSizes,
-    /// Entries of its other lists (custom roles, groups, projects), which give ids too.
+    /// Entries of its other lists (custom roles, groups, projects, API clients), which give
+    /// ids too.
     other_entries: usize,
 }
 
@@ -161,7 +165,9 @@ impl Shape {
             Key::ContentItems => sizes.content_items = entries,
             Key::Enrollments => sizes.enrollments = entries,
             Key::Points => sizes.points = entries,
-            Key::CustomRoles | Key::Groups | Key::Projects => self.other_entries += entries,
+            Key::CustomRoles | Key::Groups | Key::Projects | Key::ApiClients => {
+                self.other_entries += entries
+            }
             Key::Id | Key::Url | Key::RootDepartment => {}
         }
     }
@@ -329,6 +335,7 @@ struct Held {
     content_items: Option<Vec<ContentItemEntry>>,
     enrollments: Option<Vec<EnrollmentEntry>>,
     points: Option<Vec<PointsEntry>>,
+    api_clients: Option<Vec<ApiClientEntry>>,
 }
 
 impl AccountWalk {
@@ -390,6 +397,7 @@ impl AccountWalk {
                 Key::Projects => replay!(projects, project),
                 Key::ContentItems => replay!(content_items, content_item),
                 Key::Enrollments => replay!(enrollments, enrollment),
+                Key::ApiClients => replay!(api_clients, api_client),
                 Key::Points => {
                     let Some(items) = self.held.points.take() else {
                         return Ok(());
@@ -524,6 +532,7 @@ fn read_and_drop<'de, A: MapAccess<'de>>(map: &mut A, key: Key) -> Result<usize,
         Key::ContentItems => return count::<ContentItemEntry, A>(map),
         Key::Enrollments => return count::<EnrollmentEntry, A>(map),
         Key::Points => return count::<PointsEntry, A>(map),
+        Key::ApiClients => return count::<ApiClientEntry, A>(map),
     }
     Ok(0)
 }
@@ -570,6 +579,7 @@ fn receive<'de, A: MapAccess<'de>>(
         Key::Projects => list!(ProjectEntry, projects, project),
         Key::ContentItems => list!(ContentItemEntry, content_items, content_item),
         Key::Enrollments => list!(EnrollmentEntry, enrollments, enrollment),
+        Key::ApiClients => list!(ApiClientEntry, api_clients, api_client),
         Key::Points => {
             if in_turn {
                 let Some(check) = walk.check.as_mut() else {

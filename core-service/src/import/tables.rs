@@ -405,6 +405,39 @@ pub(super) fn user_points(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ 
     )
 }
 
+pub(super) const API_CLIENTS: Table<6> = Table {
+    name: "api_clients",
+    columns: [
+        "id",
+        "account_id",
+        "user_id",
+        "secret_hash",
+        "revoked",
+        "created_at",
+    ],
+    pg_types: ["uuid", "uuid", "uuid", "text", "bool", "timestamptz"],
+};
+
+pub(super) fn api_clients(
+    plan: &Plan,
+    now: DateTime<Utc>,
+) -> impl Iterator<Item = [Value; 6]> + '_ {
+    per_account(
+        plan,
+        |account| &account.api_clients,
+        move |account_id, row| {
+            [
+                id(row.id),
+                id(account_id),
+                id(row.user_id),
+                text(&row.secret_hash),
+                Value::from(false),
+                Value::from(now),
+            ]
+        },
+    )
+}
+
 /// One row per account, by nobody, with what the import wrote into it.
 pub(super) fn audit_log(plan: &Plan, now: DateTime<Utc>) -> impl Iterator<Item = [Value; 10]> + '_ {
     plan.accounts.iter().map(move |account| {

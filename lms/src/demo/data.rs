@@ -273,6 +273,8 @@ pub fn demo_account() -> DemoAccount {
             points(ids::TRAINER, 35),
             points(ids::DEPT_ADMIN, 12),
         ],
+        // A published secret would be no secret: the demo's clients are made over the RPC.
+        api_clients: Vec::new(),
     };
 
     DemoAccount {

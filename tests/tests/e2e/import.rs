@@ -11,9 +11,9 @@ use lms::demo::{DEMO_ACCOUNT_URL, DEMO_PASSWORD, demo_account};
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     entities::{
-        account, audit_log, content_item, custom_role, custom_role_permission, department,
-        department_closure, enrollment, group, group_member, project, project_author, user,
-        user_managed_department, user_points,
+        account, api_client, audit_log, content_item, custom_role, custom_role_permission,
+        department, department_closure, enrollment, group, group_member, project, project_author,
+        user, user_managed_department, user_points,
     },
     import::{ImportDocument, ImportError, ImportSummary, import_document, import_file},
 };
@@ -35,6 +35,7 @@ on_both_backends!(TestConnection =>
     a_login_repeated_in_another_case_is_refused_and_nothing_changes,
     an_id_already_in_the_database_is_refused_and_nothing_changes,
     an_account_url_already_present_is_refused_and_nothing_changes,
+    bad_api_clients_are_refused_naming_the_field_and_nothing_changes,
     a_large_document_is_written_in_chunks,
     a_failure_in_the_middle_of_the_writes_leaves_nothing_behind,
 );
@@ -70,7 +71,11 @@ mod acme {
     pub(crate) const SECRET: &str = "0193a000-0000-7000-8000-000000000502";
     pub(crate) const LEARNER_WELCOME: &str = "0193a000-0000-7000-8000-000000000601";
     pub(crate) const TRAINER_SECRET: &str = "0193a000-0000-7000-8000-000000000602";
+    pub(crate) const SYNC_CLIENT: &str = "0193a000-0000-7000-8000-000000000701";
 }
+
+/// The secret of Acme's API client: 128 random bits, as hex.
+const CLIENT_SECRET: &str = "3f1c9a7be0d24856a1f09c3e7b5d2e4f";
 
 mod globex {
     pub(crate) const ROOT: &str = "0193b000-0000-7000-8000-000000000001";
@@ -128,7 +133,9 @@ fn document() -> Value {
                 {"id": a::LEARNER_WELCOME, "learnerId": a::LEARNER, "contentItemId": a::WELCOME},
                 {"id": a::TRAINER_SECRET, "learnerId": a::TRAINER, "contentItemId": a::SECRET}
             ],
-            "points": [{"userId": a::LEARNER, "points": 421}, {"userId": a::OWNER, "points": 0}]
+            "points": [{"userId": a::LEARNER, "points": 421}, {"userId": a::OWNER, "points": 0}],
+            "apiClients": [{"clientId": a::SYNC_CLIENT, "clientSecret": CLIENT_SECRET,
+                            "userId": a::DEPT_ADMIN}]
         },
         {
             "url": "https://globex.example.com",
@@ -150,6 +157,7 @@ const EXPECTED_SUMMARY: ImportSummary = ImportSummary {
     content_items: 2,
     enrollments: 2,
     points: 2,
+    api_clients: 1,
 };
 
 mod initech {
@@ -227,6 +235,7 @@ async fn snapshot(db: &DatabaseConnection) -> Vec<(&'static str, Vec<String>)> {
         ("enrollments", rows::<enrollment::Entity>(db).await),
         ("user_points", rows::<user_points::Entity>(db).await),
         ("audit_log", rows::<audit_log::Entity>(db).await),
+        ("api_clients", rows::<api_client::Entity>(db).await),
     ]
 }
 
@@ -326,6 +335,20 @@ async fn assert_lands_completely(db: &DatabaseConnection) {
     assert_eq!(count::<enrollment::Entity>(db).await, 2);
     assert_eq!(count::<user_points::Entity>(db).await, 2);
     assert_eq!(count::<audit_log::Entity>(db).await, 2);
+    // The client acts as its user; its secret is stored as the RPC-made clients' are.
+    let client = api_client::Entity::find_by_id(id(a::SYNC_CLIENT))
+        .one(db)
+        .await
+        .expect("read")
+        .expect("the API client landed");
+    assert_eq!(
+        (client.account_id, client.user_id, client.revoked),
+        (id(a::ACCOUNT), id(a::DEPT_ADMIN), false)
+    );
+    assert_eq!(
+        client.secret_hash,
+        lms_core::auth::tokens::secret_hash(CLIENT_SECRET)
+    );
 
     // The account URL is stored normalized, the given id kept, the revision at 0.
     let acme = account::Entity::find_by_id(id(a::ACCOUNT))
@@ -610,6 +633,79 @@ async fn an_account_url_already_present_is_refused_and_nothing_changes(db: &Data
         "already exists (either scheme names it)",
     )
     .await;
+}
+
+async fn bad_api_clients_are_refused_naming_the_field_and_nothing_changes(db: &DatabaseConnection) {
+    seed(db).await;
+    let entry = |client: &str| format!("accounts[0].apiClients[0] (clientId \"{client}\")");
+    let client = "0193c000-0000-7000-8000-000000000701";
+    let good = json!({"clientId": client, "clientSecret": CLIENT_SECRET, "userId": initech::PETER});
+    let with = |field: &str, value: Value| {
+        let mut client = good.clone();
+        client[field] = value;
+        let mut document = another_document();
+        document["accounts"][0]["apiClients"] = json!([client]);
+        document
+    };
+    let cases = [
+        (
+            with("clientId", json!("sync")),
+            entry("sync"),
+            "clientId \"sync\" is not a UUID",
+        ),
+        (
+            with("clientId", json!(initech::B)),
+            entry(initech::B),
+            "used twice in the document",
+        ),
+        (
+            with("clientId", json!(acme::SYNC_CLIENT)),
+            entry(acme::SYNC_CLIENT),
+            "already used in the database",
+        ),
+        (
+            with("clientSecret", json!("0123456789abcdef")),
+            entry(client),
+            "clientSecret must be at least 32 characters",
+        ),
+        (
+            with("clientSecret", json!("ab".repeat(20))),
+            entry(client),
+            "clientSecret must use at least 8 different characters",
+        ),
+        (
+            with("clientSecret", json!(format!("{CLIENT_SECRET} and more"))),
+            entry(client),
+            "clientSecret must consist of visible ASCII characters",
+        ),
+        (
+            with("userId", json!(acme::DEPT_ADMIN)),
+            entry(client),
+            "userId \"0193a000-0000-7000-8000-000000000202\" names no user of this account",
+        ),
+        (
+            with("userId", json!("peter")),
+            entry(client),
+            "userId \"peter\" is not a UUID",
+        ),
+    ];
+    for (broken, entry, problem) in cases {
+        assert_refused(db, broken, &entry, problem).await;
+    }
+    // The secret is never echoed, whatever is wrong with it.
+    let err = import_document(
+        db,
+        parse(with("clientSecret", json!("tooshort"))),
+        &hasher(),
+    )
+    .await
+    .expect_err("refused");
+    assert!(!err.to_string().contains("tooshort"), "{err}");
+    // A misspelt field is a parse error, not a default.
+    let mut broken = with("clientSecret", json!(CLIENT_SECRET));
+    broken["accounts"][0]["apiClients"][0]["secret"] = json!(CLIENT_SECRET);
+    let err = serde_json::from_value::<ImportDocument>(broken).expect_err("unknown field");
+    assert!(err.to_string().contains("unknown field `secret`"), "{err}");
 }
 
 /// More rows than one statement may bind parameters for, on either backend.

@@ -2,14 +2,18 @@
 //! `docs/spec/clients.md` use them: `POST /api/v3/token` with a form body, then the token as
 //! `Authorization: Bearer <token>` or as the raw `Authorization: <token>`.
 
-use lms_core::entities::{api_client, api_token, custom_role_permission};
+use lms_core::{
+    auth::PasswordHasher,
+    entities::{api_client, api_token, custom_role_permission},
+    import::import_document,
+};
 use lms_proto::{
     metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
     v1::{self as pb, directory_service_client::DirectoryServiceClient},
 };
 use lms_tests::{
     Reply, TestStack, on_both_backends,
-    stack::StackOptions,
+    stack::{StackOptions, TEST_POLICY},
     world::{self, Login, acme},
 };
 use sea_orm::{
@@ -26,6 +30,7 @@ on_both_backends!(
     a_scope_change_ends_the_token,
     changes_that_keep_the_rights_keep_the_token,
     the_token_endpoint_answers_json_whatever_accept_says,
+    a_client_of_the_import_document_gets_a_token,
     wrong_secrets_are_throttled_per_client,
     only_owners_and_administrators_manage_api_clients,
     secrets_and_tokens_are_stored_only_as_hashes,
@@ -521,6 +526,56 @@ async fn the_token_endpoint_answers_json_whatever_accept_says(stack: &TestStack)
         .await;
         assert_eq!(reply.status, negotiated, "{accept}: {}", reply.body);
     }
+}
+
+/// An API client given by the import document (contract section 12) exchanges the secret the
+/// document gave for a token, and acts as its user; the secret is stored only as a hash.
+async fn a_client_of_the_import_document_gets_a_token(stack: &TestStack) {
+    const ROOT: &str = "0191c000-0000-7000-8000-000000000001";
+    const OWNER: &str = "0191c000-0000-7000-8000-000000000201";
+    const LEARNER: &str = "0191c000-0000-7000-8000-000000000202";
+    const CLIENT: &str = "0191c000-0000-7000-8000-000000000701";
+    const SECRET: &str = "c0ffee5e7a1b2c3d4e5f60718293a4b5";
+    let document = json!({"accounts": [{
+        "url": "https://initech.example.com",
+        "rootDepartment": {"id": ROOT, "name": "Initech"},
+        "users": [
+            {"id": OWNER, "email": "owner@initech.example.com", "password": world::PASSWORD,
+             "role": "account_owner", "departmentId": ROOT},
+            {"id": LEARNER, "email": "peter@initech.example.com", "password": world::PASSWORD,
+             "role": "learner", "departmentId": ROOT}
+        ],
+        "points": [{"userId": LEARNER, "points": 7}],
+        "apiClients": [{"clientId": CLIENT, "clientSecret": SECRET, "userId": OWNER}]
+    }]});
+    let document = serde_json::from_value(document).expect("a document");
+    let hasher = PasswordHasher::new(TEST_POLICY).expect("policy");
+    import_document(stack.db(), document, &hasher)
+        .await
+        .expect("the document imports");
+
+    let reply = post_form(
+        stack,
+        "/index.php/api/v3/token",
+        &grant(CLIENT, "c0ffee-but-not-the-secret"),
+    )
+    .await;
+    assert_eq!(
+        (reply.status, json_of(&reply)),
+        (401, json!({"error": "invalid_client"}))
+    );
+    let token = token_for(stack, CLIENT, SECRET).await;
+    let points = get_json(stack, "/gamification/points", &format!("Bearer {token}")).await;
+    assert_eq!(points.status, 200, "{}", points.body);
+    assert_eq!(
+        json_of(&points),
+        json!([{"userId": OWNER, "points": 0}, {"userId": LEARNER, "points": 7}])
+    );
+    let stored = stack.snapshot().await;
+    assert!(
+        !stored.contains(SECRET),
+        "the secret is stored in plain text"
+    );
 }
 
 async fn wrong_secrets_are_throttled_per_client(stack: &TestStack) {

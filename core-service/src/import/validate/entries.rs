@@ -24,6 +24,7 @@ pub(crate) enum List {
     Projects,
     ContentItems,
     Enrollments,
+    ApiClients,
 }
 
 impl List {
@@ -38,6 +39,7 @@ impl List {
             List::Projects => "projects",
             List::ContentItems => "contentItems",
             List::Enrollments => "enrollments",
+            List::ApiClients => "apiClients",
         }
     }
 }
@@ -130,6 +132,13 @@ fn rebuilt(id: Uuid, place: Place) -> Option<String> {
     match place.list {
         List::Account | List::Users => None,
         List::RootDepartment => Some(format!("accounts[{account}].rootDepartment (id \"{id}\")")),
+        List::ApiClients => Some(label(
+            account,
+            List::ApiClients.key(),
+            place.index as usize,
+            "clientId",
+            &id,
+        )),
         list => Some(label(account, list.key(), place.index as usize, "id", &id)),
     }
 }

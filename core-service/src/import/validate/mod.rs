@@ -6,7 +6,7 @@
 //! account URL already taken?) is checked by the loader, inside its transaction.
 //!
 //! The checks take one entry at a time, in one fixed order (departments, custom roles,
-//! users, groups, projects, content items, enrollments, points), so a document read as
+//! users, groups, projects, content items, enrollments, points, API clients), so a document read as
 //! a stream is checked as it arrives and gives the same first refusal as a whole one.
 //!
 //! Layout:
@@ -15,12 +15,14 @@
 //! - `plan`: the rows.
 //! - `entries`: every id with the place of its entry, compact.
 //! - `departments`, `users` (custom roles, users, passwords), `groups`, `content`
-//!   (projects, content items), `enrollments` (enrollments, points): one list each.
+//!   (projects, content items), `enrollments` (enrollments, points), `api_clients`: one
+//!   list each.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use uuid::Uuid;
 
+mod api_clients;
 mod content;
 mod departments;
 mod enrollments;
@@ -137,6 +139,7 @@ impl Validator {
                 content_items: Vec::new(),
                 enrollments: Vec::new(),
                 points: Vec::new(),
+                api_clients: Vec::new(),
             },
             known: Known::default(),
             logins: HashMap::new(),
@@ -252,6 +255,9 @@ impl AccountCheck {
         }
         for (i, points) in account.points.iter().enumerate() {
             self.points(i, points)?;
+        }
+        for (i, client) in account.api_clients.iter().enumerate() {
+            self.api_client(validator, i, client)?;
         }
         Ok(())
     }

@@ -50,6 +50,7 @@ pub(crate) struct AccountPlan {
     pub(crate) content_items: Vec<ContentItemRow>,
     pub(crate) enrollments: Vec<EnrollmentRow>,
     pub(crate) points: Vec<PointsRow>,
+    pub(crate) api_clients: Vec<ApiClientRow>,
 }
 
 impl AccountPlan {
@@ -75,6 +76,7 @@ impl AccountPlan {
             + self.content_items.len()
             + self.enrollments.len()
             + self.points.len()
+            + self.api_clients.len()
     }
 }
 
@@ -161,4 +163,13 @@ pub(crate) struct EnrollmentRow {
 pub(crate) struct PointsRow {
     pub(crate) user_id: Uuid,
     pub(crate) points: i64,
+}
+
+/// An API client; its secret is hashed as soon as it is checked and never kept.
+#[derive(Debug)]
+pub(crate) struct ApiClientRow {
+    pub(crate) id: Uuid,
+    pub(crate) user_id: Uuid,
+    /// SHA-256 of the secret, as the RPC-made clients store it.
+    pub(crate) secret_hash: String,
 }
