@@ -463,6 +463,22 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         panic!("the import must see a conflict");
     };
     assert_eq!(message, "An account with this URL already exists.");
+    // Either scheme names one account, so the other scheme collides too (an import that
+    // raced another past its checks gets the same conflict).
+    let other_scheme = account::ActiveModel {
+        id: Set(id()),
+        url: Set("http://acme.example.com".to_owned()),
+        revision: NotSet,
+        created_at: Set(at(0)),
+    }
+    .insert(db)
+    .await
+    .expect_err("a second account with the same URL under the other scheme");
+    assert_eq!(unique_violation(&other_scheme), Some(UniqueKey::AccountUrl));
+    let ImportError::Conflict(message) = ImportError::from(other_scheme) else {
+        panic!("the import must see a conflict");
+    };
+    assert_eq!(message, "An account with this URL already exists.");
 
     let same_login = user::ActiveModel {
         id: Set(id()),

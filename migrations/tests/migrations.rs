@@ -37,6 +37,7 @@ const TABLES: &[&str] = &[
 /// The named indexes of the data model, as (table, index, unique).
 const INDEXES: &[(&str, &str, bool)] = &[
     ("accounts", "uq_accounts_url", true),
+    ("accounts", "uq_accounts_url_key", true),
     ("departments", "idx_departments_account_id", false),
     ("departments", "idx_departments_parent_id", false),
     (
@@ -348,12 +349,73 @@ async fn role_check_steps_down_and_up(db: &DatabaseConnection) {
     assert_role_values_checked(db).await;
 }
 
+/// Accounts that differ only by scheme stop the URL-key migration, named, with nothing
+/// changed; once one is renamed it goes through, and the index refuses such twins after.
+async fn url_key_twins_are_named(db: &DatabaseConnection) {
+    let migrations = Migrator::migrations();
+    let position = migrations
+        .iter()
+        .position(|m| m.name() == "m20261123_000010_account_url_keys")
+        .expect("the URL-key migration is listed");
+    let steps = u32::try_from(migrations.len() - position).expect("few migrations");
+    Migrator::down(db, Some(steps))
+        .await
+        .expect("step down the URL key");
+    let insert = |id: &str, url: &str| {
+        format!(
+            "INSERT INTO accounts (id, url, revision, created_at) \
+             VALUES ('{id}', '{url}', 0, '2026-11-23 06:34:57+00:00')"
+        )
+    };
+    let twin = "0192a000-0000-7000-8000-000000000009";
+    for statement in [
+        insert(ACCOUNT, "https://acme.example.com"),
+        insert(twin, "http://acme.example.com"),
+    ] {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+    let refused = Migrator::up(db, None)
+        .await
+        .expect_err("twins cannot take the index");
+    assert!(
+        refused
+            .to_string()
+            .contains("http://acme.example.com and https://acme.example.com"),
+        "{refused}"
+    );
+    assert!(
+        !indexes(db)
+            .await
+            .iter()
+            .any(|(_, name, _)| name == "uq_accounts_url_key")
+    );
+    db.execute_unprepared(&format!(
+        "UPDATE accounts SET url = 'http://acme-old.example.com' WHERE id = '{twin}'"
+    ))
+    .await
+    .expect("rename the twin");
+    Migrator::up(db, None)
+        .await
+        .expect("up once the twin is renamed");
+    assert_full_schema(db).await;
+    let refused = db
+        .execute_unprepared(&insert(USER, "http://acme.example.com"))
+        .await
+        .expect_err("the index refuses a twin");
+    assert!(
+        refused.to_string().contains("uq_accounts_url_key"),
+        "{refused}"
+    );
+    clear(db).await;
+}
+
 /// Up, all the way down, up again; the schema is complete after each up and empty after down.
 async fn round_trip(db: &DatabaseConnection) {
     Migrator::up(db, None).await.expect("first up");
     assert_full_schema(db).await;
     assert_role_values_checked(db).await;
     role_check_steps_down_and_up(db).await;
+    url_key_twins_are_named(db).await;
     // Up again is a no-op.
     Migrator::up(db, None).await.expect("repeated up");
 

@@ -34,13 +34,13 @@ pub(super) struct Login {
 /// The user behind (account URL, login), in one indexed query: this runs for every login
 /// not answered from memory (and after every change to users, for every remembered one),
 /// so it must stay one round trip. The account is looked up under both schemes (contract
-/// section 2); should both exist, the one spelt as sent wins.
+/// section 2); at most one can exist (`uq_accounts_url_key`).
 pub(super) async fn find_login(
     db: &DatabaseConnection,
     account_url: &str,
     email_key: &str,
 ) -> ServiceResult<Option<Login>> {
-    let rows = user::Entity::find()
+    let row = user::Entity::find()
         .select_only()
         .columns([
             user::Column::Id,
@@ -54,15 +54,9 @@ pub(super) async fn find_login(
         .inner_join(account::Entity)
         .filter(account::Column::Url.is_in(scheme_spellings(account_url)))
         .filter(user::Column::EmailKey.eq(email_key))
-        .limit(2)
         .into_tuple::<(Uuid, Uuid, String, Role, Option<Uuid>, bool, String)>()
-        .all(db)
+        .one(db)
         .await?;
-    let exact = rows
-        .iter()
-        .position(|row| row.6 == account_url)
-        .unwrap_or(0);
-    let row = rows.into_iter().nth(exact);
     Ok(row.map(
         |(user_id, account_id, password_hash, role, custom_role_id, active, url)| Login {
             account_id,

@@ -15,7 +15,7 @@ use crate::{error::ServiceError, import::ImportError};
 /// The unique key a write collided with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UniqueKey {
-    /// `uq_accounts_url`.
+    /// `uq_accounts_url`, or `uq_accounts_url_key` (the same URL under the other scheme).
     AccountUrl,
     /// `uq_users_account_id_email_key`.
     UserLogin,
@@ -24,9 +24,14 @@ pub enum UniqueKey {
 }
 
 /// How each named unique key shows in the error: PostgreSQL names the index, SQLite
-/// lists its columns.
-const NAMED_KEYS: [(UniqueKey, &str, &str); 2] = [
+/// lists its columns (or, for an index on an expression, names it).
+const NAMED_KEYS: [(UniqueKey, &str, &str); 3] = [
     (UniqueKey::AccountUrl, "uq_accounts_url", "accounts.url"),
+    (
+        UniqueKey::AccountUrl,
+        "uq_accounts_url_key",
+        "index 'uq_accounts_url_key'",
+    ),
     (
         UniqueKey::UserLogin,
         "uq_users_account_id_email_key",
