@@ -12,13 +12,14 @@
 //! - plain groups of 100 members (one per 1,000 users, at least one), a smart group over the
 //!   smart subtree, a custom role;
 //! - 10 projects with 10 content items each, `enrollments_per_user` enrollments of every
-//!   learner in distinct items, and one points row per user.
+//!   learner in distinct items, and one points row per user;
+//! - one API client per role login, all with [`WORLD_CLIENT_SECRET`].
 
 use std::io::{self, Write};
 
 use lms_core::import::document::{
-    ContentItemEntry, CustomRoleEntry, DepartmentEntry, EnrollmentEntry, GroupEntry, PointsEntry,
-    ProjectEntry, RootDepartmentEntry, UserEntry,
+    ApiClientEntry, ContentItemEntry, CustomRoleEntry, DepartmentEntry, EnrollmentEntry,
+    GroupEntry, PointsEntry, ProjectEntry, RootDepartmentEntry, UserEntry,
 };
 use serde::Serialize;
 
@@ -29,6 +30,8 @@ const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 /// The password of every login of a generated account.
 pub const WORLD_PASSWORD: &str = "large-world-password";
+/// The secret of every API client of a generated account.
+pub const WORLD_CLIENT_SECRET: &str = "5e1c7a9b3d2f48e0a6c4b2d8f0e1a3c5";
 
 /// The number of members of the plain group.
 pub const PLAIN_GROUP_MEMBERS: usize = 100;
@@ -68,7 +71,7 @@ impl WorldShape {
     }
 
     /// Rows the import writes for this document (departments with the root, users, group
-    /// members, projects, items, enrollments, points; closure rows not counted).
+    /// members, projects, items, enrollments, points, API clients; closure rows not counted).
     pub fn rows(&self) -> usize {
         1 + self.departments
             + self.users
@@ -77,6 +80,7 @@ impl WorldShape {
             + PROJECTS * ITEMS_PER_PROJECT
             + self.learners() * self.enrollments_per_user.min(PROJECTS * ITEMS_PER_PROJECT)
             + self.users
+            + RoleLogin::ALL.len()
     }
 
     /// Plain groups of [`PLAIN_GROUP_MEMBERS`] members each, the first one [`Ids::plain_group`].
@@ -244,6 +248,10 @@ impl Ids {
     pub fn enrollment(self, user: usize, k: usize) -> Uuid {
         self.id(8, user * 1_000 + k)
     }
+    /// The API client acting as `login`.
+    pub fn api_client(self, login: RoleLogin) -> Uuid {
+        self.id(9, login.user())
+    }
 }
 
 pub fn user_email(user: usize) -> String {
@@ -384,6 +392,14 @@ pub fn write_world(
             points: (user as i64 * 37) % 1_000,
         }),
     )?;
+    doc.list(
+        "apiClients",
+        RoleLogin::ALL.iter().map(|login| ApiClientEntry {
+            client_id: ids.api_client(*login).to_string(),
+            client_secret: WORLD_CLIENT_SECRET.to_owned(),
+            user_id: ids.user(login.user()).to_string(),
+        }),
+    )?;
     doc.raw("}]}")?;
     doc.out.flush()
 }
@@ -429,25 +445,64 @@ impl Call {
         shape: &WorldShape,
         login: RoleLogin,
     ) -> reqwest::Result<u16> {
+        let request = self
+            .request(stack)
+            .header("X-Auth-Account-Url", &shape.account_url)
+            .header("X-Auth-Email", login.email())
+            .header("X-Auth-Password", WORLD_PASSWORD);
+        Self::status(request).await
+    }
+
+    /// Sends the request with `Authorization: Bearer <token>` alone; the HTTP status.
+    pub async fn send_with_token(&self, stack: &TestStack, token: &str) -> reqwest::Result<u16> {
+        let request = self
+            .request(stack)
+            .header("Authorization", format!("Bearer {token}"));
+        Self::status(request).await
+    }
+
+    /// The request without credentials.
+    fn request(&self, stack: &TestStack) -> reqwest::RequestBuilder {
         let url = format!("{}{}", stack.base_url, self.path);
-        let request = match &self.body {
+        match &self.body {
             None => stack.http.get(url),
             Some(body) => stack
                 .http
                 .post(url)
                 .header("Content-Type", "application/xml")
                 .body(format!("{XML_PROLOGUE}{body}")),
-        };
-        let response = request
-            .header("X-Auth-Account-Url", &shape.account_url)
-            .header("X-Auth-Email", login.email())
-            .header("X-Auth-Password", WORLD_PASSWORD)
-            .send()
-            .await?;
+        }
+    }
+
+    async fn status(request: reqwest::RequestBuilder) -> reqwest::Result<u16> {
+        let response = request.send().await?;
         let status = response.status().as_u16();
         response.bytes().await?;
         Ok(status)
     }
+}
+
+/// A token for the API client of `login` in the account `shape` describes.
+pub async fn world_token(stack: &TestStack, shape: &WorldShape, login: RoleLogin) -> String {
+    let form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={WORLD_CLIENT_SECRET}",
+        shape.ids().api_client(login)
+    );
+    let response = stack
+        .http
+        .post(format!("{}/api/v3/token", stack.base_url))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form)
+        .send()
+        .await
+        .expect("the gateway answers");
+    assert_eq!(response.status().as_u16(), 200, "a token for {login:?}");
+    let body = response.bytes().await.expect("an answer");
+    let body: serde_json::Value = serde_json::from_slice(&body).expect("a JSON answer");
+    body["access_token"]
+        .as_str()
+        .expect("an access token")
+        .to_owned()
 }
 
 /// A JSON document written piece by piece.
@@ -517,6 +572,7 @@ mod tests {
         assert_eq!(account.departments.len(), 10);
         assert_eq!(account.enrollments.len(), (300 - 6) * 10);
         assert_eq!(account.points.len(), 300);
+        assert_eq!(account.api_clients.len(), RoleLogin::ALL.len());
         assert_eq!(account.groups.len(), 2);
         assert_eq!(
             account.groups[0].user_ids.as_ref().map(Vec::len),

@@ -5,14 +5,17 @@
 //!
 //! Its own test binary: the statement recorder is this process's `tracing` subscriber.
 
+use lms_core::entities::user;
 use lms_core::{auth::PasswordHasher, import::import_file};
 use lms_tests::{
     Backend, TestStack,
-    large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, world_token, write_world},
     query_plan::{self, BadPlan},
     stack::{StackOptions, TEST_POLICY},
 };
-use sea_orm::ConnectionTrait as _;
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait as _, EntityTrait as _, QueryFilter as _, sea_query::Expr,
+};
 
 /// Users of the account the scenario plays in: enough that a scan costs more than a search.
 const USERS: usize = 5_000;
@@ -64,7 +67,11 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         .await
         .expect("analyse");
 
-    let statements = query_plan::record(play_the_seven_operations(&stack, &shape)).await;
+    let statements = query_plan::record(async {
+        play_the_seven_operations(&stack, &shape).await;
+        play_with_tokens(&stack, &shape).await;
+    })
+    .await;
     // The recorder saw the statements of authentication, the group read, the points read
     // and the enrollment deletion, or it saw nothing worth checking.
     for fragment in [
@@ -72,6 +79,8 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "group_members",
         "user_points",
         "DELETE FROM \"enrollments\"",
+        "api_tokens",
+        "DELETE FROM \"api_tokens\"",
     ] {
         assert!(
             statements
@@ -174,6 +183,43 @@ async fn play_the_seven_operations(stack: &TestStack, shape: &WorldShape) {
             assert!(status < 300, "{login:?} {} answered {status}", call.path);
         }
     }
+}
+
+/// Tokens: issued (with the expired ones cleared), used by a plain and by a scoped role, and
+/// refused and deleted once their user's rights changed.
+async fn play_with_tokens(stack: &TestStack, shape: &WorldShape) {
+    let ids = shape.ids();
+    let group = Call::get(format!("/group/{}", ids.smart_group()));
+    let points = Call::get("/gamification/points");
+    for (login, calls) in [
+        (RoleLogin::Owner, vec![group.clone(), points.clone()]),
+        (
+            RoleLogin::DepartmentAdministrator,
+            vec![group.clone(), points.clone()],
+        ),
+        (RoleLogin::Coordinator, vec![points.clone()]),
+    ] {
+        let token = world_token(stack, shape, login).await;
+        for call in calls {
+            let status = call
+                .send_with_token(stack, &token)
+                .await
+                .expect("the gateway answers");
+            assert!(status < 300, "{login:?} {} answered {status}", call.path);
+        }
+    }
+    let token = world_token(stack, shape, RoleLogin::Publisher).await;
+    user::Entity::update_many()
+        .col_expr(user::Column::Role, Expr::value("author"))
+        .filter(user::Column::Id.eq(ids.user(RoleLogin::Publisher.user())))
+        .exec(stack.db())
+        .await
+        .expect("a role changed by hand");
+    let status = points
+        .send_with_token(stack, &token)
+        .await
+        .expect("the gateway answers");
+    assert_eq!(status, 401, "a token outlived its user's role");
 }
 
 /// The first user, from `from` on, who works in the department administrator's scope.
