@@ -328,17 +328,22 @@ async fn clear(db: &DatabaseConnection) {
     }
 }
 
-/// The check on role values comes and goes with its migration.
-async fn role_check_steps_down_and_up(db: &DatabaseConnection) {
+/// Undoes the migrations from the last one down to `name`, included.
+async fn step_down_through(db: &DatabaseConnection, name: &str) {
     let migrations = Migrator::migrations();
     let position = migrations
         .iter()
-        .position(|m| m.name() == "m20261123_000006_user_role_values")
-        .expect("the role-values migration is listed");
+        .position(|m| m.name() == name)
+        .unwrap_or_else(|| panic!("{name} is listed"));
     let steps = u32::try_from(migrations.len() - position).expect("few migrations");
     Migrator::down(db, Some(steps))
         .await
-        .expect("step down the role check");
+        .unwrap_or_else(|err| panic!("step down through {name}: {err}"));
+}
+
+/// The check on role values comes and goes with its migration.
+async fn role_check_steps_down_and_up(db: &DatabaseConnection) {
+    step_down_through(db, "m20261123_000006_user_role_values").await;
     insert_user(db, USER, "superuser")
         .await
         .expect("without the check, any value is stored");
@@ -352,15 +357,7 @@ async fn role_check_steps_down_and_up(db: &DatabaseConnection) {
 /// Accounts that differ only by scheme stop the URL-key migration, named, with nothing
 /// changed; once one is renamed it goes through, and the index refuses such twins after.
 async fn url_key_twins_are_named(db: &DatabaseConnection) {
-    let migrations = Migrator::migrations();
-    let position = migrations
-        .iter()
-        .position(|m| m.name() == "m20261123_000010_account_url_keys")
-        .expect("the URL-key migration is listed");
-    let steps = u32::try_from(migrations.len() - position).expect("few migrations");
-    Migrator::down(db, Some(steps))
-        .await
-        .expect("step down the URL key");
+    step_down_through(db, "m20261123_000010_account_url_keys").await;
     let insert = |id: &str, url: &str| {
         format!(
             "INSERT INTO accounts (id, url, revision, created_at) \
