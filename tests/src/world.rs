@@ -75,6 +75,19 @@ pub struct Login {
     pub id: &'static str,
 }
 
+impl Login {
+    /// `message` as a gRPC request carrying this user's credentials.
+    pub fn grpc_request<T>(self, message: T) -> tonic::Request<T> {
+        use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD as PASSWORD_KEY};
+        let mut request = tonic::Request::new(message);
+        let metadata = request.metadata_mut();
+        metadata.insert(ACCOUNT_URL, self.account_url.parse().expect("ascii"));
+        metadata.insert(EMAIL, self.email.parse().expect("ascii"));
+        metadata.insert(PASSWORD_KEY, PASSWORD.parse().expect("ascii"));
+        request
+    }
+}
+
 macro_rules! login {
     ($name:ident, $url:expr, $email:expr, $id:expr) => {
         pub const $name: Login = Login {

@@ -4,6 +4,7 @@
 //! a top-level JSON array of points.
 
 use lms_core::entities::enrollment;
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     TestStack, on_both_backends,
     world::{self, Login, acme},
@@ -25,6 +26,7 @@ on_both_backends!(
     json_bodies_are_refused_with_the_same_limits_and_messages_as_xml,
     errors_come_in_the_negotiated_format_and_406_when_neither_is_acceptable,
     xml_answers_read_by_an_upper_casing_converter_keep_their_shape,
+    a_token_client_calls_every_operation_with_either_token_style,
 );
 
 /// The spellings of a route's path that clients use (contract section 11).
@@ -199,10 +201,20 @@ async fn send_operation(
     body: Option<&str>,
     extra_headers: &str,
 ) -> Raw {
-    let mut head = format!(
-        "{method} {target} HTTP/1.1\r\n{}",
-        auth_headers(world::OWNER)
-    );
+    let auth = auth_headers(world::OWNER);
+    send_operation_as(stack, &auth, method, target, body, extra_headers).await
+}
+
+/// [`send_operation`] with the credentials in `auth` (header lines).
+async fn send_operation_as(
+    stack: &TestStack,
+    auth: &str,
+    method: &str,
+    target: &str,
+    body: Option<&str>,
+    extra_headers: &str,
+) -> Raw {
+    let mut head = format!("{method} {target} HTTP/1.1\r\n{auth}");
     if body.is_some() {
         head.push_str("\r\nContent-Type: text/xml; charset=UTF-8");
     }
@@ -224,13 +236,22 @@ fn with_trailing_slash(target: &str) -> String {
 async fn every_operation_answers_under_each_prefix_with_and_without_a_trailing_slash(
     stack: &TestStack,
 ) {
+    every_operation_answers_with(stack, &[auth_headers(world::OWNER)]).await;
+}
+
+/// Every operation under each prefix, with and without a trailing slash, authenticated by each
+/// of `auths` in turn, its answer read as the clients read it.
+async fn every_operation_answers_with(stack: &TestStack, auths: &[String]) {
+    let mut auths = auths.iter().cycle();
     for prefix in PREFIXES {
         for (method, path, body, status) in operations() {
             for target in [
                 format!("{prefix}{path}"),
                 with_trailing_slash(&format!("{prefix}{path}")),
             ] {
-                let answer = send_operation(stack, method, &target, body.as_deref(), "").await;
+                let auth = auths.next().expect("credentials");
+                let answer =
+                    send_operation_as(stack, auth, method, &target, body.as_deref(), "").await;
                 assert_eq!(answer.status, status, "{method} {target}: {}", answer.body);
                 match path.as_str() {
                     "/department" => {
@@ -252,6 +273,64 @@ async fn every_operation_answers_under_each_prefix_with_and_without_a_trailing_s
                 }
             }
         }
+    }
+}
+
+/// A token client (contract section 12) as `clients.md` describes it: the token fetched with a
+/// form body, then sent as `Authorization: Bearer <t>` on some calls and as the raw
+/// `Authorization: <t>` on others, on every operation under every prefix, in XML and JSON.
+async fn a_token_client_calls_every_operation_with_either_token_style(stack: &TestStack) {
+    let made = DirectoryServiceClient::new(stack.grpc_channel().await)
+        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
+            user_id: acme::ADMIN.to_owned(),
+        }))
+        .await
+        .expect("the owner makes an API client")
+        .into_inner();
+    let form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        made.client_id, made.client_secret
+    );
+    let mut tokens = Vec::new();
+    for path in ["/api/v3/token", "/index.php/api/v3/token"] {
+        let answer = send_raw(
+            stack,
+            &format!(
+                "POST {path} HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nAccept: */*"
+            ),
+            form.as_bytes(),
+        )
+        .await;
+        assert_eq!(answer.status, 200, "{path}: {}", answer.body);
+        assert_eq!(answer.header("content-type"), Some("application/json"));
+        let grant: Value = serde_json::from_str(&answer.body).expect("a JSON grant");
+        assert_eq!(
+            (&grant["token_type"], &grant["expires_in"]),
+            (&json!("bearer"), &json!(1800))
+        );
+        tokens.push(grant["access_token"].as_str().expect("a token").to_owned());
+    }
+    let auths = [
+        format!("Authorization: Bearer {}", tokens[0]),
+        format!("authorization: {}", tokens[1]),
+    ];
+    every_operation_answers_with(stack, &auths).await;
+    for (prefix, auth) in PREFIXES.iter().zip(auths.iter().cycle()) {
+        let points = send_operation_as(
+            stack,
+            auth,
+            "GET",
+            &format!(
+                "{prefix}/gamification/points?userIds%5B0%5D={}",
+                acme::LEARNER
+            ),
+            None,
+            "Accept: application/json",
+        )
+        .await;
+        assert_eq!(points.status, 200, "{prefix}: {}", points.body);
+        let points: Value = serde_json::from_str(&points.body).expect("a JSON array");
+        assert_eq!(points, json!([{"userId": acme::LEARNER, "points": 421}]));
     }
 }
 

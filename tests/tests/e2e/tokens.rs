@@ -7,14 +7,11 @@ use lms_core::{
     entities::{api_client, api_token, custom_role_permission},
     import::import_document,
 };
-use lms_proto::{
-    metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{self as pb, directory_service_client::DirectoryServiceClient},
-};
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
     stack::{StackOptions, TEST_POLICY},
-    world::{self, Login, acme},
+    world::{self, acme},
 };
 use sea_orm::{
     ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid, sea_query::Expr,
@@ -37,15 +34,6 @@ on_both_backends!(
     an_expired_token_is_401_and_a_new_one_is_issued,
 );
 
-fn as_user<T>(login: Login, message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    let metadata = request.metadata_mut();
-    metadata.insert(ACCOUNT_URL, login.account_url.parse().unwrap());
-    metadata.insert(EMAIL, login.email.parse().unwrap());
-    metadata.insert(PASSWORD, world::PASSWORD.parse().unwrap());
-    request
-}
-
 type Directory = DirectoryServiceClient<tonic::transport::Channel>;
 
 async fn directory(stack: &TestStack) -> Directory {
@@ -56,12 +44,9 @@ async fn directory(stack: &TestStack) -> Directory {
 async fn new_client(stack: &TestStack, user: &str) -> (String, String) {
     let made = directory(stack)
         .await
-        .create_api_client(as_user(
-            world::OWNER,
-            pb::CreateApiClientRequest {
-                user_id: user.to_owned(),
-            },
-        ))
+        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
+            user_id: user.to_owned(),
+        }))
         .await
         .expect("the owner makes an API client")
         .into_inner();
@@ -312,24 +297,20 @@ async fn failed_grants_get_rfc_6749_errors(stack: &TestStack) {
 
 async fn set_role(directory: &mut Directory, user: &str, role: &str, custom_role: Option<&str>) {
     directory
-        .set_user_role(as_user(
-            world::OWNER,
-            pb::SetUserRoleRequest {
-                user_id: user.to_owned(),
-                role: Some(pb::RoleAssignment {
-                    role: role.into(),
-                    custom_role_id: custom_role.map(str::to_owned),
-                }),
-            },
-        ))
+        .set_user_role(world::OWNER.grpc_request(pb::SetUserRoleRequest {
+            user_id: user.to_owned(),
+            role: Some(pb::RoleAssignment {
+                role: role.into(),
+                custom_role_id: custom_role.map(str::to_owned),
+            }),
+        }))
         .await
         .expect("the owner changes the role");
 }
 
 async fn set_managed(directory: &mut Directory, user: &str, departments: &[&str]) {
     directory
-        .set_user_managed_departments(as_user(
-            world::OWNER,
+        .set_user_managed_departments(world::OWNER.grpc_request(
             pb::SetUserManagedDepartmentsRequest {
                 user_id: user.to_owned(),
                 managed_department_ids: departments.iter().map(|id| (*id).to_owned()).collect(),
@@ -344,12 +325,9 @@ async fn revocation_and_deactivation_apply_on_the_next_request(stack: &TestStack
     assert_eq!(group_status(stack, &token).await, 200);
     let mut directory = directory(stack).await;
     directory
-        .revoke_api_client(as_user(
-            world::OWNER,
-            pb::RevokeApiClientRequest {
-                client_id: client_id.clone(),
-            },
-        ))
+        .revoke_api_client(world::OWNER.grpc_request(pb::RevokeApiClientRequest {
+            client_id: client_id.clone(),
+        }))
         .await
         .expect("the owner revokes the client");
     let group = format!("/group/{}", acme::INTERNS);
@@ -365,13 +343,10 @@ async fn revocation_and_deactivation_apply_on_the_next_request(stack: &TestStack
     let (client_id, secret, token) = bearer_for(stack, acme::DEPT_ADMIN).await;
     assert_eq!(group_status(stack, &token).await, 200);
     directory
-        .set_user_active(as_user(
-            world::OWNER,
-            pb::SetUserActiveRequest {
-                user_id: acme::DEPT_ADMIN.to_owned(),
-                active: false,
-            },
-        ))
+        .set_user_active(world::OWNER.grpc_request(pb::SetUserActiveRequest {
+            user_id: acme::DEPT_ADMIN.to_owned(),
+            active: false,
+        }))
         .await
         .expect("the owner deactivates the user");
     send(with_token(stack, reqwest::Method::GET, &group, &token))
@@ -456,13 +431,10 @@ async fn changes_that_keep_the_rights_keep_the_token(stack: &TestStack) {
     let mut directory = directory(stack).await;
     let (_, _, token) = bearer_for(stack, acme::DEPT_ADMIN).await;
     directory
-        .set_user_password(as_user(
-            world::OWNER,
-            pb::SetUserPasswordRequest {
-                user_id: acme::DEPT_ADMIN.to_owned(),
-                password: "an entirely new passphrase".to_owned(),
-            },
-        ))
+        .set_user_password(world::OWNER.grpc_request(pb::SetUserPasswordRequest {
+            user_id: acme::DEPT_ADMIN.to_owned(),
+            password: "an entirely new passphrase".to_owned(),
+        }))
         .await
         .expect("the owner sets a password");
     set_managed(&mut directory, acme::DEPT_ADMIN, &[acme::SALES]).await;
@@ -598,28 +570,22 @@ async fn only_owners_and_administrators_manage_api_clients(stack: &TestStack) {
     let mut directory = directory(stack).await;
     for login in [world::DEPT_ADMIN, world::LEARNER, world::COORDINATOR] {
         let refused = directory
-            .create_api_client(as_user(
-                login,
-                pb::CreateApiClientRequest {
-                    user_id: login.id.to_owned(),
-                },
-            ))
+            .create_api_client(login.grpc_request(pb::CreateApiClientRequest {
+                user_id: login.id.to_owned(),
+            }))
             .await
             .expect_err("only owners and administrators make API clients");
         assert_eq!(refused.code(), Code::PermissionDenied, "{}", login.email);
     }
     let made = directory
-        .create_api_client(as_user(
-            world::ADMIN,
-            pb::CreateApiClientRequest {
-                user_id: acme::LEARNER.to_owned(),
-            },
-        ))
+        .create_api_client(world::ADMIN.grpc_request(pb::CreateApiClientRequest {
+            user_id: acme::LEARNER.to_owned(),
+        }))
         .await
         .expect("an administrator makes one")
         .into_inner();
     let listed = directory
-        .list_api_clients(as_user(world::OWNER, pb::ListApiClientsRequest {}))
+        .list_api_clients(world::OWNER.grpc_request(pb::ListApiClientsRequest {}))
         .await
         .expect("the owner lists them")
         .into_inner();
@@ -633,29 +599,25 @@ async fn only_owners_and_administrators_manage_api_clients(stack: &TestStack) {
     );
     // Another account's clients are invisible: nothing listed, and revoking is a 404.
     let globex = directory
-        .list_api_clients(as_user(world::GLOBEX_OWNER, pb::ListApiClientsRequest {}))
+        .list_api_clients(world::GLOBEX_OWNER.grpc_request(pb::ListApiClientsRequest {}))
         .await
         .expect("listed")
         .into_inner();
     assert!(globex.api_clients.is_empty());
     let refused = directory
-        .revoke_api_client(as_user(
-            world::GLOBEX_OWNER,
-            pb::RevokeApiClientRequest {
+        .revoke_api_client(
+            world::GLOBEX_OWNER.grpc_request(pb::RevokeApiClientRequest {
                 client_id: made.client_id.clone(),
-            },
-        ))
+            }),
+        )
         .await
         .expect_err("a client of another account names nothing");
     assert_eq!(refused.code(), Code::NotFound);
     // A user of another account is not a field value this account can name.
     let refused = directory
-        .create_api_client(as_user(
-            world::OWNER,
-            pb::CreateApiClientRequest {
-                user_id: lms_tests::world::globex::WORKER.to_owned(),
-            },
-        ))
+        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
+            user_id: lms_tests::world::globex::WORKER.to_owned(),
+        }))
         .await
         .expect_err("a user of another account");
     assert_eq!(refused.code(), Code::InvalidArgument);
