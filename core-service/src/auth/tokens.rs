@@ -226,6 +226,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::roles::Permission;
 
     #[test]
     fn secrets_are_256_bits_of_hex_and_hashed_with_sha256() {
@@ -240,5 +241,55 @@ mod tests {
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"ab"));
+    }
+
+    fn caller(role: Role, permissions: &[Permission], managed: &[u128]) -> Caller {
+        Caller {
+            account_id: Uuid::nil(),
+            account_url: "https://a.example.com".to_owned(),
+            user_id: Uuid::nil(),
+            role,
+            permissions: permissions.iter().copied().collect(),
+            managed_department_ids: managed.iter().copied().map(Uuid::from_u128).collect(),
+            request_id: None,
+            auth_revision: None,
+        }
+    }
+
+    #[test]
+    fn the_fingerprint_follows_the_rights_not_the_order_they_are_read_in() {
+        use Permission::{ContentRead, GroupRead, PointsRead};
+        let role = Some(Uuid::from_u128(9));
+        let custom = |permissions: &[Permission], managed: &[u128]| {
+            rights_fingerprint(role, &caller(Role::Custom, permissions, managed))
+        };
+        let issued = custom(&[GroupRead, PointsRead, ContentRead], &[3, 1, 2]);
+        assert_eq!(
+            issued,
+            custom(&[ContentRead, PointsRead, GroupRead], &[2, 3, 1])
+        );
+        for changed in [
+            custom(&[GroupRead, PointsRead], &[1, 2, 3]),
+            custom(&[GroupRead, PointsRead, ContentRead], &[1, 2]),
+            rights_fingerprint(
+                Some(Uuid::from_u128(8)),
+                &caller(
+                    Role::Custom,
+                    &[GroupRead, PointsRead, ContentRead],
+                    &[1, 2, 3],
+                ),
+            ),
+            rights_fingerprint(
+                None,
+                &caller(Role::DepartmentAdministrator, &[], &[1, 2, 3]),
+            ),
+        ] {
+            assert_ne!(issued, changed);
+        }
+        // A built-in role has no custom role, whatever the user row still holds.
+        assert_eq!(
+            rights_fingerprint(role, &caller(Role::Learner, &[], &[])),
+            rights_fingerprint(None, &caller(Role::Learner, &[], &[]))
+        );
     }
 }
