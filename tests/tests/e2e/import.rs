@@ -19,8 +19,9 @@ use lms_core::{
 };
 use lms_testkit::{Backend, TestConnection, on_both_backends};
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DbBackend, EntityTrait,
-    PaginatorTrait as _, QueryFilter as _, QueryOrder as _,
+    ActiveModelTrait as _, ActiveValue::Set, ColumnTrait as _, ConnectionTrait as _,
+    DatabaseConnection, DbBackend, EntityTrait, PaginatorTrait as _, QueryFilter as _,
+    QueryOrder as _, TransactionTrait as _,
 };
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -36,6 +37,7 @@ on_both_backends!(TestConnection =>
     an_id_already_in_the_database_is_refused_and_nothing_changes,
     an_account_url_already_present_is_refused_and_nothing_changes,
     bad_api_clients_are_refused_naming_the_field_and_nothing_changes,
+    an_import_racing_another_past_its_checks_gets_the_url_conflict,
     a_large_document_is_written_in_chunks,
     a_failure_in_the_middle_of_the_writes_leaves_nothing_behind,
 );
@@ -706,6 +708,68 @@ async fn bad_api_clients_are_refused_naming_the_field_and_nothing_changes(db: &D
     broken["accounts"][0]["apiClients"][0]["secret"] = json!(CLIENT_SECRET);
     let err = serde_json::from_value::<ImportDocument>(broken).expect_err("unknown field");
     assert!(err.to_string().contains("unknown field `secret`"), "{err}");
+}
+
+/// Two imports of one account under different schemes, each past its checks before the other
+/// commits: the URL-key index makes the later one wait and then refuses it with the conflict
+/// a taken URL gives, and nothing of it lands. PostgreSQL only: SQLite's imports take the write
+/// lock before their checks, so the later one's check already sees the first.
+async fn an_import_racing_another_past_its_checks_gets_the_url_conflict(db: &DatabaseConnection) {
+    if db.get_database_backend() != DbBackend::Postgres {
+        return;
+    }
+    // The other import, its account written but not committed.
+    let other = db.begin().await.expect("begin");
+    account::ActiveModel {
+        id: Set(Uuid::now_v7()),
+        url: Set("http://initech.example.com".to_owned()),
+        revision: Set(0),
+        created_at: Set(chrono::Utc::now()),
+    }
+    .insert(&other)
+    .await
+    .expect("the other import's account");
+    let racing = {
+        let db = db.clone();
+        tokio::spawn(
+            async move { import_document(&db, parse(another_document()), &hasher()).await },
+        )
+    };
+    // Commit only once the import waits on the index, past its own checks.
+    // Each test has a database of its own, so a waiter in it is the import.
+    let waiting = "SELECT count(*) AS waiting FROM pg_stat_activity \
+                   WHERE datname = current_database() AND wait_event_type = 'Lock'";
+    let mut waited = 0;
+    loop {
+        let row = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                DbBackend::Postgres,
+                waiting,
+            ))
+            .await
+            .expect("pg_stat_activity")
+            .expect("a row");
+        if row.try_get::<i64>("", "waiting").expect("a count") > 0 {
+            break;
+        }
+        waited += 1;
+        assert!(
+            waited < 500,
+            "the import never waited on the other's account"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    other.commit().await.expect("commit");
+    let refused = racing
+        .await
+        .expect("the import ran")
+        .expect_err("the later import is refused");
+    let ImportError::Conflict(message) = &refused else {
+        panic!("expected the URL conflict, got: {refused}");
+    };
+    assert_eq!(*message, "An account with this URL already exists.");
+    assert_eq!(count::<account::Entity>(db).await, 1);
+    assert_eq!(count::<user::Entity>(db).await, 0);
 }
 
 /// More rows than one statement may bind parameters for, on either backend.
