@@ -13,7 +13,7 @@ use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
 };
-use lms_runtime::{Telemetry, shutdown_signal};
+use lms_runtime::{Report, Telemetry, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -21,7 +21,15 @@ use lms_runtime::{Telemetry, shutdown_signal};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "lms", version, about = "Learning management service")]
+#[command(
+    name = "lms",
+    version,
+    about = "The LMS administration service on one machine: run it, load data into it, or \
+             migrate its database",
+    long_about = None,
+    after_help = "Start with `lms up --demo`: it prints a login and a curl command to try. \
+                  `lms help COMMAND` explains each command."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,15 +48,18 @@ enum Command {
     },
     /// Load an import document (.json, .yaml or .yml) in one transaction.
     Import {
+        /// Database to load into: `sqlite://PATH` or `postgres://USER:PASSWORD@HOST/DB`.
         #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
         database_url: String,
         /// Create the SQLite file when it is missing (otherwise only on a first start).
         #[arg(long, env = "LMS_CREATE_DATABASE")]
         create_database: bool,
+        /// The import document: accounts with their users, departments, groups and more.
         file: PathBuf,
     },
     /// Apply pending database migrations.
     Migrate {
+        /// Database to migrate: `sqlite://PATH` or `postgres://USER:PASSWORD@HOST/DB`.
         #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
         database_url: String,
         /// Create the SQLite file when it is missing (otherwise only on a first start).
@@ -58,16 +69,24 @@ enum Command {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> Result<(), Report> {
     let cli = Cli::parse();
     let _telemetry = Telemetry::init("lms")?;
-    match cli.command {
+    let outcome: anyhow::Result<()> = match cli.command {
         Command::Up { settings, demo } => up(settings, demo).await,
         Command::Import {
             database_url,
             create_database,
             file,
         } => {
+            // A document that cannot be read refuses the import before any database is
+            // created or migrated.
+            std::fs::File::open(&file).with_context(|| {
+                format!(
+                    "cannot read {}; nothing was created or changed",
+                    file.display()
+                )
+            })?;
             let db = db::open(&database_url, CreateDatabase::when(create_database)).await?;
             let hasher = PasswordHasher::new(PasswordPolicy::default())?;
             let view = ImportProgressView::for_stdout();
@@ -92,7 +111,8 @@ async fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
-    }
+    };
+    Ok(outcome?)
 }
 
 async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> {
