@@ -20,5 +20,6 @@ mod grpc_authorization;
 mod hostile_input;
 mod import;
 mod points;
+mod reflection;
 mod tenant_isolation;
 mod tokens;
