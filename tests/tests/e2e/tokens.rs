@@ -290,7 +290,7 @@ async fn revocation_deactivation_and_a_role_change_apply_on_the_next_request(sta
             pb::SetUserRoleRequest {
                 user_id: acme::ADMIN.to_owned(),
                 role: Some(pb::RoleAssignment {
-                    role: "learner".into(),
+                    role: pb::Role::Learner.into(),
                     custom_role_id: None,
                 }),
             },
