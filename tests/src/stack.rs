@@ -145,6 +145,15 @@ impl TestStack {
         }
     }
 
+    /// The backend of this stack's database.
+    pub fn backend(&self) -> Backend {
+        if self.database_url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else {
+            Backend::Postgres
+        }
+    }
+
     pub fn db(&self) -> &DatabaseConnection {
         &self.core.db
     }

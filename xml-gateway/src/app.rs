@@ -73,7 +73,7 @@ impl App {
     /// channel to the core, so the gateway starts even while the core is down. Raises the
     /// open-files limit to the hard limit and fits the connection limit inside it.
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<App> {
-        let core = CoreClient::connect_lazy(&settings.core_url, settings.core_timeout())?;
+        let core = CoreClient::connect_lazy(&settings.core_urls, settings.core_timeout())?;
         Self::build_with_core(settings, core).await
     }
 

@@ -1,11 +1,13 @@
-//! The connection to lms-core: a lazily connecting tonic channel, the per-call deadline, the
-//! metadata every call carries (credentials, request id, trace context), and what a call that
-//! never reached the core becomes (503 with `Retry-After`, logged once per outage).
+//! The connection to lms-core: lazily connecting tonic channels to one or more replicas
+//! ([`replicas`](crate::replicas)), the per-call deadline, the metadata every call carries
+//! (credentials, request id, trace context), and what a call that never reached the core
+//! becomes (503 with `Retry-After`, logged once per outage).
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::replicas::{Replicas, refused_at_connection};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
@@ -22,10 +24,10 @@ use crate::request_id::RequestId;
 /// propagate at least).
 const MAX_TRACESTATE_BYTES: usize = 512;
 
-/// A client of the core's `AdminService`, cheap to clone (one shared channel).
+/// A client of the core's `AdminService`, cheap to clone (shared channels).
 #[derive(Debug, Clone)]
 pub struct CoreClient {
-    admin: AdminServiceClient<Channel>,
+    replicas: Arc<Replicas>,
     timeout: Duration,
     /// Whether the core is reachable, as this gateway's calls found it.
     outage: Arc<Outage>,
@@ -37,21 +39,40 @@ pub(crate) const CORE_UNREACHABLE_RETRY_AFTER_SECONDS: u64 = 1;
 impl CoreClient {
     /// A client over an existing channel; `timeout` bounds every call.
     pub fn new(channel: Channel, timeout: Duration) -> Self {
+        Self::over(
+            Replicas::new(vec![("the core".to_owned(), channel)]),
+            timeout,
+        )
+    }
+
+    fn over(replicas: Arc<Replicas>, timeout: Duration) -> Self {
         Self {
-            admin: AdminServiceClient::new(channel),
+            replicas,
             timeout,
             outage: Arc::new(Outage::new("the core", Duration::ZERO)),
         }
     }
 
-    /// A client whose channel connects on first use, so the gateway starts (and answers 503)
-    /// while the core is down, and reconnects when it comes back.
-    pub fn connect_lazy(core_url: &str, timeout: Duration) -> anyhow::Result<Self> {
-        let endpoint = Endpoint::from_shared(core_url.to_owned())
-            .map_err(|error| anyhow::anyhow!("invalid core URL {core_url:?}: {error}"))?
-            .connect_timeout(timeout)
-            .tcp_nodelay(true);
-        Ok(Self::new(endpoint.connect_lazy(), timeout))
+    /// A client whose channels connect on first use, so the gateway starts (and answers 503)
+    /// while the core is down, and reconnects when it comes back. Several URLs are replicas of
+    /// one core (sharing its database): calls are spread over those that answer.
+    pub fn connect_lazy(core_urls: &[String], timeout: Duration) -> anyhow::Result<Self> {
+        anyhow::ensure!(!core_urls.is_empty(), "no core URL given");
+        let channels = core_urls
+            .iter()
+            .map(|core_url| {
+                let endpoint = Endpoint::from_shared(core_url.clone())
+                    .map_err(|error| anyhow::anyhow!("invalid core URL {core_url:?}: {error}"))?
+                    .connect_timeout(timeout)
+                    .tcp_nodelay(true);
+                Ok((core_url.clone(), endpoint.connect_lazy()))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let replicas = Replicas::new(channels);
+        if replicas.len() > 1 {
+            replicas.watch_health(timeout);
+        }
+        Ok(Self::over(replicas, timeout))
     }
 
     /// The deadline of one call.
@@ -64,23 +85,43 @@ impl CoreClient {
         self.outage.clone()
     }
 
-    /// A fresh handle for one call (clones share the channel).
+    /// A handle for one call, on the replica whose turn it is (clones share the channels).
     pub(crate) fn admin(&self) -> AdminServiceClient<Channel> {
-        self.admin.clone()
+        self.replicas.admin(self.replicas.pick())
     }
 
-    /// Runs one unary call under the gateway's deadline; a late answer is a 504.
+    /// Runs one unary call under the gateway's deadline; a late answer is a 504. A call
+    /// refused at connection goes on to the next replica (it never reached the first, so it
+    /// cannot be applied twice).
     pub(crate) async fn unary<M, T, Fut>(
         &self,
         caller: &Caller,
         message: M,
-        call: impl FnOnce(AdminServiceClient<Channel>, tonic::Request<M>) -> Fut,
+        call: impl Fn(AdminServiceClient<Channel>, tonic::Request<M>) -> Fut,
     ) -> Result<T, GatewayError>
     where
+        M: Clone,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let request = caller.request(message, Some(self.timeout));
-        match tokio::time::timeout(self.timeout, call(self.admin(), request)).await {
+        let attempts = async {
+            let mut tried = vec![self.replicas.pick()];
+            loop {
+                let replica = *tried.last().expect("one replica tried");
+                let request = caller.request(message.clone(), Some(self.timeout));
+                let result = call(self.replicas.admin(replica), request).await;
+                match result {
+                    Err(status) if refused_at_connection(&status) => {
+                        self.replicas.refused(replica);
+                        match self.replicas.next_after(&tried) {
+                            Some(next) => tried.push(next),
+                            None => return Err(status),
+                        }
+                    }
+                    result => return result,
+                }
+            }
+        };
+        match tokio::time::timeout(self.timeout, attempts).await {
             Ok(result) => self.settle(result).map(tonic::Response::into_inner),
             Err(_elapsed) => Err(GatewayError::CoreTimeout),
         }

@@ -21,5 +21,6 @@ mod hostile_input;
 mod import;
 mod points;
 mod reflection;
+mod replicas;
 mod tenant_isolation;
 mod tokens;
