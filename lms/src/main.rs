@@ -5,10 +5,11 @@
 //! - `lms migrate`: applies pending migrations.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use lms::{Stack, StackSettings, demo, progress::ImportProgressView};
+use lms::{Stack, StackSettings, demo, healthcheck, progress::ImportProgressView};
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
@@ -57,6 +58,20 @@ enum Command {
         /// The import document: accounts with their users, departments, groups and more.
         file: PathBuf,
     },
+    /// Check once that a running gateway or core is healthy (exit status 0) or not (1), for
+    /// container health checks.
+    #[command(
+        after_help = "Examples: lms healthcheck http://127.0.0.1:8080/readyz (the gateway), \
+                      lms healthcheck grpc://127.0.0.1:50051 (the core's gRPC health)"
+    )]
+    Healthcheck {
+        /// `http://HOST:PORT/PATH` (healthy on a 2xx answer) or `grpc://HOST:PORT` (healthy
+        /// when lms.v1.AdminService is SERVING).
+        url: String,
+        /// How long to wait for the answer, in milliseconds.
+        #[arg(long, default_value_t = healthcheck::DEFAULT_TIMEOUT_MS)]
+        timeout_ms: u64,
+    },
     /// Apply pending database migrations.
     Migrate {
         /// Database to migrate: `sqlite://PATH` or `postgres://USER:PASSWORD@HOST/DB`.
@@ -71,6 +86,11 @@ enum Command {
 #[tokio::main]
 async fn main() -> Result<(), Report> {
     let cli = Cli::parse();
+    // A probe prints one line at most and must not start telemetry (or its exporter).
+    if let Command::Healthcheck { url, timeout_ms } = &cli.command {
+        healthcheck::probe(url, Duration::from_millis(*timeout_ms)).await?;
+        return Ok(());
+    }
     let _telemetry = Telemetry::init("lms")?;
     let outcome: anyhow::Result<()> = match cli.command {
         Command::Up { settings, demo } => up(settings, demo).await,
@@ -100,6 +120,7 @@ async fn main() -> Result<(), Report> {
             println!("Imported {}: {summary}", file.display());
             Ok(())
         }
+        Command::Healthcheck { .. } => unreachable!("probed before telemetry starts"),
         Command::Migrate {
             database_url,
             create_database,
