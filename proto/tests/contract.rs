@@ -131,9 +131,9 @@ fn undocumented(file: &FileDescriptorProto) -> Vec<String> {
     documentable(file)
         .into_iter()
         .filter(|(_, at)| {
-            !locations
+            locations
                 .get(&at[..])
-                .is_some_and(|location| !location.leading_comments().trim().is_empty())
+                .is_none_or(|location| location.leading_comments().trim().is_empty())
         })
         .map(|(name, _)| name)
         .collect()
@@ -201,6 +201,12 @@ struct FieldShape {
     oneof: Option<String>,
 }
 
+/// An enum's values by number, and its reserved numbers and names.
+type EnumValues = (BTreeMap<i32, String>, BTreeSet<i32>, BTreeSet<String>);
+
+/// One way of breaking the contract: the problem expected, and the change to the descriptors.
+type Break<'a> = (&'a str, &'a dyn Fn(&mut FileDescriptorSet));
+
 #[derive(Debug, Default)]
 struct Contract {
     package: String,
@@ -208,8 +214,8 @@ struct Contract {
     messages: BTreeMap<String, BTreeMap<i32, FieldShape>>,
     /// Message full name → (reserved numbers, reserved names).
     reserved: BTreeMap<String, (BTreeSet<i32>, BTreeSet<String>)>,
-    /// Enum full name → number → value name (and the reserved numbers and names).
-    enums: BTreeMap<String, (BTreeMap<i32, String>, BTreeSet<i32>, BTreeSet<String>)>,
+    /// Enum full name → its values.
+    enums: BTreeMap<String, EnumValues>,
     /// `Service/Method` → (input, output, client streaming, server streaming).
     methods: BTreeMap<String, (String, String, bool, bool)>,
 }
@@ -438,7 +444,7 @@ fn the_breaking_check_finds_each_kind_of_break() {
             .find(|m| m.name() == name)
             .expect("the message")
     }
-    let cases: [(&str, &dyn Fn(&mut FileDescriptorSet)); 7] = [
+    let cases: [Break; 7] = [
         ("field .lms.v1.Group.name (= 2) removed", &|set| {
             message(set, "Group").field.retain(|f| f.name() != "name");
         }),
