@@ -92,9 +92,13 @@ impl Replicas {
         AdminServiceClient::new(self.members[replica].channel.clone())
     }
 
-    /// A call to `replica` was refused at connection.
+    /// A call to `replica` was refused at connection: out of rotation until its health
+    /// check finds it serving. A lone core has no rotation (and no health check to bring it
+    /// back): its outage is the client's to log.
     pub(crate) fn refused(&self, replica: usize) {
-        self.set_reachable(replica, false);
+        if self.members.len() > 1 {
+            self.set_reachable(replica, false);
+        }
     }
 
     fn set_reachable(&self, replica: usize, reachable: bool) {
@@ -191,6 +195,15 @@ mod tests {
         replicas.refused(1);
         let picks: Vec<usize> = (0..4).map(|_| replicas.pick()).collect();
         assert!(picks.contains(&0) && picks.contains(&1), "{picks:?}");
+    }
+
+    #[tokio::test]
+    async fn a_lone_core_refusing_a_call_stays_the_one_called() {
+        let replicas = replicas(1);
+        replicas.refused(0);
+        assert!(replicas.members[0].reachable.load(Ordering::Relaxed));
+        assert_eq!(replicas.pick(), 0);
+        assert_eq!(replicas.next_after(&[0]), None);
     }
 
     #[test]
