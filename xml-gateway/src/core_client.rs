@@ -85,14 +85,7 @@ impl CoreClient {
         self.outage.clone()
     }
 
-    /// A handle for one call, on the replica whose turn it is (clones share the channels).
-    pub(crate) fn admin(&self) -> AdminServiceClient<Channel> {
-        self.replicas.admin(self.replicas.pick())
-    }
-
-    /// Runs one unary call under the gateway's deadline; a late answer is a 504. A call
-    /// refused at connection goes on to the next replica (it never reached the first, so it
-    /// cannot be applied twice).
+    /// Runs one unary call under the gateway's deadline; a late answer is a 504.
     pub(crate) async fn unary<M, T, Fut>(
         &self,
         caller: &Caller,
@@ -103,27 +96,37 @@ impl CoreClient {
         M: Clone,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let attempts = async {
-            let mut tried = vec![self.replicas.pick()];
-            loop {
-                let replica = *tried.last().expect("one replica tried");
-                let request = caller.request(message.clone(), Some(self.timeout));
-                let result = call(self.replicas.admin(replica), request).await;
-                match result {
-                    Err(status) if refused_at_connection(&status) => {
-                        self.replicas.refused(replica);
-                        match self.replicas.next_after(&tried) {
-                            Some(next) => tried.push(next),
-                            None => return Err(status),
-                        }
-                    }
-                    result => return result,
-                }
-            }
-        };
+        let attempts = self
+            .on_a_replica(|admin| call(admin, caller.request(message.clone(), Some(self.timeout))));
         match tokio::time::timeout(self.timeout, attempts).await {
             Ok(result) => self.settle(result).map(tonic::Response::into_inner),
             Err(_elapsed) => Err(GatewayError::CoreTimeout),
+        }
+    }
+
+    /// Makes `attempt` on the replica whose turn it is; one refused at connection is made
+    /// again on the next replica (it never reached the first, so it cannot be applied twice).
+    /// The result is the caller's to [`settle`](Self::settle).
+    pub(crate) async fn on_a_replica<T, Fut>(
+        &self,
+        attempt: impl Fn(AdminServiceClient<Channel>) -> Fut,
+    ) -> Result<T, tonic::Status>
+    where
+        Fut: Future<Output = Result<T, tonic::Status>>,
+    {
+        let mut tried = vec![self.replicas.pick()];
+        loop {
+            let replica = *tried.last().expect("one replica tried");
+            match attempt(self.replicas.admin(replica)).await {
+                Err(status) if refused_at_connection(&status) => {
+                    self.replicas.refused(replica);
+                    match self.replicas.next_after(&tried) {
+                        Some(next) => tried.push(next),
+                        None => return Err(status),
+                    }
+                }
+                result => return result,
+            }
         }
     }
 

@@ -30,8 +30,12 @@ async fn gateway(core_urls: Vec<String>) -> (String, tokio::sync::oneshot::Sende
 }
 
 async fn read_group(http: &reqwest::Client, base_url: &str) -> (u16, String) {
+    read(http, base_url, &format!("/group/{}", acme::INTERNS)).await
+}
+
+async fn read(http: &reqwest::Client, base_url: &str, path: &str) -> (u16, String) {
     let response = http
-        .get(format!("{base_url}/group/{}", acme::INTERNS))
+        .get(format!("{base_url}{path}"))
         .header("X-Auth-Account-Url", world::OWNER.account_url)
         .header("X-Auth-Email", world::OWNER.email)
         .header("X-Auth-Password", world::PASSWORD)
@@ -70,6 +74,9 @@ async fn a_gateway_spreads_calls_over_two_cores_and_survives_one_stopping(first:
     for i in 0..8 {
         let (status, body) = read_group(&http, &base_url).await;
         assert_eq!(status, 200, "read {i} after one core stopped: {body}");
+        // The points stream opens on a replica the same way.
+        let (status, body) = read(&http, &base_url, "/gamification/points").await;
+        assert_eq!(status, 200, "points {i} after one core stopped: {body}");
     }
     let renamed = http
         .post(format!("{base_url}/group/{}", acme::INTERNS))
