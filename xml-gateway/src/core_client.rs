@@ -7,7 +7,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::replicas::{Replicas, refused_at_connection};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
@@ -18,6 +17,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::auth::Credentials;
 use crate::error::GatewayError;
+use crate::replicas::{Replicas, refused_at_connection};
 use crate::request_id::RequestId;
 
 /// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
