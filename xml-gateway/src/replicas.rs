@@ -206,6 +206,46 @@ mod tests {
         assert_eq!(replicas.next_after(&[0]), None);
     }
 
+    /// Waits (at most a few health checks) until `replica`'s flag is `reachable`.
+    async fn until_reachable(replicas: &Replicas, replica: usize, reachable: bool) {
+        let deadline = tokio::time::Instant::now() + 5 * HEALTH_CHECK_INTERVAL;
+        while replicas.members[replica].reachable.load(Ordering::Relaxed) != reachable {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "replica {replica} never became reachable = {reachable}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_replica_leaves_the_rotation_while_not_serving_and_rejoins_once_serving() {
+        let (health, service) = tonic_health::server::health_reporter();
+        health
+            .set_service_status(CHECKED_SERVICE, tonic_health::ServingStatus::NotServing)
+            .await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        let channel = Endpoint::from_shared(url.clone()).unwrap().connect_lazy();
+        let other = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
+        let replicas = Replicas::new(vec![(url, channel), ("other".to_owned(), other)]);
+        replicas.watch_health(Duration::from_secs(1));
+
+        until_reachable(&replicas, 0, false).await;
+        // Neither answers SERVING: calls still go somewhere, to fail fast.
+        until_reachable(&replicas, 1, false).await;
+        health
+            .set_service_status(CHECKED_SERVICE, tonic_health::ServingStatus::Serving)
+            .await;
+        until_reachable(&replicas, 0, true).await;
+        assert!((0..4).all(|_| replicas.pick() == 0));
+    }
+
     #[test]
     fn only_a_refused_connection_counts_as_never_sent() {
         let refused = tonic::Status::from_error(Box::new(std::io::Error::from(

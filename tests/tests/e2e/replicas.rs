@@ -1,8 +1,6 @@
 //! Two core replicas on one database behind one gateway given both `--core-url`s: calls
 //! reach both, and the service goes on answering, reads and writes, when one replica stops.
 
-use std::time::Duration;
-
 use lms_gateway::{App, GatewaySettings, HttpServerSettings};
 use lms_tests::{
     TestStack, on_both_backends,
@@ -98,10 +96,5 @@ async fn a_gateway_spreads_calls_over_two_cores_and_survives_one_stopping(first:
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("<name>Interns of one core</name>"), "{body}");
 
-    // Past a health check the stopped core is out of rotation; calls still all succeed.
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
-    for _ in 0..4 {
-        assert_eq!(read_group(&http, &base_url).await.0, 200);
-    }
     let _ = stop_gateway.send(());
 }
