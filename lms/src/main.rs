@@ -4,7 +4,7 @@
 //! - `lms import FILE`: loads an import document, all or nothing.
 //! - `lms migrate`: applies pending migrations.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -98,28 +98,7 @@ async fn main() -> Result<(), Report> {
             database_url,
             create_database,
             file,
-        } => {
-            // A document that cannot be read refuses the import before any database is
-            // created or migrated.
-            std::fs::File::open(&file).with_context(|| {
-                format!(
-                    "cannot read {}; nothing was created or changed",
-                    file.display()
-                )
-            })?;
-            let db = db::open(&database_url, CreateDatabase::when(create_database)).await?;
-            let hasher = PasswordHasher::new(PasswordPolicy::default())?;
-            let view = ImportProgressView::for_stdout();
-            let show = |progress| view.update(progress);
-            let result =
-                lms_core::import::import_file_with_progress(&db, &file, &hasher, Some(&show)).await;
-            view.finish();
-            let summary = result.with_context(|| {
-                format!("import of {} refused; nothing was changed", file.display())
-            })?;
-            println!("Imported {}: {summary}", file.display());
-            Ok(())
-        }
+        } => import(&database_url, create_database, &file).await,
         Command::Healthcheck { .. } => unreachable!("probed before telemetry starts"),
         Command::Migrate {
             database_url,
@@ -134,6 +113,34 @@ async fn main() -> Result<(), Report> {
         }
     };
     Ok(outcome?)
+}
+
+async fn import(database_url: &str, create_database: bool, file: &Path) -> anyhow::Result<()> {
+    // A document that cannot be read refuses the import before any database is created or
+    // migrated.
+    let unreadable = || {
+        format!(
+            "cannot read {}; nothing was created or changed",
+            file.display()
+        )
+    };
+    let opened = std::fs::File::open(file).with_context(unreadable)?;
+    // Opening a folder succeeds on Unix; reading it would fail only after the migration.
+    anyhow::ensure!(
+        !opened.metadata().with_context(unreadable)?.is_dir(),
+        "{} is a folder, not an import document; nothing was created or changed",
+        file.display()
+    );
+    let db = db::open(database_url, CreateDatabase::when(create_database)).await?;
+    let hasher = PasswordHasher::new(PasswordPolicy::default())?;
+    let view = ImportProgressView::for_stdout();
+    let show = |progress| view.update(progress);
+    let result = lms_core::import::import_file_with_progress(&db, file, &hasher, Some(&show)).await;
+    view.finish();
+    let summary = result
+        .with_context(|| format!("import of {} refused; nothing was changed", file.display()))?;
+    println!("Imported {}: {summary}", file.display());
+    Ok(())
 }
 
 async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> {

@@ -93,6 +93,27 @@ fn a_missing_import_document_creates_and_migrates_nothing() {
 }
 
 #[test]
+fn a_folder_given_as_the_import_document_creates_and_migrates_nothing() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let url = format!("sqlite://{}", dir.path().join("data/lms.sqlite3").display());
+    let folder = dir.path().to_str().expect("a UTF-8 path");
+    let output = lms(&[
+        "import",
+        "--database-url",
+        &url,
+        "--create-database",
+        folder,
+    ]);
+    let stderr = stderr(&output);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("is a folder, not an import document"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("data").exists(), "a database was created");
+}
+
+#[test]
 fn the_help_is_written_for_users() {
     for args in [&["--help"][..], &["up", "--help"], &["import", "--help"]] {
         let output = lms(args);
