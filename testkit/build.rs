@@ -8,7 +8,10 @@ use std::{
 };
 
 fn main() {
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations/src");
+    // Read at run time, not compiled in: a build script binary reused from another checkout
+    // of the workspace must look at this checkout's migrations.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let migrations = Path::new(&manifest_dir).join("../migrations/src");
     println!("cargo::rerun-if-changed={}", migrations.display());
     let mut files: Vec<_> = fs::read_dir(&migrations)
         .expect("the migrations crate sits next to the testkit")

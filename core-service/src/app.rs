@@ -96,10 +96,15 @@ impl App {
         health
             .set_serving::<DirectoryServiceServer<DirectoryApi>>()
             .await;
-        let reflection = tonic_reflection::server::Builder::configure()
-            .register_encoded_file_descriptor_set(lms_proto::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-            .build_v1()?;
+        // Both reflection versions: grpcurl and current clients speak v1, many stock tools
+        // (older grpcurl, Postman, grpc_cli, Evans) only v1alpha.
+        let reflection = || {
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(lms_proto::FILE_DESCRIPTOR_SET)
+                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        };
+        let reflection_v1 = reflection().build_v1()?;
+        let reflection_v1alpha = reflection().build_v1alpha()?;
         let file_watch = self.database_file.clone().map(|file| {
             tokio::spawn(watch_database_file(
                 file,
@@ -122,7 +127,8 @@ impl App {
         Server::builder()
             .trace_fn(telemetry::grpc_span)
             .add_service(health_service)
-            .add_service(reflection)
+            .add_service(reflection_v1)
+            .add_service(reflection_v1alpha)
             .add_service(AdminServiceServer::new(AdminApi::new(self.state.clone())))
             .add_service(DirectoryServiceServer::new(DirectoryApi::new(
                 self.state.clone(),

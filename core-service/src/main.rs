@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use lms_core::{app::App, settings::CoreSettings};
-use lms_runtime::{Telemetry, shutdown_signal};
+use lms_runtime::{Report, Telemetry, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -10,16 +10,27 @@ use lms_runtime::{Telemetry, shutdown_signal};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "lms-core", version, about = "Learning management core (gRPC)")]
+#[command(
+    name = "lms-core",
+    version,
+    about = "The LMS core: the lms.v1 gRPC API over the database (SQLite or PostgreSQL), with \
+             authentication and permissions; migrates the database at start",
+    // Without it the settings struct's doc comment would become the long help.
+    long_about = None,
+    after_help = "Every option can also be set by the environment variable shown with it. \
+                  Example: lms-core --database-url postgres://lms:PASSWORD@db/lms \
+                  --grpc-addr 0.0.0.0:50051"
+)]
 struct Cli {
     #[command(flatten)]
     settings: CoreSettings,
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> Result<(), Report> {
     let cli = Cli::parse();
     let _telemetry = Telemetry::init("lms-core")?;
     let app = App::build(&cli.settings).await?;
-    app.run_until(shutdown_signal()).await
+    app.run_until(shutdown_signal()).await?;
+    Ok(())
 }

@@ -7,10 +7,13 @@
 //!   gRPC; [`StackSettings`] are their flags together. `lms up`, the end-to-end tests and the
 //!   benchmarks all start the service through it.
 //! - [`demo`]: the built-in demo account of `lms up --demo` and what the launcher prints.
+//! - [`healthcheck`]: `lms healthcheck URL`, one probe of a running core or gateway for
+//!   container health checks.
 //! - [`progress`]: what `lms import` shows while it works (a bar on a terminal, plain
 //!   lines otherwise).
 
 pub mod demo;
+pub mod healthcheck;
 pub mod progress;
 pub mod stack;
 

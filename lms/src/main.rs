@@ -4,16 +4,17 @@
 //! - `lms import FILE`: loads an import document, all or nothing.
 //! - `lms migrate`: applies pending migrations.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use lms::{Stack, StackSettings, demo, progress::ImportProgressView};
+use lms::{Stack, StackSettings, demo, healthcheck, progress::ImportProgressView};
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
 };
-use lms_runtime::{Telemetry, shutdown_signal};
+use lms_runtime::{Report, Telemetry, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -21,7 +22,15 @@ use lms_runtime::{Telemetry, shutdown_signal};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "lms", version, about = "Learning management service")]
+#[command(
+    name = "lms",
+    version,
+    about = "The LMS administration service on one machine: run it, load data into it, or \
+             migrate its database",
+    long_about = None,
+    after_help = "Start with `lms up --demo`: it prints a login and a curl command to try. \
+                  `lms help COMMAND` explains each command."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -40,15 +49,32 @@ enum Command {
     },
     /// Load an import document (.json, .yaml or .yml) in one transaction.
     Import {
+        /// Database to load into: `sqlite://PATH` or `postgres://USER:PASSWORD@HOST/DB`.
         #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
         database_url: String,
         /// Create the SQLite file when it is missing (otherwise only on a first start).
         #[arg(long, env = "LMS_CREATE_DATABASE")]
         create_database: bool,
+        /// The import document: accounts with their users, departments, groups and more.
         file: PathBuf,
+    },
+    /// Check once that a running gateway or core is healthy (exit status 0) or not (1), for
+    /// container health checks.
+    #[command(
+        after_help = "Examples: lms healthcheck http://127.0.0.1:8080/readyz (the gateway), \
+                      lms healthcheck grpc://127.0.0.1:50051 (the core's gRPC health)"
+    )]
+    Healthcheck {
+        /// `http://HOST:PORT/PATH` (healthy on a 2xx answer) or `grpc://HOST:PORT` (healthy
+        /// when lms.v1.AdminService is SERVING).
+        url: String,
+        /// How long to wait for the answer, in milliseconds.
+        #[arg(long, default_value_t = healthcheck::DEFAULT_TIMEOUT_MS)]
+        timeout_ms: u64,
     },
     /// Apply pending database migrations.
     Migrate {
+        /// Database to migrate: `sqlite://PATH` or `postgres://USER:PASSWORD@HOST/DB`.
         #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_DATABASE_URL, hide_env_values = true)]
         database_url: String,
         /// Create the SQLite file when it is missing (otherwise only on a first start).
@@ -58,29 +84,22 @@ enum Command {
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> Result<(), Report> {
     let cli = Cli::parse();
+    // A probe prints one line at most and must not start telemetry (or its exporter).
+    if let Command::Healthcheck { url, timeout_ms } = &cli.command {
+        healthcheck::probe(url, Duration::from_millis(*timeout_ms)).await?;
+        return Ok(());
+    }
     let _telemetry = Telemetry::init("lms")?;
-    match cli.command {
+    let outcome: anyhow::Result<()> = match cli.command {
         Command::Up { settings, demo } => up(settings, demo).await,
         Command::Import {
             database_url,
             create_database,
             file,
-        } => {
-            let db = db::open(&database_url, CreateDatabase::when(create_database)).await?;
-            let hasher = PasswordHasher::new(PasswordPolicy::default())?;
-            let view = ImportProgressView::for_stdout();
-            let show = |progress| view.update(progress);
-            let result =
-                lms_core::import::import_file_with_progress(&db, &file, &hasher, Some(&show)).await;
-            view.finish();
-            let summary = result.with_context(|| {
-                format!("import of {} refused; nothing was changed", file.display())
-            })?;
-            println!("Imported {}: {summary}", file.display());
-            Ok(())
-        }
+        } => import(&database_url, create_database, &file).await,
+        Command::Healthcheck { .. } => unreachable!("probed before telemetry starts"),
         Command::Migrate {
             database_url,
             create_database,
@@ -92,7 +111,36 @@ async fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
-    }
+    };
+    Ok(outcome?)
+}
+
+async fn import(database_url: &str, create_database: bool, file: &Path) -> anyhow::Result<()> {
+    // A document that cannot be read refuses the import before any database is created or
+    // migrated.
+    let unreadable = || {
+        format!(
+            "cannot read {}; nothing was created or changed",
+            file.display()
+        )
+    };
+    let opened = std::fs::File::open(file).with_context(unreadable)?;
+    // Opening a folder succeeds on Unix; reading it would fail only after the migration.
+    anyhow::ensure!(
+        !opened.metadata().with_context(unreadable)?.is_dir(),
+        "{} is a folder, not an import document; nothing was created or changed",
+        file.display()
+    );
+    let db = db::open(database_url, CreateDatabase::when(create_database)).await?;
+    let hasher = PasswordHasher::new(PasswordPolicy::default())?;
+    let view = ImportProgressView::for_stdout();
+    let show = |progress| view.update(progress);
+    let result = lms_core::import::import_file_with_progress(&db, file, &hasher, Some(&show)).await;
+    view.finish();
+    let summary = result
+        .with_context(|| format!("import of {} refused; nothing was changed", file.display()))?;
+    println!("Imported {}: {summary}", file.display());
+    Ok(())
 }
 
 async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> {

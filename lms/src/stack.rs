@@ -80,7 +80,7 @@ impl Stack {
         let core = Core::build_with_clock(&settings.core, clock).await?;
         let gateway_settings = GatewaySettings {
             http_addr: settings.http_addr,
-            core_url: format!("http://{}", core.grpc_addr()),
+            core_urls: vec![format!("http://{}", core.grpc_addr())],
             core_timeout_ms: settings.core_timeout_ms,
             server: settings.http_server.clone(),
         };

@@ -12,15 +12,18 @@
 //!   [`MetadataInjector`] and [`MetadataExtractor`] over tonic metadata.
 //! - [`secret`]: [`Secret`], a value whose `Debug` never shows it.
 //! - [`outage`]: [`Outage`], one log line when a dependency goes down and one when it is back.
+//! - [`report`]: [`Report`], what a failing binary prints: each cause once.
 
 pub mod outage;
 pub mod propagation;
+pub mod report;
 pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
 
 pub use outage::Outage;
 pub use propagation::{HeaderExtractor, MetadataExtractor, MetadataInjector};
+pub use report::Report;
 pub use secret::Secret;
 pub use shutdown::shutdown_signal;
 pub use telemetry::{Telemetry, TelemetryGuard};

@@ -645,7 +645,7 @@ fn run_role(role: &str) {
         } else {
             let gateway = lms_gateway::App::build(lms_gateway::GatewaySettings {
                 http_addr: any_port,
-                core_url: std::env::var("LMS_CORE_URL").expect("LMS_CORE_URL"),
+                core_urls: vec![std::env::var("LMS_CORE_URL").expect("LMS_CORE_URL")],
                 core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
                 server: Default::default(),
             })
@@ -752,7 +752,7 @@ fn run() {
     let lms_up_over_tcp = server.block_on(async {
         let gateway = lms_gateway::App::build(lms_gateway::GatewaySettings {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            core_url: format!("http://{grpc_addr}"),
+            core_urls: vec![format!("http://{grpc_addr}")],
             core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
             server: Default::default(),
         })

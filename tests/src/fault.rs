@@ -86,7 +86,7 @@ impl SplitStack {
         core_settings.grpc_addr = core.1;
         let gateway = Gateway::build(GatewaySettings {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            core_url: format!("http://{}", core.1),
+            core_urls: vec![format!("http://{}", core.1)],
             core_timeout_ms: GATEWAY_CORE_TIMEOUT.as_millis() as u64,
             server: Default::default(),
         })

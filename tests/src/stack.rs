@@ -145,17 +145,17 @@ impl TestStack {
         }
     }
 
-    pub fn db(&self) -> &DatabaseConnection {
-        &self.core.db
-    }
-
     /// The backend of this stack's database.
     pub fn backend(&self) -> Backend {
-        if self.database_url.starts_with("postgres") {
-            Backend::Postgres
-        } else {
+        if self.database_url.starts_with("sqlite:") {
             Backend::Sqlite
+        } else {
+            Backend::Postgres
         }
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.core.db
     }
 
     /// Every stored row, as text (see [`crate::snapshot`]).

@@ -77,11 +77,12 @@ pub struct App {
 }
 
 impl App {
-    /// Binds the HTTP listener (port 0 picks a free port) and prepares a lazily connecting
-    /// channel to the core, so the gateway starts even while the core is down. Raises the
+    /// Binds the HTTP listener (port 0 picks a free port) and prepares lazily connecting
+    /// channels to the core (or its replicas), so the gateway starts even while the core is
+    /// down. Raises the
     /// open-files limit to the hard limit and fits the connection limit inside it.
     pub async fn build(settings: GatewaySettings) -> anyhow::Result<App> {
-        let core = CoreClient::connect_lazy(&settings.core_url, settings.core_timeout())?;
+        let core = CoreClient::connect_lazy(&settings.core_urls, settings.core_timeout())?;
         Self::build_with_core(settings, core).await
     }
 

@@ -1,6 +1,7 @@
-//! The connection to lms-core: a lazily connecting tonic channel, the per-call deadline, the
-//! metadata every call carries (credentials, request id, trace context), and what a call that
-//! never reached the core becomes (503 with `Retry-After`, logged once per outage).
+//! The connection to lms-core: lazily connecting tonic channels to one or more replicas
+//! ([`replicas`](crate::replicas)), the per-call deadline, the metadata every call carries
+//! (credentials, request id, trace context), and what a call that never reached the core
+//! becomes (503 with `Retry-After`, logged once per outage).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -16,16 +17,17 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::auth::Credentials;
 use crate::error::GatewayError;
+use crate::replicas::{Replicas, refused_at_connection};
 use crate::request_id::RequestId;
 
 /// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
 /// propagate at least).
 const MAX_TRACESTATE_BYTES: usize = 512;
 
-/// A client of the core's `AdminService`, cheap to clone (one shared channel).
+/// A client of the core's `AdminService`, cheap to clone (shared channels).
 #[derive(Debug, Clone)]
 pub struct CoreClient {
-    admin: AdminServiceClient<Channel>,
+    replicas: Arc<Replicas>,
     timeout: Duration,
     /// Whether the core is reachable, as this gateway's calls found it.
     outage: Arc<Outage>,
@@ -37,21 +39,40 @@ pub(crate) const CORE_UNREACHABLE_RETRY_AFTER_SECONDS: u64 = 1;
 impl CoreClient {
     /// A client over an existing channel; `timeout` bounds every call.
     pub fn new(channel: Channel, timeout: Duration) -> Self {
+        Self::over(
+            Replicas::new(vec![("the core".to_owned(), channel)]),
+            timeout,
+        )
+    }
+
+    fn over(replicas: Arc<Replicas>, timeout: Duration) -> Self {
         Self {
-            admin: AdminServiceClient::new(channel),
+            replicas,
             timeout,
             outage: Arc::new(Outage::new("the core", Duration::ZERO)),
         }
     }
 
-    /// A client whose channel connects on first use, so the gateway starts (and answers 503)
-    /// while the core is down, and reconnects when it comes back.
-    pub fn connect_lazy(core_url: &str, timeout: Duration) -> anyhow::Result<Self> {
-        let endpoint = Endpoint::from_shared(core_url.to_owned())
-            .map_err(|error| anyhow::anyhow!("invalid core URL {core_url:?}: {error}"))?
-            .connect_timeout(timeout)
-            .tcp_nodelay(true);
-        Ok(Self::new(endpoint.connect_lazy(), timeout))
+    /// A client whose channels connect on first use, so the gateway starts (and answers 503)
+    /// while the core is down, and reconnects when it comes back. Several URLs are replicas of
+    /// one core (sharing its database): calls are spread over those that answer.
+    pub fn connect_lazy(core_urls: &[String], timeout: Duration) -> anyhow::Result<Self> {
+        anyhow::ensure!(!core_urls.is_empty(), "no core URL given");
+        let channels = core_urls
+            .iter()
+            .map(|core_url| {
+                let endpoint = Endpoint::from_shared(core_url.clone())
+                    .map_err(|error| anyhow::anyhow!("invalid core URL {core_url:?}: {error}"))?
+                    .connect_timeout(timeout)
+                    .tcp_nodelay(true);
+                Ok((core_url.clone(), endpoint.connect_lazy()))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let replicas = Replicas::new(channels);
+        if replicas.len() > 1 {
+            replicas.watch_health(timeout);
+        }
+        Ok(Self::over(replicas, timeout))
     }
 
     /// The deadline of one call.
@@ -64,25 +85,48 @@ impl CoreClient {
         self.outage.clone()
     }
 
-    /// A fresh handle for one call (clones share the channel).
-    pub(crate) fn admin(&self) -> AdminServiceClient<Channel> {
-        self.admin.clone()
-    }
-
     /// Runs one unary call under the gateway's deadline; a late answer is a 504.
     pub(crate) async fn unary<M, T, Fut>(
         &self,
         caller: &Caller,
         message: M,
-        call: impl FnOnce(AdminServiceClient<Channel>, tonic::Request<M>) -> Fut,
+        call: impl Fn(AdminServiceClient<Channel>, tonic::Request<M>) -> Fut,
     ) -> Result<T, GatewayError>
     where
+        M: Clone,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let request = caller.request(message, Some(self.timeout));
-        match tokio::time::timeout(self.timeout, call(self.admin(), request)).await {
+        let attempts = self
+            .on_a_replica(|admin| call(admin, caller.request(message.clone(), Some(self.timeout))));
+        match tokio::time::timeout(self.timeout, attempts).await {
             Ok(result) => self.settle(result).map(tonic::Response::into_inner),
             Err(_elapsed) => Err(GatewayError::CoreTimeout),
+        }
+    }
+
+    /// Makes `attempt` on the replica whose turn it is; one refused at connection is made
+    /// again on the next replica (it never reached the first, so it cannot be applied twice).
+    /// The result is the caller's to [`settle`](Self::settle).
+    pub(crate) async fn on_a_replica<T, Fut>(
+        &self,
+        attempt: impl Fn(AdminServiceClient<Channel>) -> Fut,
+    ) -> Result<T, tonic::Status>
+    where
+        Fut: Future<Output = Result<T, tonic::Status>>,
+    {
+        let mut tried = vec![self.replicas.pick()];
+        loop {
+            let replica = *tried.last().expect("one replica tried");
+            match attempt(self.replicas.admin(replica)).await {
+                Err(status) if refused_at_connection(&status) => {
+                    self.replicas.refused(replica);
+                    match self.replicas.next_after(&tried) {
+                        Some(next) => tried.push(next),
+                        None => return Err(status),
+                    }
+                }
+                result => return result,
+            }
         }
     }
 

@@ -24,8 +24,9 @@
 //!   body written: routes return a typed `Answer`, errors an `ErrorReport`.
 //! - `error`: the one error enum and its mapping to HTTP statuses and messages (no format:
 //!   `error` and `xml` know nothing of each other).
-//! - `core_client`: [`CoreClient`] (lazy tonic channel, per-call deadline) and the metadata
-//!   every call carries.
+//! - `core_client`: [`CoreClient`] (lazy tonic channels, per-call deadline) and the metadata
+//!   every call carries; `replicas`: several cores behind one gateway (round robin over those
+//!   whose health answers, a call refused at connection sent on to the next).
 //! - `request_id`: `X-Request-Id` in, out, and on to the core.
 //! - `telemetry`: the request span, named by route and continuing the caller's W3C trace (the
 //!   subscriber itself, the shutdown signal and trace propagation come from `lms-runtime`).
@@ -40,6 +41,7 @@ mod error;
 mod fuzz;
 mod json;
 mod paths;
+mod replicas;
 mod representation;
 mod request_id;
 mod routes;

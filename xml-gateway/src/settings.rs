@@ -106,13 +106,16 @@ pub struct GatewaySettings {
     #[arg(long = "http-addr", env = "LMS_HTTP_ADDR", default_value_t = DEFAULT_HTTP_ADDR)]
     pub http_addr: SocketAddr,
 
-    /// URL of the lms-core gRPC server.
+    /// URL of the lms-core gRPC server; several (comma-separated, or the flag repeated) are
+    /// replicas sharing one database, and calls are spread over those that answer.
     #[arg(
         long = "core-url",
         env = "LMS_CORE_URL",
-        default_value = DEFAULT_CORE_URL
+        default_value = DEFAULT_CORE_URL,
+        value_delimiter = ',',
+        num_args = 1..
     )]
-    pub core_url: String,
+    pub core_urls: Vec<String>,
 
     /// Deadline of one call to the core, in milliseconds.
     #[arg(
@@ -172,15 +175,25 @@ mod tests {
             cli.settings.http_addr,
             SocketAddr::from(([127, 0, 0, 1], 0))
         );
-        assert_eq!(cli.settings.core_url, "http://127.0.0.1:6000");
+        assert_eq!(cli.settings.core_urls, ["http://127.0.0.1:6000"]);
         assert_eq!(cli.settings.core_timeout(), Duration::from_millis(250));
+    }
+
+    #[test]
+    fn several_core_urls_are_taken_comma_separated_or_repeated() {
+        let urls = ["http://core-1:50051", "http://core-2:50051"];
+        let comma = Cli::parse_from(["lms-gateway", "--core-url", &urls.join(",")]);
+        assert_eq!(comma.settings.core_urls, urls);
+        let repeated =
+            Cli::parse_from(["lms-gateway", "--core-url", urls[0], "--core-url", urls[1]]);
+        assert_eq!(repeated.settings.core_urls, urls);
     }
 
     #[test]
     fn an_empty_command_line_gives_the_default_constants() {
         let settings = Cli::parse_from(["lms-gateway"]).settings;
         assert_eq!(settings.http_addr, DEFAULT_HTTP_ADDR);
-        assert_eq!(settings.core_url, DEFAULT_CORE_URL);
+        assert_eq!(settings.core_urls, [DEFAULT_CORE_URL]);
         assert_eq!(
             settings.core_timeout(),
             Duration::from_millis(DEFAULT_CORE_TIMEOUT_MS)

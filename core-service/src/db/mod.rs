@@ -100,10 +100,45 @@ pub async fn connect(url: &str, create: CreateDatabase) -> anyhow::Result<Databa
             // default deadline (10 s), so a server that is down is answered 503 (retry), not
             // 504.
             .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT);
+        // The pool retries a refused connection until its acquire timeout and then reports
+        // only "pool timed out"; one direct attempt first says what is wrong, at once.
+        probe_postgres(url).await?;
     }
     Database::connect(options)
         .await
         .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))
+}
+
+/// One connection to the PostgreSQL server of `url`, opened and closed: its error names the
+/// cause (connection refused at which address, unknown host, authentication, missing database)
+/// instead of the pool's timeout.
+async fn probe_postgres(url: &str) -> anyhow::Result<()> {
+    use sqlx::{ConnectOptions as _, Connection as _};
+    let options: sqlx::postgres::PgConnectOptions = url
+        .parse()
+        .with_context(|| format!("invalid database URL {}", redact_url(url)))?;
+    let address = format!("{}:{}", options.get_host(), options.get_port());
+    let attempt = tokio::time::timeout(POSTGRES_ACQUIRE_TIMEOUT, options.connect()).await;
+    let cannot = || format!("cannot connect to the database at {}", redact_url(url));
+    match attempt {
+        Ok(Ok(connection)) => {
+            // Closing politely is a courtesy; a failure to do so does not matter here.
+            let _ = connection.close().await;
+            Ok(())
+        }
+        Ok(Err(sqlx::Error::Io(io))) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Err(anyhow::anyhow!(
+                "connection refused by {address}: is PostgreSQL running and listening there?"
+            ))
+            .with_context(cannot)
+        }
+        Ok(Err(error)) => Err(anyhow::Error::new(error)).with_context(cannot),
+        Err(_elapsed) => Err(anyhow::anyhow!(
+            "no answer from {address} within {} s",
+            POSTGRES_ACQUIRE_TIMEOUT.as_secs()
+        ))
+        .with_context(cannot),
+    }
 }
 
 /// The pool hooks' answer: `false` closes a connection a fault may have broken.

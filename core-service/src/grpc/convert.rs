@@ -7,11 +7,12 @@ use lms_proto::v1 as pb;
 
 use crate::{
     domain::{
-        Invalid,
+        Invalid, Reason,
         content::{AddedDate, ViewUrl},
         ids::{IdList, ResourceRef, parse_field_id, parse_optional_field_id},
         login::{Login, PlainPassword},
         names::{DepartmentCode, DepartmentName, GroupName, ProjectName},
+        roles::Role,
         text::{Description, MAX_NAME_CHARS, MAX_TYPE_CHARS, required_text},
     },
     service::{
@@ -26,10 +27,53 @@ use crate::{
     },
 };
 
+/// A role of the contract as the domain's; `None` for ROLE_UNSPECIFIED.
+fn domain_role(role: pb::Role) -> Option<Role> {
+    Some(match role {
+        pb::Role::Unspecified => return None,
+        pb::Role::AccountOwner => Role::AccountOwner,
+        pb::Role::AccountAdministrator => Role::AccountAdministrator,
+        pb::Role::DepartmentAdministrator => Role::DepartmentAdministrator,
+        pb::Role::Publisher => Role::Publisher,
+        pb::Role::Author => Role::Author,
+        pb::Role::Learner => Role::Learner,
+        pb::Role::Custom => Role::Custom,
+    })
+}
+
+/// The assignment's role: missing (no assignment, or ROLE_UNSPECIFIED) and numbers the
+/// contract does not list (a newer client's) are refused naming the field.
 fn role_choice(assignment: Option<&pb::RoleAssignment>) -> Result<RoleChoice, Invalid> {
-    match assignment {
-        Some(a) => RoleChoice::parse(Some(&a.role), a.custom_role_id.as_deref()),
-        None => RoleChoice::parse(None, None),
+    let Some(assignment) = assignment else {
+        return Err(Invalid::new("role", Reason::Missing));
+    };
+    let role = pb::Role::try_from(assignment.role).map_err(|_| {
+        let names: Vec<&str> = Role::ALL
+            .iter()
+            .map(|role| pb_role(*role).as_str_name())
+            .collect();
+        Invalid::new(
+            "role",
+            Reason::NotOneOf {
+                raw: assignment.role.to_string(),
+                allowed: names.join(", "),
+            },
+        )
+    })?;
+    let role = domain_role(role).ok_or_else(|| Invalid::new("role", Reason::Missing))?;
+    RoleChoice::with_role(role, assignment.custom_role_id.as_deref())
+}
+
+/// The contract's name of a domain role.
+fn pb_role(role: Role) -> pb::Role {
+    match role {
+        Role::AccountOwner => pb::Role::AccountOwner,
+        Role::AccountAdministrator => pb::Role::AccountAdministrator,
+        Role::DepartmentAdministrator => pb::Role::DepartmentAdministrator,
+        Role::Publisher => pb::Role::Publisher,
+        Role::Author => pb::Role::Author,
+        Role::Learner => pb::Role::Learner,
+        Role::Custom => pb::Role::Custom,
     }
 }
 
@@ -218,4 +262,47 @@ pub(super) fn enrollment_ids(req: &pb::DeleteEnrollmentsRequest) -> Result<IdLis
 /// `userIds` of a points read: none means every user the caller may see.
 pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invalid> {
     IdList::parse("userIds", &req.user_ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assignment(role: i32) -> pb::RoleAssignment {
+        pb::RoleAssignment {
+            role,
+            custom_role_id: None,
+        }
+    }
+
+    #[test]
+    fn every_contract_role_is_a_domain_role_and_back() {
+        for role in Role::ALL {
+            assert_eq!(domain_role(pb_role(role)), Some(role));
+        }
+        assert_eq!(domain_role(pb::Role::Unspecified), None);
+    }
+
+    #[test]
+    fn an_unspecified_or_unknown_role_is_refused_naming_the_field() {
+        let missing = role_choice(Some(&assignment(pb::Role::Unspecified.into()))).unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            role_choice(None).unwrap_err().to_string()
+        );
+        assert!(missing.to_string().starts_with("role "), "{missing}");
+        let unknown = role_choice(Some(&assignment(99))).unwrap_err().to_string();
+        assert!(
+            unknown.starts_with("role '99' is not one of ROLE_ACCOUNT_OWNER, "),
+            "{unknown}"
+        );
+        assert!(!unknown.contains("UNSPECIFIED"), "{unknown}");
+    }
+
+    #[test]
+    fn a_listed_role_is_taken() {
+        let choice = role_choice(Some(&assignment(pb::Role::Learner.into()))).unwrap();
+        assert_eq!(choice.role, Role::Learner);
+        assert_eq!(choice.custom_role_id, None);
+    }
 }

@@ -57,6 +57,11 @@ impl RoleChoice {
                 },
             )
         })?;
+        Self::with_role(role, custom_role_id)
+    }
+
+    /// A role already known (an enum value), with its `custom_role_id` checked against it.
+    pub fn with_role(role: Role, custom_role_id: Option<&str>) -> Result<Self, Invalid> {
         let raw_custom = custom_role_id.map(str::trim).filter(|raw| !raw.is_empty());
         let custom_role_id = match (role, raw_custom) {
             (Role::Custom, Some(raw)) => Some(parse_field_id("customRoleId", raw)?),

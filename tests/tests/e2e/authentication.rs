@@ -161,7 +161,7 @@ async fn demote_admin_to_learner(stack: &TestStack) {
             pb::SetUserRoleRequest {
                 user_id: acme::ADMIN.into(),
                 role: Some(pb::RoleAssignment {
-                    role: "learner".into(),
+                    role: pb::Role::Learner.into(),
                     custom_role_id: None,
                 }),
             },

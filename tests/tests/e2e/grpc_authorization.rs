@@ -173,7 +173,9 @@ async fn call_every_directory_method(
     }
     let role = |name: &str| {
         Some(pb::RoleAssignment {
-            role: name.into(),
+            role: pb::Role::from_str_name(&format!("ROLE_{}", name.to_uppercase()))
+                .expect("a role of the contract")
+                .into(),
             custom_role_id: None,
         })
     };

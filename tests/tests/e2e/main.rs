@@ -20,5 +20,7 @@ mod grpc_authorization;
 mod hostile_input;
 mod import;
 mod points;
+mod reflection;
+mod replicas;
 mod tenant_isolation;
 mod tokens;

@@ -365,7 +365,7 @@ async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stac
             email: email.into(),
             password: world::PASSWORD.into(),
             role: Some(pb::RoleAssignment {
-                role: "custom".into(),
+                role: pb::Role::Custom.into(),
                 custom_role_id: Some(acme::REPORTER_ROLE.into()),
             }),
             department_id: acme::SUPPORT.into(),

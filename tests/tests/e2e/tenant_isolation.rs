@@ -210,7 +210,7 @@ async fn directory_writes_cannot_reach_another_accounts_users(stack: &TestStack)
             .set_user_role(as_globex(pb::SetUserRoleRequest {
                 user_id: target.into(),
                 role: Some(pb::RoleAssignment {
-                    role: "learner".into(),
+                    role: pb::Role::Learner.into(),
                     custom_role_id: None,
                 }),
             }))

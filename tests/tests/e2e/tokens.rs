@@ -295,7 +295,12 @@ async fn failed_grants_get_rfc_6749_errors(stack: &TestStack) {
     }
 }
 
-async fn set_role(directory: &mut Directory, user: &str, role: &str, custom_role: Option<&str>) {
+async fn set_role(
+    directory: &mut Directory,
+    user: &str,
+    role: pb::Role,
+    custom_role: Option<&str>,
+) {
     directory
         .set_user_role(world::OWNER.grpc_request(pb::SetUserRoleRequest {
             user_id: user.to_owned(),
@@ -367,13 +372,19 @@ async fn a_role_change_ends_the_token_on_every_core(stack: &TestStack) {
 
     // Changed through the replica; the first core refuses the token on its next request.
     let mut directory = DirectoryServiceClient::new(replica.grpc_channel().await);
-    set_role(&mut directory, acme::ADMIN, "learner", None).await;
+    set_role(&mut directory, acme::ADMIN, pb::Role::Learner, None).await;
     assert_eq!(group_status(stack, &token).await, 401);
-    set_role(&mut directory, acme::ADMIN, "account_administrator", None).await;
+    set_role(
+        &mut directory,
+        acme::ADMIN,
+        pb::Role::AccountAdministrator,
+        None,
+    )
+    .await;
     assert_eq!(group_status(stack, &token).await, 401);
     assert_eq!(group_status(&replica, &token).await, 401);
 
-    set_role(&mut directory, acme::ADMIN, "learner", None).await;
+    set_role(&mut directory, acme::ADMIN, pb::Role::Learner, None).await;
     let fresh = format!("Bearer {}", token_for(stack, &client_id, &secret).await);
     send(with_token(
         stack,
@@ -405,7 +416,7 @@ async fn a_scope_change_ends_the_token(stack: &TestStack) {
     set_role(
         &mut directory,
         acme::VIEWER,
-        "custom",
+        pb::Role::Custom,
         Some(acme::COORDINATOR_ROLE),
     )
     .await;
@@ -438,7 +449,7 @@ async fn changes_that_keep_the_rights_keep_the_token(stack: &TestStack) {
         .await
         .expect("the owner sets a password");
     set_managed(&mut directory, acme::DEPT_ADMIN, &[acme::SALES]).await;
-    set_role(&mut directory, acme::PUBLISHER, "learner", None).await;
+    set_role(&mut directory, acme::PUBLISHER, pb::Role::Learner, None).await;
     set_managed(&mut directory, acme::COORDINATOR, &[acme::ENGINEERING]).await;
     assert_eq!(group_status(stack, &token).await, 200);
     assert_eq!(group_status(stack, &token).await, 200);

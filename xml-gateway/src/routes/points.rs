@@ -129,13 +129,18 @@ async fn stream_points(
     Span::current().record("filter", user_ids.len());
     // No grpc-timeout: a long list may take longer than one deadline to stream. The gateway
     // bounds the wait for the first result and for each next one instead.
-    let request = caller.request(GetPointsRequest { user_ids }, None);
-    let mut admin = core.admin();
-    let opened = tokio::time::timeout(core.timeout(), async move {
-        let mut stream = admin.get_points(request).await?.into_inner();
-        let first = stream.message().await?;
-        Ok::<_, tonic::Status>((stream, first))
-    })
+    let message = GetPointsRequest { user_ids };
+    let opened = tokio::time::timeout(
+        core.timeout(),
+        core.on_a_replica(|mut admin| {
+            let request = caller.request(message.clone(), None);
+            async move {
+                let mut stream = admin.get_points(request).await?.into_inner();
+                let first = stream.message().await?;
+                Ok::<_, tonic::Status>((stream, first))
+            }
+        }),
+    )
     .await;
     let (stream, first) = match opened {
         Ok(result) => core.settle(result)?,

@@ -93,18 +93,21 @@ pub(crate) async fn issue_token(
         Ok(credentials) => credentials,
         Err(error) => return Ok(error.into_response()),
     };
-    let mut call = tonic::Request::new(IssueTokenRequest {
+    let message = IssueTokenRequest {
         client_id,
         client_secret: client_secret.expose().clone(),
+    };
+    let attempts = core.on_a_replica(|mut admin| {
+        let mut call = tonic::Request::new(message.clone());
+        call.set_timeout(core.timeout());
+        if let Ok(value) = request_id.as_str().parse() {
+            call.metadata_mut()
+                .insert(lms_proto::metadata::REQUEST_ID, value);
+        }
+        lms_runtime::propagation::inject_current_context(call.metadata_mut());
+        async move { admin.issue_token(call).await }
     });
-    call.set_timeout(core.timeout());
-    if let Ok(value) = request_id.as_str().parse() {
-        call.metadata_mut()
-            .insert(lms_proto::metadata::REQUEST_ID, value);
-    }
-    lms_runtime::propagation::inject_current_context(call.metadata_mut());
-    let mut admin = core.admin();
-    let answered = match tokio::time::timeout(core.timeout(), admin.issue_token(call)).await {
+    let answered = match tokio::time::timeout(core.timeout(), attempts).await {
         Ok(result) => core.settle(result),
         Err(_elapsed) => Err(GatewayError::CoreTimeout),
     };

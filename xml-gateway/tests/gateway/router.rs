@@ -27,7 +27,7 @@ async fn closed_port() -> u16 {
 
 async fn gateway_without_core() -> Router {
     let url = format!("http://127.0.0.1:{}", closed_port().await);
-    router(CoreClient::connect_lazy(&url, Duration::from_secs(5)).unwrap())
+    router(CoreClient::connect_lazy(&[url], Duration::from_secs(5)).unwrap())
 }
 
 struct Answer {
@@ -460,7 +460,7 @@ async fn a_core_that_never_answers_is_504_after_the_deadline() {
             open.push(socket);
         }
     });
-    let app = router(CoreClient::connect_lazy(&url, Duration::from_millis(300)).unwrap());
+    let app = router(CoreClient::connect_lazy(&[url], Duration::from_millis(300)).unwrap());
     for request in [
         authenticated(Method::GET, "/group/g-1")
             .body(Body::empty())
@@ -484,7 +484,7 @@ async fn a_core_that_never_answers_is_504_after_the_deadline() {
 async fn the_app_binds_port_zero_serves_and_shuts_down_gracefully() {
     let settings = GatewaySettings {
         http_addr: "127.0.0.1:0".parse().unwrap(),
-        core_url: format!("http://127.0.0.1:{}", closed_port().await),
+        core_urls: vec![format!("http://127.0.0.1:{}", closed_port().await)],
         core_timeout_ms: 2_000,
         server: Default::default(),
     };
@@ -524,7 +524,7 @@ async fn the_app_binds_port_zero_serves_and_shuts_down_gracefully() {
 async fn an_invalid_core_url_is_refused_at_start_up() {
     let settings = GatewaySettings {
         http_addr: "127.0.0.1:0".parse().unwrap(),
-        core_url: "not a url".to_owned(),
+        core_urls: vec!["not a url".to_owned()],
         core_timeout_ms: 1_000,
         server: Default::default(),
     };
@@ -640,7 +640,7 @@ async fn credential_headers_over_the_cores_bounds_are_401_without_calling_the_co
     // A core that accepts and never answers: a call would take the whole 5 s deadline.
     let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", silent.local_addr().unwrap());
-    let app = router(CoreClient::connect_lazy(&url, Duration::from_secs(5)).unwrap());
+    let app = router(CoreClient::connect_lazy(&[url], Duration::from_secs(5)).unwrap());
     for (name, length) in [
         ("x-auth-account-url", 2_049),
         ("x-auth-email", 256),

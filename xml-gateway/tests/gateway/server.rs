@@ -28,7 +28,7 @@ impl Server {
         drop(closed);
         let app = App::build(GatewaySettings {
             http_addr: "127.0.0.1:0".parse().unwrap(),
-            core_url,
+            core_urls: vec![core_url],
             core_timeout_ms: 200,
             server,
         })
@@ -244,7 +244,7 @@ async fn a_connection_stalled_mid_request_is_closed_after_the_idle_timeout() {
 async fn an_idle_timeout_not_longer_than_the_core_deadline_is_refused_at_start() {
     let settings = GatewaySettings {
         http_addr: "127.0.0.1:0".parse().unwrap(),
-        core_url: "http://127.0.0.1:1".to_owned(),
+        core_urls: vec!["http://127.0.0.1:1".to_owned()],
         core_timeout_ms: 10_000,
         server: HttpServerSettings {
             idle_timeout_ms: 10_000,
