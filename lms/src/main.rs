@@ -13,7 +13,7 @@ use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
 };
-use lms_runtime::{Telemetry, shutdown_signal};
+use lms_runtime::{LogSettings, Telemetry, TracedService, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -25,7 +25,18 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    log: LogSettings,
 }
+
+/// Under `lms up` the two halves report as two services, as they would running apart.
+const UP_SERVICES: [TracedService; 2] = [
+    TracedService {
+        name: "lms-gateway",
+        targets: &["lms_gateway"],
+    },
+    TracedService::whole("lms-core"),
+];
 
 #[derive(Subcommand)]
 enum Command {
@@ -60,7 +71,11 @@ enum Command {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let _telemetry = Telemetry::init("lms")?;
+    let services: &[TracedService] = match cli.command {
+        Command::Up { .. } => &UP_SERVICES,
+        _ => &[TracedService::whole("lms")],
+    };
+    let _telemetry = Telemetry::init(cli.log.log_format, services)?;
     match cli.command {
         Command::Up { settings, demo } => up(settings, demo).await,
         Command::Import {
@@ -109,6 +124,9 @@ async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> 
     println!("lms is up.");
     println!("  XML interface: http://{http_addr}");
     println!("  gRPC (lms.v1): {}", stack.grpc_addr());
+    if let Some(metrics) = stack.metrics_addr() {
+        println!("  metrics:       http://{metrics}/metrics");
+    }
     println!(
         "  database:      {}",
         db::redact_url(&settings.core.database_url)

@@ -647,6 +647,7 @@ fn run_role(role: &str) {
                 http_addr: any_port,
                 core_url: std::env::var("LMS_CORE_URL").expect("LMS_CORE_URL"),
                 core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
+                metrics_addr: None,
                 server: Default::default(),
             })
             .await
@@ -754,6 +755,7 @@ fn run() {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             core_url: format!("http://{grpc_addr}"),
             core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
+            metrics_addr: None,
             server: Default::default(),
         })
         .await

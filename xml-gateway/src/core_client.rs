@@ -9,6 +9,7 @@ use std::time::Duration;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
+use tonic_health::pb::health_client::HealthClient;
 use lms_runtime::Outage;
 use lms_runtime::propagation::inject_current_context;
 use tonic::metadata::MetadataValue;
@@ -17,6 +18,10 @@ use tonic::transport::{Channel, Endpoint};
 use crate::auth::Credentials;
 use crate::error::GatewayError;
 use crate::request_id::RequestId;
+use crate::telemetry::{CoreCall, CoreCallLayer};
+
+/// The channel to the core, each call in its CLIENT span.
+pub(crate) type CoreChannel = CoreCall<Channel>;
 
 /// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
 /// propagate at least).
@@ -25,7 +30,8 @@ const MAX_TRACESTATE_BYTES: usize = 512;
 /// A client of the core's `AdminService`, cheap to clone (one shared channel).
 #[derive(Debug, Clone)]
 pub struct CoreClient {
-    admin: AdminServiceClient<Channel>,
+    admin: AdminServiceClient<CoreChannel>,
+    health: HealthClient<CoreChannel>,
     timeout: Duration,
     /// Whether the core is reachable, as this gateway's calls found it.
     outage: Arc<Outage>,
@@ -37,8 +43,10 @@ pub(crate) const CORE_UNREACHABLE_RETRY_AFTER_SECONDS: u64 = 1;
 impl CoreClient {
     /// A client over an existing channel; `timeout` bounds every call.
     pub fn new(channel: Channel, timeout: Duration) -> Self {
+        let channel = tower::Layer::layer(&CoreCallLayer, channel);
         Self {
-            admin: AdminServiceClient::new(channel),
+            admin: AdminServiceClient::new(channel.clone()),
+            health: HealthClient::new(channel),
             timeout,
             outage: Arc::new(Outage::new("the core", Duration::ZERO)),
         }
@@ -65,8 +73,24 @@ impl CoreClient {
     }
 
     /// A fresh handle for one call (clones share the channel).
-    pub(crate) fn admin(&self) -> AdminServiceClient<Channel> {
+    pub(crate) fn admin(&self) -> AdminServiceClient<CoreChannel> {
         self.admin.clone()
+    }
+
+    /// Whether the core answers and its database with it: its gRPC health (overall service),
+    /// within the call deadline.
+    pub(crate) async fn ready(&self) -> Result<(), String> {
+        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
+        let mut health = self.health.clone();
+        let check = health.check(HealthCheckRequest {
+            service: String::new(),
+        });
+        match tokio::time::timeout(self.timeout, check).await {
+            Ok(Ok(answer)) if answer.get_ref().status() == ServingStatus::Serving => Ok(()),
+            Ok(Ok(_)) => Err("the core is not serving (its database does not answer)".to_owned()),
+            Ok(Err(status)) => Err(format!("the core is out of reach: {}", TransportFailure(&status))),
+            Err(_) => Err("the core did not answer in time".to_owned()),
+        }
     }
 
     /// Runs one unary call under the gateway's deadline; a late answer is a 504.
@@ -74,7 +98,7 @@ impl CoreClient {
         &self,
         caller: &Caller,
         message: M,
-        call: impl FnOnce(AdminServiceClient<Channel>, tonic::Request<M>) -> Fut,
+        call: impl FnOnce(AdminServiceClient<CoreChannel>, tonic::Request<M>) -> Fut,
     ) -> Result<T, GatewayError>
     where
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,

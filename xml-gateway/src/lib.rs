@@ -27,8 +27,11 @@
 //! - `core_client`: [`CoreClient`] (lazy tonic channel, per-call deadline) and the metadata
 //!   every call carries.
 //! - `request_id`: `X-Request-Id` in, out, and on to the core.
-//! - `telemetry`: the request span, named by route and continuing the caller's W3C trace (the
-//!   subscriber itself, the shutdown signal and trace propagation come from `lms-runtime`).
+//! - `telemetry`: each request's SERVER span (continuing the caller's W3C trace), log line and
+//!   RED metrics, and each core call's CLIENT span (the subscriber itself, the shutdown signal
+//!   and trace propagation come from `lms-runtime`).
+//! - `health`: `GET /healthz` (the process answers) and `GET /readyz` (the core and its
+//!   database answer).
 
 mod app;
 mod auth;
@@ -36,6 +39,7 @@ mod body;
 mod clip;
 mod core_client;
 mod error;
+mod health;
 #[cfg(test)]
 mod fuzz;
 mod json;
