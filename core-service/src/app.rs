@@ -24,8 +24,8 @@ use tonic::transport::{Server, server::TcpIncoming};
 use crate::{
     auth::{Authenticator, Clock, SystemClock},
     db::{self, sqlite_file::FileWatch},
-    health,
     grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
+    health,
     in_memory::{CoreConnection, InMemoryConnector, PipeReceiver},
     settings::CoreSettings,
     telemetry,
@@ -94,7 +94,9 @@ impl App {
 
     /// Where metrics are served, when they are.
     pub fn metrics_addr(&self) -> Option<SocketAddr> {
-        self.metrics.as_ref().map(lms_runtime::metrics::MetricsServer::local_addr)
+        self.metrics
+            .as_ref()
+            .map(lms_runtime::metrics::MetricsServer::local_addr)
     }
 
     pub fn state(&self) -> SharedState {

@@ -64,15 +64,18 @@ pub async fn set_all(health: &HealthReporter, serving: bool) {
 /// Probes the database until aborted, keeping `health` in step with it.
 pub async fn follow_database(state: SharedState, health: HealthReporter, interval: Duration) {
     let mut serving = true;
+    let mut first = true;
     loop {
         let wait = if serving {
             interval
         } else {
             PROBE_INTERVAL_WHILE_DOWN
         };
-        tokio::select! {
-            () = tokio::time::sleep(wait) => {}
-            () = PROBE_NOW.notified() => {}
+        if !std::mem::take(&mut first) {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => {}
+                () = PROBE_NOW.notified() => {}
+            }
         }
         if state.database_lost.load(Ordering::Relaxed) {
             // The file watch has said it all; health stays NOT_SERVING.

@@ -35,14 +35,27 @@ fn on() -> bool {
 /// Describes the metrics (`# HELP` lines); called when the metrics endpoint starts.
 pub fn describe() {
     use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
-    describe_counter!(RPC_REQUESTS, "gRPC calls served, by service, method and status code");
-    describe_histogram!(RPC_DURATION, Unit::Seconds, "gRPC call duration, to the last frame");
+    describe_counter!(
+        RPC_REQUESTS,
+        "gRPC calls served, by service, method and status code"
+    );
+    describe_histogram!(
+        RPC_DURATION,
+        Unit::Seconds,
+        "gRPC call duration, to the last frame"
+    );
     describe_counter!(
         CREDENTIAL_CACHE,
         "Password logins answered from the verified-credentials cache (hit) or verified (miss)"
     );
-    describe_gauge!(VERIFICATIONS_WAITING, "Password verifications waiting for a slot");
-    describe_gauge!(VERIFICATIONS_RUNNING, "Password verifications running (argon2id)");
+    describe_gauge!(
+        VERIFICATIONS_WAITING,
+        "Password verifications waiting for a slot"
+    );
+    describe_gauge!(
+        VERIFICATIONS_RUNNING,
+        "Password verifications running (argon2id)"
+    );
     describe_histogram!(
         VERIFICATION_WAIT,
         Unit::Seconds,
@@ -50,17 +63,37 @@ pub fn describe() {
     );
     describe_counter!(SHED, "Requests refused with UNAVAILABLE (503), by reason");
     describe_counter!(THROTTLED, "Logins refused as throttled (429)");
-    describe_counter!(LOGIN_FAILURES, "Failed password logins (wrong or unknown credentials)");
-    describe_gauge!(DB_POOL_CONNECTIONS, "Database pool connections, by state (in_use, idle)");
+    describe_counter!(
+        LOGIN_FAILURES,
+        "Failed password logins (wrong or unknown credentials)"
+    );
+    describe_gauge!(
+        DB_POOL_CONNECTIONS,
+        "Database pool connections, by state (in_use, idle)"
+    );
     describe_gauge!(DB_POOL_MAX, "Database pool size limit");
-    describe_counter!(DB_POOL_TIMEOUTS, "Requests that waited too long for a database connection");
-    describe_counter!(DB_UNAVAILABLE, "Database errors meaning the database is out of reach");
-    describe_gauge!(DB_UP, "Whether the database answered the last health probe (1) or not (0)");
+    describe_counter!(
+        DB_POOL_TIMEOUTS,
+        "Requests that waited too long for a database connection"
+    );
+    describe_counter!(
+        DB_UNAVAILABLE,
+        "Database errors meaning the database is out of reach"
+    );
+    describe_gauge!(
+        DB_UP,
+        "Whether the database answered the last health probe (1) or not (0)"
+    );
     describe_counter!(POINTS_ROWS, "Points rows streamed to callers");
 }
 
 /// A call ended with `code` after `latency`.
-pub(crate) fn rpc_finished(service: &'static str, method: &'static str, code: Code, latency: Duration) {
+pub(crate) fn rpc_finished(
+    service: &'static str,
+    method: &'static str,
+    code: Code,
+    latency: Duration,
+) {
     if !on() {
         return;
     }
@@ -185,7 +218,8 @@ pub(crate) fn sample_pool(state: std::sync::Weak<crate::grpc::CoreState>) {
             return false;
         };
         let (size, idle, max) = pool_numbers(&state.db);
-        metrics::gauge!(DB_POOL_CONNECTIONS, "state" => "in_use").set((size as usize).saturating_sub(idle) as f64);
+        metrics::gauge!(DB_POOL_CONNECTIONS, "state" => "in_use")
+            .set((size as usize).saturating_sub(idle) as f64);
         metrics::gauge!(DB_POOL_CONNECTIONS, "state" => "idle").set(idle as f64);
         metrics::gauge!(DB_POOL_MAX).set(max as f64);
         true
@@ -197,11 +231,19 @@ fn pool_numbers(db: &sea_orm::DatabaseConnection) -> (u32, usize, u32) {
     match db.get_database_backend() {
         sea_orm::DbBackend::Postgres => {
             let pool = db.get_postgres_connection_pool();
-            (pool.size(), pool.num_idle(), pool.options().get_max_connections())
+            (
+                pool.size(),
+                pool.num_idle(),
+                pool.options().get_max_connections(),
+            )
         }
         _ => {
             let pool = db.get_sqlite_connection_pool();
-            (pool.size(), pool.num_idle(), pool.options().get_max_connections())
+            (
+                pool.size(),
+                pool.num_idle(),
+                pool.options().get_max_connections(),
+            )
         }
     }
 }

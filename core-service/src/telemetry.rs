@@ -49,7 +49,8 @@ fn method_of(path: &str) -> (&'static str, &'static str) {
     let Some(service) = KNOWN_SERVICES.iter().find(|known| **known == service) else {
         return OTHER;
     };
-    if method.is_empty() || method.len() > 64 || !method.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    if method.is_empty() || method.len() > 64 || !method.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
         return OTHER;
     }
     let Ok(mut map) = methods.write() else {
@@ -98,7 +99,8 @@ where
 {
     type Response = http::Response<ObservedBody<B>>;
     type Error = S::Error;
-    type Future = Pin<Box<dyn std::future::Future<Output = Result<Self::Response, S::Error>> + Send>>;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, S::Error>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)

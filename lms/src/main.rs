@@ -116,7 +116,9 @@ async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> 
     let stack = Stack::build(&settings).await?;
     let demo_account = if with_demo {
         let hasher = PasswordHasher::new(settings.core.password_policy())?;
-        demo::ensure_demo(&stack.state().db, &hasher).await?
+        // One start-up trace for the demo's check and import.
+        let span = tracing::info_span!("import_demo");
+        tracing::Instrument::instrument(demo::ensure_demo(&stack.state().db, &hasher), span).await?
     } else {
         None
     };

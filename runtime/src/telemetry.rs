@@ -108,7 +108,9 @@ impl TelemetryOptions {
         Self {
             log_format,
             services: services.to_vec(),
-            otlp_endpoint: OTLP_ENDPOINT_VARIABLES.iter().find_map(|name| variable(name)),
+            otlp_endpoint: OTLP_ENDPOINT_VARIABLES
+                .iter()
+                .find_map(|name| variable(name)),
             service_name: variable("OTEL_SERVICE_NAME"),
         }
     }
@@ -124,10 +126,7 @@ impl TelemetryOptions {
                 None => service.name.to_owned(),
                 Some(name) if single => name.clone(),
                 Some(name) => {
-                    let part = service
-                        .name
-                        .strip_prefix("lms-")
-                        .unwrap_or(service.name);
+                    let part = service.name.strip_prefix("lms-").unwrap_or(service.name);
                     format!("{name}-{part}")
                 }
             })
@@ -167,10 +166,14 @@ impl Telemetry {
         let filter = if std::env::var("RUST_LOG").is_ok_and(|v| v.contains("opentelemetry")) {
             filter
         } else {
-            ["opentelemetry=off", "opentelemetry_sdk=off", "opentelemetry_otlp=off"]
-                .into_iter()
-                .filter_map(|directive| directive.parse().ok())
-                .fold(filter, EnvFilter::add_directive)
+            [
+                "opentelemetry=off",
+                "opentelemetry_sdk=off",
+                "opentelemetry_otlp=off",
+            ]
+            .into_iter()
+            .filter_map(|directive| directive.parse().ok())
+            .fold(filter, EnvFilter::add_directive)
         };
         let provider = match &options.otlp_endpoint {
             Some(endpoint) => Some(tracer_provider(options, endpoint)?),
@@ -223,12 +226,18 @@ impl Telemetry {
 
     /// [`Telemetry::build`] then [`Telemetry::install`] from the environment: what a binary
     /// calls once.
-    pub fn init(log_format: LogFormat, services: &[TracedService]) -> anyhow::Result<TelemetryGuard> {
+    pub fn init(
+        log_format: LogFormat,
+        services: &[TracedService],
+    ) -> anyhow::Result<TelemetryGuard> {
         Self::build(&TelemetryOptions::from_env(log_format, services))?.install()
     }
 }
 
-fn tracer_provider(options: &TelemetryOptions, endpoint: &str) -> anyhow::Result<SdkTracerProvider> {
+fn tracer_provider(
+    options: &TelemetryOptions,
+    endpoint: &str,
+) -> anyhow::Result<SdkTracerProvider> {
     let names = options.service_names();
     let mut routes = Vec::with_capacity(names.len());
     for (service, name) in options.services.iter().zip(names) {
@@ -255,16 +264,18 @@ fn tracer_provider(options: &TelemetryOptions, endpoint: &str) -> anyhow::Result
 
 /// Text fields on one line: a newline inside a value (a multi-line error message) is written
 /// as `\n`, so one event is one line for whatever reads the log.
-fn one_line_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static
-{
-    debug_fn(|writer: &mut Writer<'_>, field: &tracing::field::Field, value: &dyn fmt::Debug| {
-        let mut line = OneLine(writer);
-        if field.name() == "message" {
-            fmt::Write::write_fmt(&mut line, format_args!("{value:?}"))
-        } else {
-            fmt::Write::write_fmt(&mut line, format_args!("{}={value:?}", field.name()))
-        }
-    })
+fn one_line_fields()
+-> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static {
+    debug_fn(
+        |writer: &mut Writer<'_>, field: &tracing::field::Field, value: &dyn fmt::Debug| {
+            let mut line = OneLine(writer);
+            if field.name() == "message" {
+                fmt::Write::write_fmt(&mut line, format_args!("{value:?}"))
+            } else {
+                fmt::Write::write_fmt(&mut line, format_args!("{}={value:?}", field.name()))
+            }
+        },
+    )
     .delimited(" ")
 }
 
@@ -276,8 +287,11 @@ impl fmt::Write for OneLine<'_, '_> {
         let mut rest = text;
         while let Some(at) = rest.find(['\n', '\r']) {
             self.0.write_str(&rest[..at])?;
-            self.0
-                .write_str(if rest.as_bytes()[at] == b'\n' { "\\n" } else { "\\r" })?;
+            self.0.write_str(if rest.as_bytes()[at] == b'\n' {
+                "\\n"
+            } else {
+                "\\r"
+            })?;
             rest = &rest[at + 1..];
         }
         self.0.write_str(rest)
@@ -312,9 +326,12 @@ impl ServiceExporter {
         if last == 0 {
             return 0;
         }
-        let target = span.attributes.iter().find_map(|KeyValue { key, value, .. }| {
-            (key.as_str() == TARGET_ATTRIBUTE).then_some(value)
-        });
+        let target = span
+            .attributes
+            .iter()
+            .find_map(|KeyValue { key, value, .. }| {
+                (key.as_str() == TARGET_ATTRIBUTE).then_some(value)
+            });
         let Some(Value::String(target)) = target else {
             return last;
         };

@@ -10,13 +10,13 @@ use tokio::net::TcpListener;
 use tower::Layer as _;
 
 use crate::core_client::CoreClient;
+use crate::health;
 use crate::paths;
 use crate::representation::represent;
 use crate::request_id::assign_request_id;
 use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
-use crate::health;
 use crate::telemetry::observe;
 
 /// The whole HTTP interface over a core client.

@@ -9,11 +9,11 @@ use std::time::Duration;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
-use tonic_health::pb::health_client::HealthClient;
 use lms_runtime::Outage;
 use lms_runtime::propagation::inject_current_context;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
+use tonic_health::pb::health_client::HealthClient;
 
 use crate::auth::Credentials;
 use crate::error::GatewayError;
@@ -88,7 +88,10 @@ impl CoreClient {
         match tokio::time::timeout(self.timeout, check).await {
             Ok(Ok(answer)) if answer.get_ref().status() == ServingStatus::Serving => Ok(()),
             Ok(Ok(_)) => Err("the core is not serving (its database does not answer)".to_owned()),
-            Ok(Err(status)) => Err(format!("the core is out of reach: {}", TransportFailure(&status))),
+            Ok(Err(status)) => Err(format!(
+                "the core is out of reach: {}",
+                TransportFailure(&status)
+            )),
             Err(_) => Err("the core did not answer in time".to_owned()),
         }
     }

@@ -39,9 +39,9 @@ mod body;
 mod clip;
 mod core_client;
 mod error;
-mod health;
 #[cfg(test)]
 mod fuzz;
+mod health;
 mod json;
 mod paths;
 mod representation;

@@ -71,7 +71,10 @@ impl Authenticator {
             .ok()
             .filter(|_| secret.len() <= MAX_SECRET_CHARS)
         else {
-            tracing::info!(client_id = super::clip(&client_key), "token refused: unknown client");
+            tracing::info!(
+                client_id = super::clip(&client_key),
+                "token refused: unknown client"
+            );
             return Err(self.refuse(throttle_key, "api client", &client_key));
         };
         let row = api_client::Entity::find_by_id(client_id)

@@ -130,8 +130,8 @@ impl AdminService for AdminApi {
             row.map(|row| {
                 crate::metrics::points_rows(1);
                 pb::UserPoints {
-                user_id: row.user_id.to_string(),
-                points: row.points,
+                    user_id: row.user_id.to_string(),
+                    points: row.points,
                 }
             })
             .map_err(Status::from)
