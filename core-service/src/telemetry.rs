@@ -37,8 +37,8 @@ const MAX_METHODS: usize = 256;
 /// fields without an allocation per call). Paths outside [`KNOWN_SERVICES`] are `other`.
 fn method_of(path: &str) -> (&'static str, &'static str) {
     const OTHER: (&str, &str) = ("other", "other");
-    static METHODS: OnceLock<RwLock<HashMap<Box<str>, (&'static str, &'static str)>>> =
-        OnceLock::new();
+    type Methods = RwLock<HashMap<Box<str>, (&'static str, &'static str)>>;
+    static METHODS: OnceLock<Methods> = OnceLock::new();
     let methods = METHODS.get_or_init(RwLock::default);
     if let Some(found) = methods.read().ok().and_then(|map| map.get(path).copied()) {
         return found;

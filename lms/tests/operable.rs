@@ -484,7 +484,6 @@ async fn a_request_is_one_trace_from_the_gateway_through_the_core_to_the_databas
         .iter()
         .map(|entry| (entry.1.span_id.clone(), entry))
         .collect();
-    let parent_of = |span: &Span| by_id.get(&span.parent_span_id).map(|(_, s)| s);
 
     let of_trace: Vec<_> = spans.iter().filter(|(_, s)| s.trace_id == trace).collect();
     let server = of_trace

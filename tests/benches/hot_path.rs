@@ -632,7 +632,16 @@ fn spawn_role(role: &str, envs: &[(&str, String)]) -> (Child, SocketAddr) {
 fn run_role(role: &str) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let _telemetry = lms_runtime::Telemetry::init(role).expect("telemetry");
+        let service = if role == "lms-core" {
+            "lms-core"
+        } else {
+            "lms-gateway"
+        };
+        let _telemetry = lms_runtime::Telemetry::init(
+            lms_runtime::LogFormat::Text,
+            &[lms_runtime::TracedService::whole(service)],
+        )
+        .expect("telemetry");
         let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
         let forever = std::future::pending::<()>();
         if role == "lms-core" {
@@ -723,8 +732,13 @@ fn run() {
     let config = Config::from_env();
     let server = runtime("server", 2);
     let load = runtime(LOAD_THREAD, 1);
-    let _telemetry =
-        server.block_on(async { lms_runtime::Telemetry::init("lms").expect("telemetry") });
+    let _telemetry = server.block_on(async {
+        lms_runtime::Telemetry::init(
+            lms_runtime::LogFormat::Text,
+            &[lms_runtime::TracedService::whole("lms")],
+        )
+        .expect("telemetry")
+    });
     println!(
         "hot path benchmark: {:?}, {} s per layer in {} rounds, {} connections",
         config.backend, config.seconds, config.rounds, config.connections
