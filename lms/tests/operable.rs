@@ -37,12 +37,12 @@ struct Running {
     _folder: tempfile::TempDir,
 }
 
-fn start(extra_args: &[&str], env: &[(&str, String)]) -> Running {
+fn start(log_format: &str, extra_args: &[&str], env: &[(&str, String)]) -> Running {
     let folder = tempfile::tempdir().expect("temporary folder");
     let database_url = format!("sqlite://{}", folder.path().join("lms.sqlite3").display());
     let mut command = Command::new(env!("CARGO_BIN_EXE_lms"));
     command
-        .args(["--log-format", "json", "up", "--demo"])
+        .args(["--log-format", log_format, "up", "--demo"])
         .args(["--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"])
         .args(["--database-url", &database_url])
         .args(["--argon2-memory-kib", "64", "--argon2-iterations", "1"])
@@ -157,7 +157,7 @@ fn parse_json_lines(lines: &[String]) -> Vec<serde_json::Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_logs_metrics_and_probes_show_what_happened_without_secrets() {
-    let running = start(&["--metrics-addr", "127.0.0.1:0"], &[]);
+    let running = start("json", &["--metrics-addr", "127.0.0.1:0"], &[]);
     let base_url = running.base_url();
     let metrics_url = running.printed("metrics:");
     let client = reqwest::Client::new();
@@ -201,6 +201,35 @@ async fn json_logs_metrics_and_probes_show_what_happened_without_secrets() {
         .unwrap();
     assert_eq!(prefixed.status(), 404);
 
+    // Straight to the gRPC port, as a script guessing passwords would call it.
+    let grpc_addr = running.printed("gRPC (lms.v1):");
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{grpc_addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("the core's gRPC port answers");
+    let mut request = tonic::Request::new(lms_proto::v1::GetGroupRequest {
+        group_id: DEMO_GROUP.to_owned(),
+    });
+    let metadata = request.metadata_mut();
+    metadata.insert(
+        lms_proto::metadata::ACCOUNT_URL,
+        DEMO_ACCOUNT.parse().unwrap(),
+    );
+    metadata.insert(
+        lms_proto::metadata::EMAIL,
+        "intern@demo.lms.example".parse().unwrap(),
+    );
+    metadata.insert(
+        lms_proto::metadata::PASSWORD,
+        WRONG_PASSWORD.parse().unwrap(),
+    );
+    let refused = lms_proto::v1::admin_service_client::AdminServiceClient::new(channel)
+        .get_group(request)
+        .await
+        .expect_err("a wrong password is refused");
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+
     let after = scrape().await;
     let moved = |series: &str| sample(&after, series) - sample(&before, series);
     let group_ok =
@@ -229,7 +258,8 @@ async fn json_logs_metrics_and_probes_show_what_happened_without_secrets() {
         moved(
             r#"rpc_server_requests_total{rpc_service="lms.v1.AdminService",rpc_method="GetGroup",code="UNAUTHENTICATED"}"#
         ),
-        10.0
+        11.0,
+        "ten through the gateway, one straight to the gRPC port"
     );
     assert_eq!(
         moved(
@@ -245,7 +275,7 @@ async fn json_logs_metrics_and_probes_show_what_happened_without_secrets() {
         moved(r#"lms_credential_cache_total{result="miss"}"#) >= 10.0,
         "{after}"
     );
-    assert_eq!(moved("lms_login_failures_total"), 10.0);
+    assert_eq!(moved("lms_login_failures_total"), 11.0);
     assert_eq!(moved("lms_logins_throttled_total"), 1.0);
     assert!(moved("lms_password_verification_wait_seconds_count") >= 10.0);
     assert_eq!(sample(&after, "lms_db_up"), 1.0, "the probe has answered");
@@ -305,7 +335,17 @@ async fn json_logs_metrics_and_probes_show_what_happened_without_secrets() {
         .iter()
         .filter(|e| e["message"] == "call finished" && e["rpc.method"] == "GetGroup")
         .collect();
-    assert_eq!(calls.len(), 13, "one line per gRPC call");
+    assert_eq!(calls.len(), 14, "one line per gRPC call");
+    let direct = calls
+        .iter()
+        .find(|e| {
+            e["peer"]
+                .as_str()
+                .is_some_and(|p| p.starts_with("127.0.0.1:"))
+        })
+        .expect("the direct call's line names its peer");
+    assert_eq!(direct["status"], "UNAUTHENTICATED");
+    assert!(direct["latency_ms"].as_f64().is_some(), "{direct}");
     assert!(
         calls
             .iter()
@@ -319,7 +359,17 @@ async fn json_logs_metrics_and_probes_show_what_happened_without_secrets() {
                 .is_some_and(|m| m.starts_with("login refused"))
         })
         .collect();
-    assert_eq!(refused.len(), 10, "every failed login is logged");
+    assert_eq!(
+        refused.len(),
+        11,
+        "every failed login is logged, over HTTP or gRPC"
+    );
+    assert!(
+        refused
+            .iter()
+            .any(|e| e["login"] == "intern@demo.lms.example"),
+        "the direct gRPC guess is logged"
+    );
     assert_eq!(refused[0]["login"], DEMO_LOGIN);
     assert_eq!(refused[0]["account_url"], DEMO_ACCOUNT);
     let locked: Vec<_> = events
@@ -417,6 +467,7 @@ async fn received(receiver: &Receiver, what: &str, done: impl Fn(&[(String, Span
 async fn a_request_is_one_trace_from_the_gateway_through_the_core_to_the_database() {
     let (collector, receiver) = start_receiver().await;
     let running = start(
+        "json",
         &["--auth-revision-poll-ms", "50"],
         &[
             // The traces-only variable, as the issue asked the core to honour.
@@ -627,7 +678,9 @@ async fn a_collector_that_is_down_costs_one_warning() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap()
     };
+    // Text lines this time: what a terminal-less operator reads in a file.
     let running = start(
+        "text",
         &[],
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", format!("http://{closed}")),
@@ -646,10 +699,16 @@ async fn a_collector_that_is_down_costs_one_warning() {
         .filter(|l| l.contains("trace collector is unreachable"))
         .count();
     assert_eq!(warnings, 1, "{lines:#?}");
+    assert!(!lines.iter().any(|l| l.contains(" ERROR ")), "{lines:#?}");
     assert!(
-        !lines.iter().any(|l| l.contains("\"level\":\"ERROR\"")),
-        "{lines:#?}"
+        !lines.iter().any(|l| l.contains('\u{1b}')),
+        "no colour codes outside a terminal"
     );
+    let requests = lines
+        .iter()
+        .filter(|l| l.contains("request finished") && l.contains("route=\"/group/{group_id}\""))
+        .count();
+    assert_eq!(requests, 5, "one text line per request: {lines:#?}");
 }
 
 /// Whether `span` has the span `ancestor` above it.
