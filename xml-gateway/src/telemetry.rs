@@ -55,6 +55,21 @@ fn route_of(request: &Request) -> &'static str {
         .unwrap_or(UNMATCHED)
 }
 
+/// Longest part of a path written in a log line or span (a URI may be 64 KiB long).
+const MAX_LOGGED_PATH: usize = 256;
+
+/// The first `max` bytes of `text`, cut at a character boundary.
+fn head(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// Methods as static labels; anything a client invents is `_OTHER` (the HTTP conventions'
 /// spelling), so it cannot grow the label set either.
 fn method_of(method: &http::Method) -> &'static str {
@@ -78,16 +93,15 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = route_of(&request);
     let method = method_of(request.method());
-    let request_id = request
-        .extensions()
-        .get::<RequestId>()
-        .map(|id| id.as_str().to_owned())
-        .unwrap_or_default();
+    // Clones share the bytes: no copy of the id or the path per request.
+    let request_id = request.extensions().get::<RequestId>().cloned();
+    let uri = request.uri().clone();
     let client = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| *addr);
-    let path = crate::clip::clip(request.uri().path()).to_string();
+    let path = head(uri.path(), MAX_LOGGED_PATH);
+    let request_id = request_id.as_ref().map_or("", RequestId::as_str);
     let span = tracing::info_span!(
         "http.server",
         otel.name = if route == UNMATCHED { method.to_owned() } else { format!("{method} {route}") },
@@ -98,7 +112,7 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
         url.path = %path,
         http.response.status_code = tracing::field::Empty,
         client.address = tracing::field::Empty,
-        request_id = %request_id,
+        request_id,
     );
     if let Some(client) = client {
         span.record("client.address", tracing::field::display(client.ip()));
@@ -117,7 +131,7 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     tracing::info!(
         parent: &span,
         method,
-        path,
+        path = %path,
         route,
         status,
         latency_ms,
