@@ -432,6 +432,45 @@ impl Drop for TelemetryGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer into a shared buffer, for reading what the log layer wrote.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_multi_line_error_is_logged_on_one_text_line() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::registry().with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(move || writer.clone())
+                .with_ansi(false)
+                .fmt_fields(one_line_fields()),
+        );
+        tracing::subscriber::with_default(subscriber, || {
+            let error = "connection refused\nCaused by: os error 111\r";
+            tracing::error!(error, "cannot reach\nthe database");
+        });
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains(r"cannot reach\nthe database"), "{text}");
+        assert!(
+            text.contains(r#"error="connection refused\nCaused by: os error 111\r""#),
+            "{text}"
+        );
+    }
 
     #[test]
     fn several_services_keep_apart_under_one_otel_service_name() {
