@@ -25,10 +25,12 @@ use crate::metrics as core_metrics;
 const KNOWN_SERVICES: [&str; 5] = [
     "lms.v1.AdminService",
     "lms.v1.DirectoryService",
-    "grpc.health.v1.Health",
+    HEALTH_SERVICE,
     "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection",
 ];
+
+const HEALTH_SERVICE: &str = "grpc.health.v1.Health";
 
 /// Most distinct methods named in metrics, whatever callers send.
 const MAX_METHODS: usize = 256;
@@ -85,6 +87,8 @@ pub struct Observe<S> {
 /// One call being served.
 struct Call {
     span: Span,
+    /// A health check: logged at DEBUG only.
+    quiet: bool,
     service: &'static str,
     method: &'static str,
     started: Instant,
@@ -112,13 +116,21 @@ where
             .extensions()
             .get::<Option<TcpConnectInfo>>()
             .and_then(|info| info.as_ref()?.remote_addr());
-        let span = grpc_span(&request, service, method, peer);
+        // Health checks come every few seconds from balancers and orchestrators: counted,
+        // but neither traced nor logged above DEBUG, so they do not bury the requests.
+        let quiet = service == HEALTH_SERVICE;
+        let span = if quiet {
+            Span::none()
+        } else {
+            grpc_span(&request, service, method, peer)
+        };
         let future = {
             let _entered = span.enter();
             self.inner.call(request)
         };
         let call = Call {
             span,
+            quiet,
             service,
             method,
             started: Instant::now(),
@@ -209,6 +221,16 @@ impl Call {
 fn log_call(call: &Call, code: Code, latency: Duration) {
     let latency_ms = latency.as_secs_f64() * 1000.0;
     let peer = call.peer.map(tracing::field::display);
+    if call.quiet {
+        tracing::debug!(
+            rpc.method = call.method,
+            status = code_name(code),
+            latency_ms,
+            peer,
+            "health check answered"
+        );
+        return;
+    }
     tracing::info!(
         parent: &call.span,
         rpc.service = call.service,

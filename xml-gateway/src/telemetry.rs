@@ -93,6 +93,9 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = route_of(&request);
     let method = method_of(request.method());
+    if route == "/healthz" || route == "/readyz" {
+        return observe_probe(request, next, route, method, started).await;
+    }
     // Clones share the bytes: no copy of the id or the path per request.
     let request_id = request.extensions().get::<RequestId>().cloned();
     let uri = request.uri().clone();
@@ -138,6 +141,32 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
         request_id,
         client,
         "request finished"
+    );
+    response
+}
+
+/// A probe (an orchestrator asks every few seconds) is counted, but neither traced (the core's
+/// health check it makes is not either) nor logged above DEBUG: it would bury the requests.
+async fn observe_probe(
+    request: Request,
+    next: Next,
+    route: &'static str,
+    method: &'static str,
+    started: Instant,
+) -> Response {
+    use tracing::instrument::WithSubscriber as _;
+    let response = next
+        .run(request)
+        .with_subscriber(tracing::subscriber::NoSubscriber::default())
+        .await;
+    let status = response.status().as_u16();
+    let latency = started.elapsed();
+    record(route, method, status, latency);
+    tracing::debug!(
+        route,
+        status,
+        latency_ms = latency.as_secs_f64() * 1000.0,
+        "probe answered"
     );
     response
 }

@@ -1,6 +1,6 @@
 //! The gateway's spans and probes with the core out of reach: the request's SERVER span and
 //! the call's CLIENT span are errors (503), with numeric status codes; `/healthz` answers,
-//! `/readyz` does not.
+//! `/readyz` does not, and neither makes a span.
 
 use std::time::Duration;
 
@@ -104,9 +104,11 @@ async fn a_request_the_core_cannot_answer_is_an_error_span_pair_and_not_ready() 
         attribute(&client.attributes, "rpc.service"),
         Some(&Value::from("lms.v1.AdminService"))
     );
-    let ready = spans
-        .iter()
-        .find(|s| s.name == "GET /readyz")
-        .expect("the probe's span");
-    assert!(matches!(ready.status, Status::Error { .. }));
+    let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("healthz") || n.contains("readyz") || n.contains("Health")),
+        "probes make no spans, their health check neither: {names:?}"
+    );
 }
