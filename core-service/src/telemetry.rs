@@ -89,6 +89,7 @@ struct Call {
     span: Span,
     /// A health check: logged at DEBUG only.
     quiet: bool,
+    request_id: Option<http::HeaderValue>,
     service: &'static str,
     method: &'static str,
     started: Instant,
@@ -124,6 +125,10 @@ where
         } else {
             grpc_span(&request, service, method, peer)
         };
+        let request_id = request
+            .headers()
+            .get(lms_proto::metadata::REQUEST_ID)
+            .cloned();
         let future = {
             let _entered = span.enter();
             self.inner.call(request)
@@ -131,6 +136,7 @@ where
         let call = Call {
             span,
             quiet,
+            request_id,
             service,
             method,
             started: Instant::now(),
@@ -231,14 +237,17 @@ fn log_call(call: &Call, code: Code, latency: Duration) {
         );
         return;
     }
+    let request_id = call.request_id.as_ref().and_then(|id| id.to_str().ok());
     tracing::info!(
-        parent: &call.span,
+        // Its own fields say it all; the span around it would repeat them on the line.
+        parent: None,
         rpc.service = call.service,
         rpc.method = call.method,
         status = code_name(code),
         grpc_status = code as i32,
         latency_ms,
         peer,
+        request_id,
         "call finished"
     );
 }

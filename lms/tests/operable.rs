@@ -336,6 +336,10 @@ async fn json_logs_metrics_and_probes_show_what_happened_without_secrets() {
         .filter(|e| e["message"] == "call finished" && e["rpc.method"] == "GetGroup")
         .collect();
     assert_eq!(calls.len(), 14, "one line per gRPC call");
+    assert!(
+        calls.iter().any(|e| e["request_id"] == ok["request_id"]),
+        "the core's line carries the request's id"
+    );
     let direct = calls
         .iter()
         .find(|e| {

@@ -132,7 +132,8 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     let latency_ms = latency.as_secs_f64() * 1000.0;
     let client = client.map(tracing::field::display);
     tracing::info!(
-        parent: &span,
+        // Its own fields say it all; the span around it would repeat them on the line.
+        parent: None,
         method,
         path = %path,
         route,
