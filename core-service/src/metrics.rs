@@ -213,6 +213,9 @@ pub(crate) fn database_up(up: bool) {
 
 /// Samples the pool of `db` at each scrape, while the core that owns it runs.
 pub(crate) fn sample_pool(state: std::sync::Weak<crate::grpc::CoreState>) {
+    if !on() {
+        return;
+    }
     lms_runtime::metrics::on_scrape(move || {
         let Some(state) = state.upgrade() else {
             return false;
