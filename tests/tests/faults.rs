@@ -81,6 +81,11 @@ async fn core_killed_and_restarted(backend: Backend, pace: Pace) {
     for _ in 0..pace.repeats {
         stack.kill_core();
         tokio::time::sleep(pace.fault).await;
+        let ready = reqwest::get(format!("{}/readyz", stack.base_url))
+            .await
+            .expect("the gateway answers while its core is down");
+        assert_eq!(ready.status(), 503, "not ready without a core");
+        assert!(ready.headers().contains_key("retry-after"));
         stack.restart_core().await;
         tokio::time::sleep(pace.warm_up).await;
     }
@@ -98,6 +103,10 @@ async fn core_killed_and_restarted(backend: Backend, pace: Pace) {
     let mut acknowledged = report.acknowledged();
     acknowledged
         .extend(assert_recovered(&stack.base_url, RECOVERY, pace.workers, pace.after).await);
+    let ready = reqwest::get(format!("{}/readyz", stack.base_url))
+        .await
+        .expect("the gateway answers");
+    assert_eq!(ready.status(), 200, "ready again once the core is back");
     assert_nothing_lost(&stack.inspect().await, &acknowledged).await;
     stack.stop().await;
 }
