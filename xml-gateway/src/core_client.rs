@@ -25,7 +25,7 @@ pub(crate) type CoreChannel = CoreCall<Channel>;
 
 /// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
 /// propagate at least).
-const MAX_TRACESTATE_BYTES: usize = 512;
+pub(crate) const MAX_TRACESTATE_BYTES: usize = 512;
 
 /// A client of the core's `AdminService`, cheap to clone (one shared channel).
 #[derive(Debug, Clone)]

@@ -261,9 +261,17 @@ where
             rpc.grpc.status_code = tracing::field::Empty,
         );
         let context = span.context();
+        let headers = request.headers_mut();
         opentelemetry::global::get_text_map_propagator(|propagator| {
-            propagator.inject_context(&context, &mut HeaderInjector(request.headers_mut()));
+            propagator.inject_context(&context, &mut HeaderInjector(headers));
         });
+        // As `Caller::request` does: a caller's oversized `tracestate` stays behind.
+        if headers
+            .get(lms_proto::metadata::TRACESTATE)
+            .is_some_and(|value| value.len() > crate::core_client::MAX_TRACESTATE_BYTES)
+        {
+            headers.remove(lms_proto::metadata::TRACESTATE);
+        }
         let future = self.inner.call(request);
         Box::pin(async move {
             match future.instrument(span.clone()).await {
