@@ -2,8 +2,9 @@
 //! the telemetry stack again).
 //!
 //! Layout: `router` drives the real router with no useful core behind it; `telemetry` reads
-//! the spans it makes. The set-up's own tests live in `runtime/tests`.
+//! the spans it makes; `log_format` runs the binary for its JSON log lines. The set-up's own tests live in `runtime/tests`.
 
+mod log_format;
 mod router;
 mod server;
 mod telemetry;
