@@ -25,6 +25,7 @@ use crate::{
     auth::{Authenticator, Clock, SystemClock},
     db::{self, sqlite_file::FileWatch},
     grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
+    health,
     in_memory::{CoreConnection, InMemoryConnector, PipeReceiver},
     settings::CoreSettings,
     telemetry,
@@ -37,6 +38,9 @@ pub struct App {
     /// The SQLite file as opened, watched while serving; `None` on PostgreSQL.
     database_file: Option<FileWatch>,
     database_file_check: Duration,
+    database_probe: Duration,
+    /// The metrics endpoint, when a metrics address is set.
+    metrics: Option<lms_runtime::metrics::MetricsServer>,
     in_memory: InMemoryConnector,
     pipes: PipeReceiver,
 }
@@ -58,6 +62,14 @@ impl App {
             .await
             .with_context(|| format!("cannot listen on {}", settings.grpc_addr))?;
         let grpc_addr = listener.local_addr()?;
+        let metrics = match settings.metrics_addr {
+            Some(addr) => {
+                let server = lms_runtime::metrics::MetricsServer::bind(addr).await?;
+                crate::metrics::describe();
+                Some(server)
+            }
+            None => None,
+        };
         let (in_memory, pipes) = InMemoryConnector::new();
         Ok(Self {
             in_memory,
@@ -71,11 +83,20 @@ impl App {
             }),
             database_file,
             database_file_check: Duration::from_millis(settings.database_file_check_ms),
+            database_probe: Duration::from_millis(settings.database_probe_ms),
+            metrics,
         })
     }
 
     pub fn grpc_addr(&self) -> SocketAddr {
         self.grpc_addr
+    }
+
+    /// Where metrics are served, when they are.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics
+            .as_ref()
+            .map(lms_runtime::metrics::MetricsServer::local_addr)
     }
 
     pub fn state(&self) -> SharedState {
@@ -92,10 +113,20 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let (health, health_service) = tonic_health::server::health_reporter();
-        health.set_serving::<AdminServiceServer<AdminApi>>().await;
-        health
-            .set_serving::<DirectoryServiceServer<DirectoryApi>>()
-            .await;
+        health::set_all(&health, true).await;
+        let probe = tokio::spawn(health::follow_database(
+            self.state.clone(),
+            health.clone(),
+            self.database_probe,
+        ));
+        crate::metrics::sample_pool(Arc::downgrade(&self.state));
+        let (metrics_stop, metrics_stopped) = tokio::sync::watch::channel(false);
+        let metrics = self.metrics.map(|server| {
+            let mut stopped = metrics_stopped;
+            tokio::spawn(server.run_until(async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }))
+        });
         // Both reflection versions: grpcurl and current clients speak v1, many stock tools
         // (older grpcurl, Postman, grpc_cli, Evans) only v1alpha.
         let reflection = || {
@@ -116,16 +147,12 @@ impl App {
         let shutdown = async move {
             shutdown.await;
             // Health turns NOT_SERVING first, so balancers stop sending before we stop.
-            health
-                .set_not_serving::<AdminServiceServer<AdminApi>>()
-                .await;
-            health
-                .set_not_serving::<DirectoryServiceServer<DirectoryApi>>()
-                .await;
+            probe.abort();
+            health::set_all(&health, false).await;
         };
         tracing::info!(addr = %self.grpc_addr, "lms-core listening (gRPC)");
         Server::builder()
-            .trace_fn(telemetry::grpc_span)
+            .layer(telemetry::ObserveLayer)
             .add_service(health_service)
             .add_service(reflection_v1)
             .add_service(reflection_v1alpha)
@@ -148,6 +175,10 @@ impl App {
             .context("gRPC server failed")?;
         if let Some(task) = file_watch {
             task.abort();
+        }
+        let _ = metrics_stop.send(true);
+        if let Some(task) = metrics {
+            let _ = task.await;
         }
         self.state.auth.stop_watching();
         self.state.db.clone().close().await.ok();
@@ -176,12 +207,7 @@ async fn watch_database_file(
                 "{what}; refusing every request from now on (503). Restore the file and restart"
             );
             state.database_lost.store(true, Ordering::Relaxed);
-            health
-                .set_not_serving::<AdminServiceServer<AdminApi>>()
-                .await;
-            health
-                .set_not_serving::<DirectoryServiceServer<DirectoryApi>>()
-                .await;
+            health::set_all(&health, false).await;
             return;
         }
     }

@@ -25,8 +25,11 @@
 //!   the service call, and the one error mapping.
 //! - [`import`]: the import document (contract section 9).
 //! - [`in_memory`]: gRPC connections from inside the process (`lms up`), without a socket.
-//! - [`telemetry`]: the span of one gRPC call, continuing the caller's W3C trace (the
-//!   subscriber, the shutdown signal and trace propagation come from `lms-runtime`).
+//! - [`telemetry`]: what each gRPC call tells: its SERVER span (continuing the caller's W3C
+//!   trace), its log line and its metrics (the subscriber, the shutdown signal and trace
+//!   propagation come from `lms-runtime`).
+//! - [`metrics`]: the core's Prometheus metrics.
+//! - [`health`]: the database probe behind the gRPC health service.
 //! - [`error`]: [`error::ServiceError`], the one error of the services.
 
 pub mod access;
@@ -39,8 +42,10 @@ pub mod error;
 #[cfg(test)]
 mod fuzz;
 pub mod grpc;
+pub mod health;
 pub mod import;
 pub mod in_memory;
+pub mod metrics;
 pub mod service;
 pub mod settings;
 pub mod telemetry;

@@ -45,6 +45,16 @@ pub struct CoreSettings {
     #[arg(long, env = "LMS_DATABASE_FILE_CHECK_MS", default_value_t = millis(DEFAULT_DATABASE_FILE_CHECK), value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub database_file_check_ms: u64,
 
+    /// How often the database is probed for the gRPC health service, in ms (health is
+    /// NOT_SERVING while it does not answer; probed every second then).
+    #[arg(long, env = "LMS_DATABASE_PROBE_MS", default_value_t = millis(crate::health::DEFAULT_PROBE_INTERVAL), value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub database_probe_ms: u64,
+
+    /// Address serving Prometheus metrics at `GET /metrics` (off unless set; `lms up` serves
+    /// both halves' metrics there).
+    #[arg(long, env = "LMS_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
+
     /// Address the gRPC server listens on (port 0 picks a free port).
     #[arg(long, env = "LMS_GRPC_ADDR", default_value_t = DEFAULT_GRPC_ADDR)]
     pub grpc_addr: SocketAddr,
@@ -100,6 +110,8 @@ impl CoreSettings {
             database_url: database_url.into(),
             create_database: false,
             database_file_check_ms: millis(DEFAULT_DATABASE_FILE_CHECK),
+            database_probe_ms: millis(crate::health::DEFAULT_PROBE_INTERVAL),
+            metrics_addr: None,
             grpc_addr: DEFAULT_GRPC_ADDR,
             argon2_memory_kib: policy.memory_kib,
             argon2_iterations: policy.iterations,

@@ -14,7 +14,7 @@ use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
 };
-use lms_runtime::{Report, Telemetry, shutdown_signal};
+use lms_runtime::{LogSettings, Report, Telemetry, TracedService, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -34,7 +34,18 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    log: LogSettings,
 }
+
+/// Under `lms up` the two halves report as two services, as they would running apart.
+const UP_SERVICES: [TracedService; 2] = [
+    TracedService {
+        name: "lms-gateway",
+        targets: &["lms_gateway"],
+    },
+    TracedService::whole("lms-core"),
+];
 
 #[derive(Subcommand)]
 enum Command {
@@ -91,7 +102,11 @@ async fn main() -> Result<(), Report> {
         healthcheck::probe(url, Duration::from_millis(*timeout_ms)).await?;
         return Ok(());
     }
-    let _telemetry = Telemetry::init("lms")?;
+    let services: &[TracedService] = match cli.command {
+        Command::Up { .. } => &UP_SERVICES,
+        _ => &[TracedService::whole("lms")],
+    };
+    let _telemetry = Telemetry::init(cli.log.log_format, services)?;
     let outcome: anyhow::Result<()> = match cli.command {
         Command::Up { settings, demo } => up(settings, demo).await,
         Command::Import {
@@ -149,7 +164,9 @@ async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> 
     let stack = Stack::build(&settings).await?;
     let demo_account = if with_demo {
         let hasher = PasswordHasher::new(settings.core.password_policy())?;
-        demo::ensure_demo(&stack.state().db, &hasher).await?
+        // One start-up trace for the demo's check and import.
+        let span = tracing::info_span!("import_demo");
+        tracing::Instrument::instrument(demo::ensure_demo(&stack.state().db, &hasher), span).await?
     } else {
         None
     };
@@ -157,6 +174,9 @@ async fn up(mut settings: StackSettings, with_demo: bool) -> anyhow::Result<()> 
     println!("lms is up.");
     println!("  XML interface: http://{http_addr}");
     println!("  gRPC (lms.v1): {}", stack.grpc_addr());
+    if let Some(metrics) = stack.metrics_addr() {
+        println!("  metrics:       http://{metrics}/metrics");
+    }
     println!(
         "  database:      {}",
         db::redact_url(&settings.core.database_url)

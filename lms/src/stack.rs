@@ -82,6 +82,8 @@ impl Stack {
             http_addr: settings.http_addr,
             core_urls: vec![format!("http://{}", core.grpc_addr())],
             core_timeout_ms: settings.core_timeout_ms,
+            // One recorder serves both halves, at the core's metrics address.
+            metrics_addr: None,
             server: settings.http_server.clone(),
         };
         // The gateway reaches its core without a socket; other callers use the gRPC port.
@@ -93,6 +95,11 @@ impl Stack {
     /// The address of the XML interface.
     pub fn http_addr(&self) -> SocketAddr {
         self.gateway.local_addr()
+    }
+
+    /// Where both halves' metrics are served, when they are.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.core.metrics_addr()
     }
 
     /// The address of the core's gRPC server.

@@ -5,15 +5,18 @@
 //! # Layout
 //!
 //! - [`shutdown`]: [`shutdown_signal`], the one stop path (Ctrl-C or SIGTERM).
-//! - [`telemetry`]: [`Telemetry::build`] then [`Telemetry::install`]: logs on stderr filtered
-//!   by `RUST_LOG`, and OTLP trace export switched on by the one variable
-//!   `OTEL_EXPORTER_OTLP_ENDPOINT` (or its traces-only form).
+//! - [`telemetry`]: the one set-up of logs and traces of every binary: [`Telemetry::build`]
+//!   then [`Telemetry::install`]; logs on stderr as text or JSON lines, filtered by
+//!   `RUST_LOG`, and OTLP trace export switched on by `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
+//!   (or `OTEL_EXPORTER_OTLP_ENDPOINT`).
+//! - [`metrics`]: the process's Prometheus recorder and its `GET /metrics` endpoint.
 //! - [`propagation`]: W3C trace context in and out: [`HeaderExtractor`] over HTTP headers,
 //!   [`MetadataInjector`] and [`MetadataExtractor`] over tonic metadata.
 //! - [`secret`]: [`Secret`], a value whose `Debug` never shows it.
 //! - [`outage`]: [`Outage`], one log line when a dependency goes down and one when it is back.
 //! - [`report`]: [`Report`], what a failing binary prints: each cause once.
 
+pub mod metrics;
 pub mod outage;
 pub mod propagation;
 pub mod report;
@@ -26,4 +29,6 @@ pub use propagation::{HeaderExtractor, MetadataExtractor, MetadataInjector};
 pub use report::Report;
 pub use secret::Secret;
 pub use shutdown::shutdown_signal;
-pub use telemetry::{Telemetry, TelemetryGuard};
+pub use telemetry::{
+    LogFormat, LogSettings, Telemetry, TelemetryGuard, TelemetryOptions, TracedService,
+};

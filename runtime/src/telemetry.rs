@@ -1,24 +1,145 @@
-//! Logs and traces of a process, built and installed in two steps, so a test or a launcher
-//! can build the same pipeline and decide itself whether to install it.
+//! Logs and traces of every binary, set up in one place, built and installed in two steps so
+//! a test or a launcher can build the same pipeline and decide itself whether to install it.
 //!
-//! OTLP export has one switch for every binary: `OTEL_EXPORTER_OTLP_ENDPOINT` (or
-//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), the variables the exporter reads its endpoint from
-//! anyway. Without them no exporter is built and nothing leaves the process.
+//! - Logs go to stderr, filtered by `RUST_LOG` (default `info`), as text (`--log-format text`,
+//!   coloured only on a terminal, one line per event: newlines inside values are escaped) or
+//!   as one JSON object per line (`--log-format json`).
+//! - Traces are exported over OTLP/gRPC when `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+//!   `OTEL_EXPORTER_OTLP_ENDPOINT` is set; the other standard variables (`OTEL_SERVICE_NAME`,
+//!   `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`, headers, timeouts) are read by the SDK.
+//! - One process may carry several services (`lms up`: the gateway and the core): each
+//!   exports its spans under its own `service.name`, told apart by the span's code target.
+//! - A collector that is down costs one warning, and one line when it is back.
 
-use std::fmt;
+use std::{
+    fmt,
+    io::IsTerminal as _,
+    sync::atomic::{AtomicBool, Ordering},
+};
 
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_subscriber::EnvFilter;
-use tracing_subscriber::layer::SubscriberExt as _;
-use tracing_subscriber::util::SubscriberInitExt as _;
+use opentelemetry::{KeyValue, Value, trace::TracerProvider as _};
+use opentelemetry_sdk::{
+    Resource,
+    error::OTelSdkResult,
+    propagation::TraceContextPropagator,
+    trace::{SdkTracerProvider, SpanData, SpanExporter},
+};
+use tracing_subscriber::{
+    EnvFilter, Layer as _,
+    field::MakeExt as _,
+    fmt::format::{Writer, debug_fn},
+    layer::SubscriberExt as _,
+    util::SubscriberInitExt as _,
+};
 
-/// The environment variables that switch OTLP export on; either one is enough.
+/// The environment variables that switch OTLP export on, the signal-specific one first.
 pub const OTLP_ENDPOINT_VARIABLES: [&str; 2] = [
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
 ];
+
+/// The span attribute that names the code target a span came from (set when a process
+/// carries several services, so the exporter can route each span to its service).
+const TARGET_ATTRIBUTE: &str = "target";
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines, coloured only when stderr is a terminal.
+    #[default]
+    Text,
+    /// One JSON object per line, for log collectors.
+    Json,
+}
+
+/// The logging flags every binary shares.
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct LogSettings {
+    /// How log lines on stderr are written: `text` (for people) or `json` (one object per line,
+    /// for log collectors).
+    #[arg(
+        long,
+        env = "LMS_LOG_FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text,
+        global = true
+    )]
+    pub log_format: LogFormat,
+}
+
+/// One service whose spans this process exports.
+#[derive(Debug, Clone, Copy)]
+pub struct TracedService {
+    /// `service.name` unless `OTEL_SERVICE_NAME` says otherwise.
+    pub name: &'static str,
+    /// Code targets (crate names) whose spans are this service's; empty: every span no other
+    /// service of the process claims.
+    pub targets: &'static [&'static str],
+}
+
+impl TracedService {
+    /// A process that is one service: every span is its own.
+    pub const fn whole(name: &'static str) -> Self {
+        Self { name, targets: &[] }
+    }
+}
+
+/// What to set up; [`TelemetryOptions::from_env`] is what the binaries use.
+#[derive(Debug, Clone)]
+pub struct TelemetryOptions {
+    pub log_format: LogFormat,
+    /// The services of this process; the last one takes the spans no other claims.
+    pub services: Vec<TracedService>,
+    /// Where to export traces over OTLP/gRPC; `None`: nowhere.
+    pub otlp_endpoint: Option<String>,
+    /// `OTEL_SERVICE_NAME`: the name of a single service, the prefix of several.
+    pub service_name: Option<String>,
+}
+
+impl TelemetryOptions {
+    /// The options of a binary: its log format, its services, and the `OTEL_*` variables.
+    pub fn from_env(log_format: LogFormat, services: &[TracedService]) -> Self {
+        let variable = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .map(|value| value.trim().to_owned())
+                .filter(|value| !value.is_empty())
+        };
+        Self {
+            log_format,
+            services: services.to_vec(),
+            otlp_endpoint: OTLP_ENDPOINT_VARIABLES
+                .iter()
+                .find_map(|name| variable(name)),
+            service_name: variable("OTEL_SERVICE_NAME"),
+        }
+    }
+
+    /// The `service.name` of each service: its own name, or `OTEL_SERVICE_NAME` for a single
+    /// service; with several, `OTEL_SERVICE_NAME` replaces the `lms` in front of each name
+    /// (`shop-gateway`, `shop-core`), so they stay apart.
+    fn service_names(&self) -> Vec<String> {
+        let single = self.services.len() == 1;
+        self.services
+            .iter()
+            .map(|service| match &self.service_name {
+                None => service.name.to_owned(),
+                Some(name) if single => name.clone(),
+                Some(name) => {
+                    let part = service.name.strip_prefix("lms-").unwrap_or(service.name);
+                    format!("{name}-{part}")
+                }
+            })
+            .collect()
+    }
+}
+
+/// Whether this process exports traces over OTLP (either endpoint variable is set).
+pub fn otlp_enabled() -> bool {
+    TelemetryOptions::from_env(LogFormat::Text, &[])
+        .otlp_endpoint
+        .is_some()
+}
 
 /// The process-wide subscriber and, when OTLP export is on, its tracer provider; built but
 /// not yet installed.
@@ -33,43 +154,56 @@ pub struct TelemetryGuard {
     provider: Option<SdkTracerProvider>,
 }
 
-/// Whether this process exports traces over OTLP.
-pub fn otlp_enabled() -> bool {
-    OTLP_ENDPOINT_VARIABLES
-        .iter()
-        .any(|name| std::env::var(name).is_ok_and(|value| !value.trim().is_empty()))
-}
-
 impl Telemetry {
-    /// Human-readable logs on stderr filtered by `RUST_LOG` (default `info`), plus an
-    /// OpenTelemetry layer exporting over OTLP/gRPC when [`otlp_enabled`].
+    /// Logs as `options` say, plus an OpenTelemetry layer exporting over OTLP/gRPC when an
+    /// endpoint is given.
     ///
     /// Call it inside a Tokio runtime: the OTLP exporter's tonic client needs one.
-    pub fn build(service_name: &str) -> anyhow::Result<Self> {
+    pub fn build(options: &TelemetryOptions) -> anyhow::Result<Self> {
         let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-        let provider = if otlp_enabled() {
-            let exporter = opentelemetry_otlp::SpanExporter::builder()
-                .with_tonic()
-                .build()?;
-            let resource = opentelemetry_sdk::Resource::builder()
-                .with_service_name(service_name.to_owned())
-                .build();
-            Some(
-                SdkTracerProvider::builder()
-                    .with_batch_exporter(exporter)
-                    .with_resource(resource)
-                    .build(),
-            )
+        // The SDK reports failed exports itself, at ERROR each time; the exporter below says
+        // it once per outage instead.
+        let filter = if std::env::var("RUST_LOG").is_ok_and(|v| v.contains("opentelemetry")) {
+            filter
         } else {
-            None
+            [
+                "opentelemetry=off",
+                "opentelemetry_sdk=off",
+                "opentelemetry_otlp=off",
+            ]
+            .into_iter()
+            .filter_map(|directive| directive.parse().ok())
+            .fold(filter, EnvFilter::add_directive)
+        };
+        let provider = match &options.otlp_endpoint {
+            Some(endpoint) => Some(tracer_provider(options, endpoint)?),
+            None => None,
         };
         let otel_layer = provider.as_ref().map(|provider| {
-            tracing_opentelemetry::layer().with_tracer(provider.tracer(service_name.to_owned()))
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer("lms"))
+                .with_target(options.services.len() > 1)
+                .with_location(false)
+                .with_threads(false)
         });
+        // stderr, so what a launcher prints on stdout (addresses, instructions) stays clean.
+        let log_layer = match options.log_format {
+            LogFormat::Text => tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal())
+                .fmt_fields(one_line_fields())
+                .boxed(),
+            LogFormat::Json => tracing_subscriber::fmt::layer()
+                .json()
+                .with_writer(std::io::stderr)
+                .flatten_event(true)
+                .with_current_span(true)
+                .with_span_list(false)
+                .boxed(),
+        };
         let subscriber = tracing_subscriber::registry()
             .with(filter)
-            // stderr, so what a launcher prints on stdout (addresses, instructions) stays clean.
-            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+            .with(log_layer)
             .with(otel_layer);
         Ok(Self {
             subscriber: Box::new(subscriber),
@@ -90,9 +224,181 @@ impl Telemetry {
         })
     }
 
-    /// [`Telemetry::build`] then [`Telemetry::install`]: what a binary calls once.
-    pub fn init(service_name: &str) -> anyhow::Result<TelemetryGuard> {
-        Self::build(service_name)?.install()
+    /// [`Telemetry::build`] then [`Telemetry::install`] from the environment: what a binary
+    /// calls once.
+    pub fn init(
+        log_format: LogFormat,
+        services: &[TracedService],
+    ) -> anyhow::Result<TelemetryGuard> {
+        Self::build(&TelemetryOptions::from_env(log_format, services))?.install()
+    }
+}
+
+fn tracer_provider(
+    options: &TelemetryOptions,
+    endpoint: &str,
+) -> anyhow::Result<SdkTracerProvider> {
+    let names = options.service_names();
+    let mut routes = Vec::with_capacity(names.len());
+    for (service, name) in options.services.iter().zip(names) {
+        use opentelemetry_otlp::WithExportConfig as _;
+        let mut exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(endpoint)
+            .build()?;
+        // Resource::builder reads OTEL_RESOURCE_ATTRIBUTES; the name is settled above.
+        exporter.set_resource(&Resource::builder().with_service_name(name).build());
+        routes.push(Route {
+            targets: service.targets,
+            exporter,
+        });
+    }
+    let exporter = ServiceExporter {
+        routes,
+        failing: AtomicBool::new(false),
+    };
+    Ok(SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .build())
+}
+
+/// Text fields on one line: a newline inside a value (a multi-line error message) is written
+/// as `\n`, so one event is one line for whatever reads the log.
+fn one_line_fields()
+-> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static {
+    debug_fn(
+        |writer: &mut Writer<'_>, field: &tracing::field::Field, value: &dyn fmt::Debug| {
+            let mut line = OneLine(writer);
+            if field.name() == "message" {
+                fmt::Write::write_fmt(&mut line, format_args!("{value:?}"))
+            } else {
+                fmt::Write::write_fmt(&mut line, format_args!("{}={value:?}", field.name()))
+            }
+        },
+    )
+    .delimited(" ")
+}
+
+/// Writes through, escaping line breaks.
+struct OneLine<'a, 'w>(&'a mut Writer<'w>);
+
+impl fmt::Write for OneLine<'_, '_> {
+    fn write_str(&mut self, text: &str) -> fmt::Result {
+        let mut rest = text;
+        while let Some(at) = rest.find(['\n', '\r']) {
+            self.0.write_str(&rest[..at])?;
+            self.0.write_str(if rest.as_bytes()[at] == b'\n' {
+                "\\n"
+            } else {
+                "\\r"
+            })?;
+            rest = &rest[at + 1..];
+        }
+        self.0.write_str(rest)
+    }
+}
+
+/// The services' exporters: each span goes to the service whose targets it came from, and a
+/// failed export is said once per outage of the collector.
+struct ServiceExporter {
+    routes: Vec<Route>,
+    failing: AtomicBool,
+}
+
+struct Route {
+    targets: &'static [&'static str],
+    exporter: opentelemetry_otlp::SpanExporter,
+}
+
+impl fmt::Debug for ServiceExporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceExporter")
+            .field("services", &self.routes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServiceExporter {
+    /// The route a span belongs to: the first whose targets hold the span's target, else the
+    /// last.
+    fn route_of(&self, span: &SpanData) -> usize {
+        let last = self.routes.len() - 1;
+        if last == 0 {
+            return 0;
+        }
+        let target = span
+            .attributes
+            .iter()
+            .find_map(|KeyValue { key, value, .. }| {
+                (key.as_str() == TARGET_ATTRIBUTE).then_some(value)
+            });
+        let Some(Value::String(target)) = target else {
+            return last;
+        };
+        let target = target.as_str();
+        self.routes
+            .iter()
+            .position(|route| {
+                route.targets.iter().any(|claimed| {
+                    target == *claimed
+                        || target
+                            .strip_prefix(claimed)
+                            .is_some_and(|rest| rest.starts_with("::"))
+                })
+            })
+            .unwrap_or(last)
+    }
+
+    fn settle(&self, result: OTelSdkResult) -> OTelSdkResult {
+        match result {
+            Ok(()) => {
+                if self.failing.swap(false, Ordering::AcqRel) {
+                    tracing::info!("the trace collector is reachable again; spans are exported");
+                }
+            }
+            Err(error) => {
+                if !self.failing.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(
+                        %error,
+                        "the trace collector is unreachable; spans are dropped until it is back \
+                         (further failures are not logged)"
+                    );
+                }
+            }
+        }
+        // The failure is told above; the SDK has nothing to add to it.
+        Ok(())
+    }
+}
+
+impl SpanExporter for ServiceExporter {
+    async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+        let mut parts: Vec<Vec<SpanData>> = self.routes.iter().map(|_| Vec::new()).collect();
+        for span in batch {
+            let route = self.route_of(&span);
+            parts[route].push(span);
+        }
+        let mut result = Ok(());
+        for (route, spans) in self.routes.iter().zip(parts) {
+            if spans.is_empty() {
+                continue;
+            }
+            if let Err(error) = route.exporter.export(spans).await {
+                result = Err(error);
+            }
+        }
+        self.settle(result)
+    }
+
+    fn shutdown_with_timeout(&self, timeout: std::time::Duration) -> OTelSdkResult {
+        for route in &self.routes {
+            route.exporter.shutdown_with_timeout(timeout)?;
+        }
+        Ok(())
+    }
+
+    fn set_resource(&mut self, _resource: &Resource) {
+        // Each service keeps the resource naming it.
     }
 }
 
@@ -120,5 +426,69 @@ impl Drop for TelemetryGuard {
             // The subscriber may be gone by now; stderr is the one place left to say it.
             eprintln!("flushing traces failed: {error}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A writer into a shared buffer, for reading what the log layer wrote.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_multi_line_error_is_logged_on_one_text_line() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::registry().with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(move || writer.clone())
+                .with_ansi(false)
+                .fmt_fields(one_line_fields()),
+        );
+        tracing::subscriber::with_default(subscriber, || {
+            let error = "connection refused\nCaused by: os error 111\r";
+            tracing::error!(error, "cannot reach\nthe database");
+        });
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains(r"cannot reach\nthe database"), "{text}");
+        assert!(
+            text.contains(r#"error="connection refused\nCaused by: os error 111\r""#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn several_services_keep_apart_under_one_otel_service_name() {
+        let mut options = TelemetryOptions::from_env(
+            LogFormat::Json,
+            &[
+                TracedService {
+                    name: "lms-gateway",
+                    targets: &["lms_gateway"],
+                },
+                TracedService::whole("lms-core"),
+            ],
+        );
+        options.service_name = None;
+        assert_eq!(options.service_names(), ["lms-gateway", "lms-core"]);
+        options.service_name = Some("shop".to_owned());
+        assert_eq!(options.service_names(), ["shop-gateway", "shop-core"]);
+        options.services.truncate(1);
+        assert_eq!(options.service_names(), ["shop"]);
     }
 }

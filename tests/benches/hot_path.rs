@@ -632,7 +632,16 @@ fn spawn_role(role: &str, envs: &[(&str, String)]) -> (Child, SocketAddr) {
 fn run_role(role: &str) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
-        let _telemetry = lms_runtime::Telemetry::init(role).expect("telemetry");
+        let service = if role == "lms-core" {
+            "lms-core"
+        } else {
+            "lms-gateway"
+        };
+        let _telemetry = lms_runtime::Telemetry::init(
+            lms_runtime::LogFormat::Text,
+            &[lms_runtime::TracedService::whole(service)],
+        )
+        .expect("telemetry");
         let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
         let forever = std::future::pending::<()>();
         if role == "lms-core" {
@@ -647,6 +656,7 @@ fn run_role(role: &str) {
                 http_addr: any_port,
                 core_urls: vec![std::env::var("LMS_CORE_URL").expect("LMS_CORE_URL")],
                 core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
+                metrics_addr: None,
                 server: Default::default(),
             })
             .await
@@ -722,8 +732,13 @@ fn run() {
     let config = Config::from_env();
     let server = runtime("server", 2);
     let load = runtime(LOAD_THREAD, 1);
-    let _telemetry =
-        server.block_on(async { lms_runtime::Telemetry::init("lms").expect("telemetry") });
+    let _telemetry = server.block_on(async {
+        lms_runtime::Telemetry::init(
+            lms_runtime::LogFormat::Text,
+            &[lms_runtime::TracedService::whole("lms")],
+        )
+        .expect("telemetry")
+    });
     println!(
         "hot path benchmark: {:?}, {} s per layer in {} rounds, {} connections",
         config.backend, config.seconds, config.rounds, config.connections
@@ -754,6 +769,7 @@ fn run() {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             core_urls: vec![format!("http://{grpc_addr}")],
             core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
+            metrics_addr: None,
             server: Default::default(),
         })
         .await

@@ -88,6 +88,7 @@ impl SplitStack {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             core_urls: vec![format!("http://{}", core.1)],
             core_timeout_ms: GATEWAY_CORE_TIMEOUT.as_millis() as u64,
+            metrics_addr: None,
             server: Default::default(),
         })
         .await

@@ -81,6 +81,11 @@ async fn core_killed_and_restarted(backend: Backend, pace: Pace) {
     for _ in 0..pace.repeats {
         stack.kill_core();
         tokio::time::sleep(pace.fault).await;
+        let ready = reqwest::get(format!("{}/readyz", stack.base_url))
+            .await
+            .expect("the gateway answers while its core is down");
+        assert_eq!(ready.status(), 503, "not ready without a core");
+        assert!(ready.headers().contains_key("retry-after"));
         stack.restart_core().await;
         tokio::time::sleep(pace.warm_up).await;
     }
@@ -98,6 +103,10 @@ async fn core_killed_and_restarted(backend: Backend, pace: Pace) {
     let mut acknowledged = report.acknowledged();
     acknowledged
         .extend(assert_recovered(&stack.base_url, RECOVERY, pace.workers, pace.after).await);
+    let ready = reqwest::get(format!("{}/readyz", stack.base_url))
+        .await
+        .expect("the gateway answers");
+    assert_eq!(ready.status(), 200, "ready again once the core is back");
     assert_nothing_lost(&stack.inspect().await, &acknowledged).await;
     stack.stop().await;
 }
@@ -412,6 +421,109 @@ async fn a_database_file_deleted_under_the_running_service_turns_health_and_requ
         .expect("health answers")
         .into_inner();
     assert_eq!(health.status(), ServingStatus::NotServing);
+    let _ = stop.send(());
+    running.await.expect("the service task").expect("stops");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Health follows the database: PostgreSQL out of reach, then back, with no restart
+
+/// The core's overall gRPC health and the gateway's readiness, as a balancer sees them.
+async fn health_and_readiness(grpc_url: &str, base_url: &str) -> (i32, u16) {
+    use tonic_health::pb::{HealthCheckRequest, health_client::HealthClient};
+    let channel = tonic::transport::Endpoint::from_shared(grpc_url.to_owned())
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("the core's gRPC port answers while its database does not");
+    let health = HealthClient::new(channel)
+        .check(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .expect("health answers")
+        .into_inner()
+        .status;
+    let ready = reqwest::get(format!("{base_url}/readyz"))
+        .await
+        .expect("the gateway answers")
+        .status()
+        .as_u16();
+    (health, ready)
+}
+
+/// Polls until health and readiness are `want`, or panics after `within`.
+async fn until_health(grpc_url: &str, base_url: &str, want: (i32, u16), within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let seen = health_and_readiness(grpc_url, base_url).await;
+        if seen == want {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "health and readiness stayed {seen:?}, expected {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_out_of_reach_turns_health_not_serving_and_requests_503_then_both_recover() {
+    use lms::{Stack, StackSettings};
+    use tonic_health::pb::health_check_response::ServingStatus;
+    init_logs();
+    let Some(database) = lms_tests::database::TestDatabase::create(Backend::Postgres).await else {
+        return;
+    };
+    {
+        let db = database.connect().await;
+        lms_tests::stack::import_world(&db).await;
+        db.close().await.expect("closes");
+    }
+    let mut link = TcpLink::to(server_of(&database.url)).await;
+    let mut settings =
+        StackSettings::for_database(url_through(&database.url, link.addr)).on_free_ports();
+    settings.core.database_probe_ms = 200;
+    settings.core.argon2_memory_kib = lms_tests::stack::TEST_POLICY.memory_kib;
+    settings.core.argon2_iterations = lms_tests::stack::TEST_POLICY.iterations;
+    let stack = Stack::build(&settings).await.expect("the service starts");
+    let base_url = format!("http://{}", stack.http_addr());
+    let grpc_url = format!("http://{}", stack.grpc_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(stack.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let serving = ServingStatus::Serving as i32;
+    let not_serving = ServingStatus::NotServing as i32;
+    assert_eq!(
+        health_and_readiness(&grpc_url, &base_url).await,
+        (serving, 200)
+    );
+
+    let load = lms_tests::fault::Load::start(&base_url, QUICK.workers, "outage");
+    tokio::time::sleep(QUICK.warm_up).await;
+    link.cut();
+    // The probe notices within its timeout (3 s) plus a period.
+    until_health(&grpc_url, &base_url, (not_serving, 503), RECOVERY).await;
+    // Long enough for requests to wait out the pool (5 s) and be answered 503.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    link.restore().await;
+    until_health(&grpc_url, &base_url, (serving, 200), RECOVERY).await;
+    let report = load.finish().await;
+    eprintln!("database out of reach: {}", report.summary());
+    report.assert_answered_without_server_errors();
+    assert!(
+        report
+            .answers
+            .iter()
+            .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
+        "the outage was answered 503: {}",
+        report.summary()
+    );
+    let mut acknowledged = report.acknowledged();
+    acknowledged.extend(assert_recovered(&base_url, RECOVERY, QUICK.workers, QUICK.after).await);
+    assert_nothing_lost(&database.connect().await, &acknowledged).await;
     let _ = stop.send(());
     running.await.expect("the service task").expect("stops");
 }

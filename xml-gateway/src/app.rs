@@ -8,24 +8,24 @@ use axum::Router;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tower::Layer as _;
-use tower_http::trace::TraceLayer;
 
 use crate::core_client::CoreClient;
+use crate::health;
 use crate::paths;
 use crate::representation::{represent, represent_as_json};
 use crate::request_id::assign_request_id;
 use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
-use crate::telemetry::{http_request_span, record_response};
+use crate::telemetry::observe;
 
 /// The whole HTTP interface over a core client.
 ///
 /// Middleware, outermost first: the path reduced to the one spelling the routes know (client
 /// prefixes and a trailing `/` removed, before routing), request id (read or made, echoed on
-/// every response), the request span, then the representation layer (XML or JSON, chosen once from `Accept`,
-/// for answers and errors alike; always JSON for the token endpoint, whose answers RFC 6749
-/// defines).
+/// every response), the request's span, log line and metrics, then the representation layer
+/// (XML or JSON, chosen once from `Accept`, for answers and errors alike; always JSON for the
+/// token endpoint, whose answers RFC 6749 defines).
 pub fn router(core: CoreClient) -> Router {
     let routes = Router::new()
         .route("/department", post(department::create_department))
@@ -54,16 +54,17 @@ pub fn router(core: CoreClient) -> Router {
                 )
                 .layer(axum::middleware::from_fn(represent_as_json)),
         )
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(http_request_span)
-                .on_response(record_response)
-                // Failures are logged once, where they are understood (error mapping, streams).
-                .on_failure(()),
-        )
+        .layer(axum::middleware::from_fn(observe))
+        .layer(axum::middleware::from_fn(assign_request_id))
+        .with_state(core.clone());
+    // Probes sit beside the interface: no credentials, no client prefixes, plain text.
+    let probes = Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .layer(axum::middleware::from_fn(observe))
         .layer(axum::middleware::from_fn(assign_request_id))
         .with_state(core);
-    Router::new().fallback_service(axum::middleware::map_request(paths::canonicalize).layer(routes))
+    probes.fallback_service(axum::middleware::map_request(paths::canonicalize).layer(routes))
 }
 
 /// The gateway, bound and ready to serve.
@@ -74,6 +75,7 @@ pub struct App {
     router: Router,
     server: HttpServerSettings,
     max_connections: usize,
+    metrics: Option<lms_runtime::metrics::MetricsServer>,
 }
 
 impl App {
@@ -105,18 +107,33 @@ impl App {
             .await
             .with_context(|| format!("binding the HTTP address {http_addr}"))?;
         let local_addr = listener.local_addr()?;
+        let metrics = match settings.metrics_addr {
+            Some(addr) => Some(lms_runtime::metrics::MetricsServer::bind(addr).await?),
+            None => None,
+        };
+        if lms_runtime::metrics::installed() {
+            crate::telemetry::describe_metrics();
+        }
         Ok(App {
             listener,
             local_addr,
             router: router(core),
             server: settings.server,
             max_connections,
+            metrics,
         })
     }
 
     /// The address the gateway listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// Where metrics are served, when they are.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics
+            .as_ref()
+            .map(lms_runtime::metrics::MetricsServer::local_addr)
     }
 
     /// Serves until `shutdown` completes, then stops accepting and lets open requests finish.
@@ -129,6 +146,13 @@ impl App {
             max_connections = self.max_connections,
             "lms-gateway listening"
         );
+        let (metrics_stop, metrics_stopped) = tokio::sync::watch::channel(false);
+        let metrics = self.metrics.map(|server| {
+            let mut stopped = metrics_stopped;
+            tokio::spawn(server.run_until(async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            }))
+        });
         server::serve(
             self.listener,
             self.router,
@@ -137,6 +161,10 @@ impl App {
             shutdown,
         )
         .await;
+        let _ = metrics_stop.send(true);
+        if let Some(task) = metrics {
+            let _ = task.await;
+        }
         tracing::info!("lms-gateway stopped");
         Ok(())
     }

@@ -19,10 +19,14 @@ use crate::auth::Credentials;
 use crate::error::GatewayError;
 use crate::replicas::{Replicas, refused_at_connection};
 use crate::request_id::RequestId;
+use crate::telemetry::CoreCall;
+
+/// The channel to the core, each call in its CLIENT span.
+pub(crate) type CoreChannel = CoreCall<Channel>;
 
 /// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
 /// propagate at least).
-const MAX_TRACESTATE_BYTES: usize = 512;
+pub(crate) const MAX_TRACESTATE_BYTES: usize = 512;
 
 /// A client of the core's `AdminService`, cheap to clone (shared channels).
 #[derive(Debug, Clone)]
@@ -85,12 +89,36 @@ impl CoreClient {
         self.outage.clone()
     }
 
+    /// Whether a core answers and its database with it: some replica's gRPC health (overall
+    /// service) says SERVING within the call deadline.
+    pub(crate) async fn ready(&self) -> Result<(), String> {
+        use tonic_health::pb::{HealthCheckRequest, health_check_response::ServingStatus};
+        let mut refusal = String::new();
+        for replica in 0..self.replicas.len() {
+            let mut health = self.replicas.health(replica);
+            let check = health.check(HealthCheckRequest {
+                service: String::new(),
+            });
+            refusal = match tokio::time::timeout(self.timeout, check).await {
+                Ok(Ok(answer)) if answer.get_ref().status() == ServingStatus::Serving => {
+                    return Ok(());
+                }
+                Ok(Ok(_)) => "the core is not serving (its database does not answer)".to_owned(),
+                Ok(Err(status)) => {
+                    format!("the core is out of reach: {}", TransportFailure(&status))
+                }
+                Err(_) => "the core did not answer in time".to_owned(),
+            };
+        }
+        Err(refusal)
+    }
+
     /// Runs one unary call under the gateway's deadline; a late answer is a 504.
     pub(crate) async fn unary<M, T, Fut>(
         &self,
         caller: &Caller,
         message: M,
-        call: impl Fn(AdminServiceClient<Channel>, tonic::Request<M>) -> Fut,
+        call: impl Fn(AdminServiceClient<CoreChannel>, tonic::Request<M>) -> Fut,
     ) -> Result<T, GatewayError>
     where
         M: Clone,
@@ -109,7 +137,7 @@ impl CoreClient {
     /// The result is the caller's to [`settle`](Self::settle).
     pub(crate) async fn on_a_replica<T, Fut>(
         &self,
-        attempt: impl Fn(AdminServiceClient<Channel>) -> Fut,
+        attempt: impl Fn(AdminServiceClient<CoreChannel>) -> Fut,
     ) -> Result<T, tonic::Status>
     where
         Fut: Future<Output = Result<T, tonic::Status>>,

@@ -28,8 +28,11 @@
 //!   every call carries; `replicas`: several cores behind one gateway (round robin over those
 //!   whose health answers, a call refused at connection sent on to the next).
 //! - `request_id`: `X-Request-Id` in, out, and on to the core.
-//! - `telemetry`: the request span, named by route and continuing the caller's W3C trace (the
-//!   subscriber itself, the shutdown signal and trace propagation come from `lms-runtime`).
+//! - `telemetry`: each request's SERVER span (continuing the caller's W3C trace), log line and
+//!   RED metrics, and each core call's CLIENT span (the subscriber itself, the shutdown signal
+//!   and trace propagation come from `lms-runtime`).
+//! - `health`: `GET /healthz` (the process answers) and `GET /readyz` (the core and its
+//!   database answer).
 
 mod app;
 mod auth;
@@ -39,6 +42,7 @@ mod core_client;
 mod error;
 #[cfg(test)]
 mod fuzz;
+mod health;
 mod json;
 mod paths;
 mod replicas;

@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use lms_gateway::{App, GatewaySettings};
-use lms_runtime::{Report, Telemetry, shutdown_signal};
+use lms_runtime::{LogSettings, Report, Telemetry, TracedService, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -23,12 +23,14 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(flatten)]
     settings: GatewaySettings,
+    #[command(flatten)]
+    log: LogSettings,
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Report> {
     let cli = Cli::parse();
-    let _telemetry = Telemetry::init("lms-gateway")?;
+    let _telemetry = Telemetry::init(cli.log.log_format, &[TracedService::whole("lms-gateway")])?;
     let app = App::build(cli.settings).await?;
     println!("lms-gateway listening on http://{}", app.local_addr());
     app.run_until(shutdown_signal()).await?;

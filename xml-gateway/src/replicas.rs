@@ -14,6 +14,9 @@ use std::time::Duration;
 
 use lms_proto::v1::admin_service_client::AdminServiceClient;
 use tonic::transport::Channel;
+
+use crate::core_client::CoreChannel;
+use crate::telemetry::CoreCallLayer;
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
@@ -29,7 +32,10 @@ const CHECKED_SERVICE: &str = "lms.v1.AdminService";
 #[derive(Debug)]
 struct Replica {
     url: String,
+    /// For health checks, which are background work and make no spans.
     channel: Channel,
+    /// For calls: each in its CLIENT span.
+    traced: CoreChannel,
     reachable: AtomicBool,
 }
 
@@ -49,6 +55,7 @@ impl Replicas {
                 .into_iter()
                 .map(|(url, channel)| Replica {
                     url,
+                    traced: tower::Layer::layer(&CoreCallLayer, channel.clone()),
                     channel,
                     reachable: AtomicBool::new(true),
                 })
@@ -88,8 +95,12 @@ impl Replicas {
             .find(|i| !tried.contains(i) && self.members[*i].reachable.load(Ordering::Relaxed))
     }
 
-    pub(crate) fn admin(&self, replica: usize) -> AdminServiceClient<Channel> {
-        AdminServiceClient::new(self.members[replica].channel.clone())
+    pub(crate) fn admin(&self, replica: usize) -> AdminServiceClient<CoreChannel> {
+        AdminServiceClient::new(self.members[replica].traced.clone())
+    }
+
+    pub(crate) fn health(&self, replica: usize) -> HealthClient<Channel> {
+        HealthClient::new(self.members[replica].channel.clone())
     }
 
     /// A call to `replica` was refused at connection: out of rotation until its health

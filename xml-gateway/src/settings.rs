@@ -127,6 +127,10 @@ pub struct GatewaySettings {
 
     #[command(flatten)]
     pub server: HttpServerSettings,
+
+    /// Address serving Prometheus metrics at `GET /metrics` (off unless set).
+    #[arg(long, env = "LMS_METRICS_ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 impl GatewaySettings {

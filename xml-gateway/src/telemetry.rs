@@ -1,45 +1,384 @@
-//! The gateway's spans: one per HTTP request, named by route, continuing the caller's W3C
-//! trace. Building and installing the subscriber is [`lms_runtime::Telemetry`]'s job, and the
-//! trace context goes on to the core through [`lms_runtime::propagation`].
+//! What the gateway tells about each HTTP request: a SERVER span following the OpenTelemetry
+//! HTTP conventions (`http.request.method`, `http.route`, `http.response.status_code` as an
+//! integer, error status on 5xx), continuing the caller's W3C trace; one log line (method,
+//! path, route, status, latency, request id, client address); and the RED metrics per route.
+//! Each call to the core gets a CLIENT span ([`CoreCallLayer`]), whose context travels to
+//! the core in `traceparent`. Building and installing the subscriber is
+//! [`lms_runtime::Telemetry`]'s job.
 
-use std::time::Duration;
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    pin::Pin,
+    sync::{OnceLock, RwLock},
+    task::{Context, Poll},
+    time::{Duration, Instant},
+};
 
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{ConnectInfo, MatchedPath, Request};
+use axum::middleware::Next;
 use axum::response::Response;
 use lms_runtime::propagation::continue_trace;
-use tracing::Span;
+use metrics::{Counter, Histogram};
+use opentelemetry::propagation::Injector;
+use tracing::{Instrument as _, Span};
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use crate::request_id::RequestId;
 
-/// The span of one HTTP request, named by route (`otel.name`), continuing the caller's trace
-/// when it sent a `traceparent`.
-pub(crate) fn http_request_span(request: &Request) -> Span {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or("unmatched route", MatchedPath::as_str);
-    let request_id = request
-        .extensions()
-        .get::<RequestId>()
-        .map_or("", RequestId::as_str);
-    // Methods are any token a client sends; the log line must not grow with it.
-    let method = crate::clip::clip(request.method().as_str());
-    let span = tracing::info_span!(
-        "http_request",
-        otel.name = format!("{method} {route}"),
-        otel.kind = "server",
-        http.request.method = %method,
-        http.route = route,
-        request_id,
-        http.response.status_code = tracing::field::Empty,
-    );
-    continue_trace(&span, request.headers());
-    span
+pub(crate) const HTTP_REQUESTS: &str = "http_server_requests_total";
+pub(crate) const HTTP_DURATION: &str = "http_server_request_duration_seconds";
+
+/// The routes of the interface, as `http.route` and metric labels name them; anything else
+/// (404s, 405s) is `unmatched`, so a scan of random paths cannot grow the label set.
+const ROUTES: [&str; 9] = [
+    "/department",
+    "/department/{department_id}",
+    "/group/{group_id}",
+    "/enrollment/delete",
+    "/content/{content_item_id}",
+    "/gamification/points",
+    "/api/v3/token",
+    "/healthz",
+    "/readyz",
+];
+const UNMATCHED: &str = "unmatched";
+
+fn route_of(request: &Request) -> &'static str {
+    let Some(matched) = request.extensions().get::<MatchedPath>() else {
+        return UNMATCHED;
+    };
+    ROUTES
+        .iter()
+        .find(|route| **route == matched.as_str())
+        .copied()
+        .unwrap_or(UNMATCHED)
 }
 
-/// Records the status on the request span and logs one line per request.
-pub(crate) fn record_response(response: &Response, latency: Duration, span: &Span) {
+/// Longest part of a path written in a log line or span (a URI may be 64 KiB long).
+const MAX_LOGGED_PATH: usize = 256;
+
+/// The first `max` bytes of `text`, cut at a character boundary.
+fn head(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Methods as static labels; anything a client invents is `_OTHER` (the HTTP conventions'
+/// spelling), so it cannot grow the label set either.
+fn method_of(method: &http::Method) -> &'static str {
+    match *method {
+        http::Method::GET => "GET",
+        http::Method::POST => "POST",
+        http::Method::PUT => "PUT",
+        http::Method::DELETE => "DELETE",
+        http::Method::HEAD => "HEAD",
+        http::Method::OPTIONS => "OPTIONS",
+        http::Method::PATCH => "PATCH",
+        http::Method::TRACE => "TRACE",
+        http::Method::CONNECT => "CONNECT",
+        _ => "_OTHER",
+    }
+}
+
+/// Middleware around every route: span, log line and metrics of one request. The latency is
+/// to the response head (a streamed body goes on after it).
+pub(crate) async fn observe(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = route_of(&request);
+    let method = method_of(request.method());
+    if route == "/healthz" || route == "/readyz" {
+        return observe_probe(request, next, route, method, started).await;
+    }
+    // Clones share the bytes: no copy of the id or the path per request.
+    let request_id = request.extensions().get::<RequestId>().cloned();
+    let uri = request.uri().clone();
+    let client = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| *addr);
+    let path = head(uri.path(), MAX_LOGGED_PATH);
+    let request_id = request_id.as_ref().map_or("", RequestId::as_str);
+    let span = tracing::info_span!(
+        "http.server",
+        otel.name = if route == UNMATCHED { method.to_owned() } else { format!("{method} {route}") },
+        otel.kind = "server",
+        otel.status_code = tracing::field::Empty,
+        http.request.method = method,
+        http.route = route,
+        url.path = %path,
+        http.response.status_code = tracing::field::Empty,
+        client.address = tracing::field::Empty,
+        request_id,
+    );
+    if let Some(client) = client {
+        span.record("client.address", tracing::field::display(client.ip()));
+    }
+    continue_trace(&span, request.headers());
+    let response = next.run(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
-    span.record("http.response.status_code", status);
-    tracing::info!(status, latency_ms = latency.as_millis(), "request finished");
+    let latency = started.elapsed();
+    span.record("http.response.status_code", i64::from(status));
+    if status >= 500 {
+        span.record("otel.status_code", "ERROR");
+    }
+    record(route, method, status, latency);
+    let latency_ms = latency.as_secs_f64() * 1000.0;
+    let client = client.map(tracing::field::display);
+    tracing::info!(
+        // Its own fields say it all; the span around it would repeat them on the line.
+        parent: None,
+        method,
+        path = %path,
+        route,
+        status,
+        latency_ms,
+        request_id,
+        client,
+        "request finished"
+    );
+    response
+}
+
+/// A probe (an orchestrator asks every few seconds) is counted, but neither traced (the core's
+/// health check it makes is not either) nor logged above DEBUG: it would bury the requests.
+async fn observe_probe(
+    request: Request,
+    next: Next,
+    route: &'static str,
+    method: &'static str,
+    started: Instant,
+) -> Response {
+    use tracing::instrument::WithSubscriber as _;
+    let response = next
+        .run(request)
+        .with_subscriber(tracing::subscriber::NoSubscriber::default())
+        .await;
+    let status = response.status().as_u16();
+    let latency = started.elapsed();
+    record(route, method, status, latency);
+    tracing::debug!(
+        route,
+        status,
+        latency_ms = latency.as_secs_f64() * 1000.0,
+        "probe answered"
+    );
+    response
+}
+
+/// Counts the request and its duration, through handles kept per label set.
+fn record(route: &'static str, method: &'static str, status: u16, latency: Duration) {
+    if !lms_runtime::metrics::installed() {
+        return;
+    }
+    type Handles = RwLock<HashMap<(&'static str, &'static str, u16), (Counter, Histogram)>>;
+    static HANDLES: OnceLock<Handles> = OnceLock::new();
+    let handles = HANDLES.get_or_init(RwLock::default);
+    let key = (route, method, status);
+    let cached = handles.read().ok().and_then(|map| map.get(&key).cloned());
+    let (count, duration) = cached.unwrap_or_else(|| {
+        let status = status.to_string();
+        let made = (
+            metrics::counter!(HTTP_REQUESTS, "route" => route, "method" => method, "status" => status),
+            metrics::histogram!(HTTP_DURATION, "route" => route, "method" => method),
+        );
+        if let Ok(mut map) = handles.write() {
+            map.insert(key, made.clone());
+        }
+        made
+    });
+    count.increment(1);
+    duration.record(latency.as_secs_f64());
+}
+
+/// Describes the gateway's metrics (`# HELP` lines).
+pub(crate) fn describe_metrics() {
+    metrics::describe_counter!(
+        HTTP_REQUESTS,
+        "HTTP requests answered, by route, method and status"
+    );
+    metrics::describe_histogram!(
+        HTTP_DURATION,
+        metrics::Unit::Seconds,
+        "HTTP request duration to the response head, by route and method"
+    );
+}
+
+/// A CLIENT span around each call to the core (OpenTelemetry RPC conventions), whose trace
+/// context replaces the one the request carried, so the core's SERVER span is its child.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CoreCallLayer;
+
+impl<S> tower::Layer<S> for CoreCallLayer {
+    type Service = CoreCall<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CoreCall { inner }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CoreCall<S> {
+    inner: S,
+}
+
+impl<S, B, R> tower::Service<http::Request<B>> for CoreCall<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<R>>,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    R: http_body::Body + Unpin + Send + 'static,
+{
+    type Response = http::Response<CallBody<R>>;
+    type Error = S::Error;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<B>) -> Self::Future {
+        let path = request.uri().path();
+        let (service, method) = path
+            .trim_start_matches('/')
+            .split_once('/')
+            .unwrap_or(("", ""));
+        let span = tracing::info_span!(
+            "grpc.client",
+            otel.name = path.trim_start_matches('/'),
+            otel.kind = "client",
+            otel.status_code = tracing::field::Empty,
+            rpc.system = "grpc",
+            rpc.service = service,
+            rpc.method = method,
+            rpc.grpc.status_code = tracing::field::Empty,
+        );
+        let context = span.context();
+        let headers = request.headers_mut();
+        opentelemetry::global::get_text_map_propagator(|propagator| {
+            propagator.inject_context(&context, &mut HeaderInjector(headers));
+        });
+        // As `Caller::request` does: a caller's oversized `tracestate` stays behind.
+        if headers
+            .get(lms_proto::metadata::TRACESTATE)
+            .is_some_and(|value| value.len() > crate::core_client::MAX_TRACESTATE_BYTES)
+        {
+            headers.remove(lms_proto::metadata::TRACESTATE);
+        }
+        let future = self.inner.call(request);
+        Box::pin(async move {
+            match future.instrument(span.clone()).await {
+                Ok(response) => {
+                    // A refusal carries its status in the headers (trailers-only); otherwise
+                    // the trailers do, and the span lasts until they have been read.
+                    let in_head = response
+                        .headers()
+                        .get("grpc-status")
+                        .and_then(|value| value.to_str().ok()?.parse::<i64>().ok());
+                    let span = match in_head {
+                        Some(code) => {
+                            record_code(&span, code);
+                            None
+                        }
+                        None => Some(span),
+                    };
+                    Ok(response.map(|inner| CallBody { inner, span }))
+                }
+                Err(error) => {
+                    record_code(&span, tonic::Code::Unavailable as i64);
+                    Err(error)
+                }
+            }
+        })
+    }
+}
+
+/// Statuses that are the core's failure mark the CLIENT span as an error (the gateway answers
+/// 5xx for them); a caller's mistake does not.
+fn record_code(span: &Span, code: i64) {
+    span.record("rpc.grpc.status_code", code);
+    let code = tonic::Code::from(i32::try_from(code).unwrap_or(2));
+    if matches!(
+        code,
+        tonic::Code::Unknown
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Unimplemented
+            | tonic::Code::Internal
+            | tonic::Code::Unavailable
+            | tonic::Code::DataLoss
+    ) {
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The core's answer, read inside the CLIENT span, which ends with the trailers.
+pub(crate) struct CallBody<B> {
+    inner: B,
+    span: Option<Span>,
+}
+
+impl<B: http_body::Body + Unpin> http_body::Body for CallBody<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = &mut *self;
+        let polled = match &this.span {
+            Some(span) => span.in_scope(|| Pin::new(&mut this.inner).poll_frame(cx)),
+            None => Pin::new(&mut this.inner).poll_frame(cx),
+        };
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(trailers) = frame.trailers_ref()
+                    && let Some(span) = this.span.take()
+                {
+                    let code = trailers
+                        .get("grpc-status")
+                        .and_then(|value| value.to_str().ok()?.parse::<i64>().ok())
+                        .unwrap_or(tonic::Code::Unknown as i64);
+                    record_code(&span, code);
+                }
+            }
+            Poll::Ready(Some(Err(_))) => {
+                if let Some(span) = this.span.take() {
+                    record_code(&span, tonic::Code::Unavailable as i64);
+                }
+            }
+            Poll::Ready(None) => this.span = None,
+            Poll::Pending => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Lets an OpenTelemetry propagator write HTTP headers.
+struct HeaderInjector<'a>(&'a mut http::HeaderMap);
+
+impl Injector for HeaderInjector<'_> {
+    fn set(&mut self, key: &str, value: String) {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::from_bytes(key.as_bytes()),
+            http::HeaderValue::from_str(&value),
+        ) {
+            self.0.insert(name, value);
+        }
+    }
 }

@@ -229,7 +229,9 @@ impl Authenticator {
             .as_deref()
             .map_or(credentials.account_url.as_str(), without_scheme);
         let throttle_key = self.keyer.throttle_key(url_key, &email_key);
-        self.refuse_if_throttled(&throttle_key).await?;
+        self.refuse_if_throttled(&throttle_key)
+            .await
+            .inspect_err(|err| log_refusal(err, credentials))?;
         let login_key = self
             .keyer
             .login_key(url_key, &email_key, credentials.password.expose());
@@ -242,6 +244,7 @@ impl Authenticator {
         {
             self.throttle.record_success(&throttle_key);
             self.answered_from_memory.fetch_add(1, Ordering::Relaxed);
+            crate::metrics::credential_cache(true);
             return Ok(Caller {
                 request_id,
                 ..caller
@@ -256,10 +259,15 @@ impl Authenticator {
             // Verified before, but read again: one query and no verification. Only an
             // active user is answered from the cache; anyone else pays a full
             // verification, so a refusal costs the same whatever its reason.
-            Some(login) if self.is_cached(&login, &login_key) => login,
+            Some(login) if self.is_cached(&login, &login_key) => {
+                crate::metrics::credential_cache(true);
+                login
+            }
             login => {
+                crate::metrics::credential_cache(false);
                 self.verify(credentials, login, login_key, throttle_key)
-                    .await?
+                    .await
+                    .inspect_err(|err| log_refusal(err, credentials))?
             }
         };
         self.throttle.record_success(&throttle_key);
@@ -334,7 +342,7 @@ impl Authenticator {
             }
             _ => {
                 self.cache.forget(&login_key);
-                Err(self.refuse(throttle_key))
+                Err(self.refuse(throttle_key, &credentials.account_url, &credentials.email))
             }
         }
     }
@@ -358,8 +366,20 @@ impl Authenticator {
     }
 
     /// Counts a failed attempt against the login and returns the one uniform refusal.
-    fn refuse(&self, throttle_key: credentials::CredentialKey) -> ServiceError {
-        self.throttle.record_failure(throttle_key, self.clock.now());
+    fn refuse(
+        &self,
+        throttle_key: credentials::CredentialKey,
+        account_url: &str,
+        login: &str,
+    ) -> ServiceError {
+        if self.throttle.record_failure(throttle_key, self.clock.now()) {
+            tracing::warn!(
+                account_url = clip(account_url.trim()),
+                login = clip(login.trim()),
+                "login locked: too many failed attempts; further attempts are refused (429) \
+                 until the window passes"
+            );
+        }
         ServiceError::Unauthenticated
     }
 
@@ -395,6 +415,33 @@ impl Authenticator {
             }
         });
     }
+}
+
+/// Refused logins are logged, so an operator sees guessing (on the gateway or straight on
+/// the gRPC port): the account URL and the login, never the password. Attempts on a locked
+/// login are only counted (the lockout itself is logged once, in `refuse`).
+fn log_refusal(err: &ServiceError, credentials: &Credentials) {
+    if matches!(err, ServiceError::Unauthenticated) {
+        crate::metrics::login_failed();
+        tracing::info!(
+            account_url = clip(credentials.account_url.trim()),
+            login = clip(credentials.email.trim()),
+            "login refused: wrong or unknown credentials"
+        );
+    }
+}
+
+/// At most 256 bytes of what a caller sent, cut at a character boundary, for a log line.
+pub(crate) fn clip(text: &str) -> &str {
+    const MAX: usize = 256;
+    if text.len() <= MAX {
+        return text;
+    }
+    let mut end = MAX;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 impl Drop for Authenticator {

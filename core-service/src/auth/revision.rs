@@ -30,6 +30,7 @@ use sea_orm::{
     sqlx::{PgPool, postgres::PgListener},
 };
 use tokio::task::JoinHandle;
+use tracing::instrument::WithSubscriber as _;
 
 use super::clock::{Clock, SystemClock};
 
@@ -115,7 +116,10 @@ pub async fn watch(revision: Weak<AuthRevision>, db: DatabaseConnection, interva
     let mut seen: Option<i64> = None;
     let mut failing = false;
     loop {
-        let read = read_revision(&db).await;
+        // Background work makes no spans: a trace every poll would bury the requests' traces.
+        let read = read_revision(&db)
+            .with_subscriber(tracing::subscriber::NoSubscriber::default())
+            .await;
         let Some(revision) = revision.upgrade() else {
             return;
         };

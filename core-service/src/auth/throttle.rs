@@ -48,16 +48,19 @@ impl Throttle {
         Ok(())
     }
 
-    pub fn record_failure(&self, key: CredentialKey, now: Instant) {
+    /// Counts a failure; returns whether it is the one that locks the login.
+    pub fn record_failure(&self, key: CredentialKey, now: Instant) -> bool {
         let entry = self.failures.get_with(key, Arc::default);
         let mut times = entry
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         self.forget_old(&mut times, now);
+        let before = times.len();
         times.push_back(now);
         while times.len() > self.max_failures {
             times.pop_front();
         }
+        before < self.max_failures && times.len() >= self.max_failures
     }
 
     pub fn record_success(&self, key: &CredentialKey) {

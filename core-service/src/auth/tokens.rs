@@ -88,7 +88,11 @@ impl Authenticator {
             .ok()
             .filter(|_| secret.len() <= MAX_SECRET_CHARS)
         else {
-            return Err(self.refuse(throttle_key));
+            tracing::info!(
+                client_id = super::clip(&client_key),
+                "token refused: unknown client"
+            );
+            return Err(self.refuse(throttle_key, "api client", &client_key));
         };
         let row = api_client::Entity::find_by_id(client_id)
             .select_only()
@@ -109,7 +113,8 @@ impl Authenticator {
                     && constant_time_eq(stored.as_bytes(), secret_hash(secret).as_bytes())
             })
         else {
-            return Err(self.refuse(throttle_key));
+            tracing::info!(%client_id, "token refused: wrong secret, or the client or its user is disabled");
+            return Err(self.refuse(throttle_key, "api client", &client_key));
         };
         self.throttle.record_success(&throttle_key);
         let user = (user_id, account_id, role, custom_role_id, account_url);

@@ -107,13 +107,20 @@ impl Verifier {
         deadline: Instant,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> ServiceResult<T> {
-        let permit = tokio::time::timeout_at(deadline, self.slots.clone().acquire_owned())
-            .await
+        let queued = Instant::now();
+        crate::metrics::verifications_waiting(1.0);
+        let permit = tokio::time::timeout_at(deadline, self.slots.clone().acquire_owned()).await;
+        crate::metrics::verifications_waiting(-1.0);
+        crate::metrics::verification_waited(queued.elapsed());
+        let permit = permit
             .map_err(|_| ServiceError::Overloaded)?
             .map_err(|_| ServiceError::Overloaded)?;
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            work()
+            crate::metrics::verifications_running(1.0);
+            let done = work();
+            crate::metrics::verifications_running(-1.0);
+            done
         })
         .await
         .map_err(|e| ServiceError::Unexpected(anyhow::anyhow!("password task failed: {e}")))

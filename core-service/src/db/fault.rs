@@ -116,9 +116,23 @@ pub fn is_unavailable(err: &DbErr) -> bool {
     kind(err) != Kind::Statement
 }
 
+/// Whether `err` is a wait for a pooled connection that ran out.
+fn is_pool_timeout(err: &DbErr) -> bool {
+    match err {
+        DbErr::ConnectionAcquire(_) => true,
+        DbErr::Conn(RuntimeErr::SqlxError(e))
+        | DbErr::Exec(RuntimeErr::SqlxError(e))
+        | DbErr::Query(RuntimeErr::SqlxError(e)) => matches!(**e, sqlx::Error::PoolTimedOut),
+        _ => false,
+    }
+}
+
 /// Records `err`: a broken connection marks every connection opened until now for closing.
 /// Returns whether the error is one of unavailability.
 pub fn observe(err: &DbErr) -> bool {
+    if is_pool_timeout(err) {
+        crate::metrics::pool_timeout();
+    }
     match kind(err) {
         Kind::Statement => false,
         Kind::Contention => true,

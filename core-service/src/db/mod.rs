@@ -148,7 +148,9 @@ async fn keep_connection(meta: PoolConnectionMetadata) -> Result<bool, sqlx::Err
 
 /// Applies every pending migration.
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
-    Migrator::up(db, None)
+    // One trace for the start-up's statements, not one per statement.
+    let span = tracing::info_span!("migrate");
+    tracing::Instrument::instrument(Migrator::up(db, None), span)
         .await
         .context("database migration failed")
 }

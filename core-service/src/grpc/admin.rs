@@ -127,9 +127,12 @@ impl AdminService for AdminApi {
         let span = tracing::Span::current();
         let stream = rows.map(move |row| {
             let _entered = span.enter();
-            row.map(|row| pb::UserPoints {
-                user_id: row.user_id.to_string(),
-                points: row.points,
+            row.map(|row| {
+                crate::metrics::points_rows(1);
+                pb::UserPoints {
+                    user_id: row.user_id.to_string(),
+                    points: row.points,
+                }
             })
             .map_err(Status::from)
         });

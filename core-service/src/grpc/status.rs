@@ -12,6 +12,7 @@ impl From<ServiceError> for Status {
         match err {
             ServiceError::Unauthenticated => Status::unauthenticated(AUTHENTICATION_FAILED),
             ServiceError::Throttled { retry_after } => {
+                crate::metrics::throttled();
                 let seconds = retry_after.as_secs().max(1);
                 let mut status = Status::resource_exhausted(format!(
                     "Too many failed logins for this account and login; retry after {seconds} seconds."
@@ -23,6 +24,7 @@ impl From<ServiceError> for Status {
                 status
             }
             ServiceError::Overloaded => {
+                crate::metrics::shed_verification_queue();
                 let mut status = Status::unavailable("The service is busy; retry in a moment.");
                 status
                     .metadata_mut()
@@ -36,6 +38,9 @@ impl From<ServiceError> for Status {
             ServiceError::Unavailable(cause) => {
                 // Logged once per outage, not once per request.
                 crate::db::fault::DATABASE_OUTAGE.failed(&cause);
+                crate::metrics::shed_database();
+                // Health turns NOT_SERVING as soon as the probe confirms it.
+                crate::health::probe_soon();
                 let mut status =
                     Status::unavailable("The database is unavailable; retry in a moment.");
                 status

@@ -66,14 +66,14 @@ pub(crate) async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
+                Ok((stream, peer)) => {
                     // Small answers must not wait for the client's delayed ACK (Nagle).
                     if let Err(error) = stream.set_nodelay(true) {
                         tracing::debug!(%error, "could not set TCP_NODELAY on an accepted connection");
                     }
-                    stream
+                    (stream, peer)
                 }
                 Err(error) => {
                     accept_failed(&error, &mut last_warning).await;
@@ -84,6 +84,7 @@ pub(crate) async fn serve(
         };
         tokio::spawn(serve_connection(
             stream,
+            peer,
             router.clone(),
             connection,
             stopped.clone(),
@@ -132,6 +133,7 @@ impl From<&HttpServerSettings> for ConnectionSettings {
 
 async fn serve_connection(
     stream: TcpStream,
+    peer: std::net::SocketAddr,
     router: Router,
     settings: ConnectionSettings,
     mut stopped: watch::Receiver<bool>,
@@ -146,6 +148,10 @@ async fn serve_connection(
         request
             .extensions_mut()
             .insert(BodyDeadline(Instant::now() + body_timeout));
+        // The client's address, for the request's log line and span.
+        request
+            .extensions_mut()
+            .insert(axum::extract::ConnectInfo(peer));
         let mut router = router.clone();
         async move { Ok::<_, Infallible>(router.call(request).await.unwrap_or_else(|n| match n {})) }
     });
