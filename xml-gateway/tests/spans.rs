@@ -73,7 +73,10 @@ async fn a_request_the_core_cannot_answer_is_an_error_span_pair_and_not_ready() 
     let server = spans
         .iter()
         .find(|s| s.name == "GET /group/{group_id}")
-        .expect("the request's span");
+        .unwrap_or_else(|| {
+            let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
+            panic!("no span of the request among {names:?}")
+        });
     assert_eq!(server.span_kind, SpanKind::Server);
     assert!(
         matches!(server.status, Status::Error { .. }),
