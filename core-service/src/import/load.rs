@@ -313,7 +313,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
         ));
     }
 
-    let ids = || plan.ids.ids();
+    let ids = || plan.all_ids();
     // Ids are unique across kinds in a document, and so they must be against the
     // database: a department id that is already a user's would make references ambiguous.
     let mut taken = HashSet::new();
@@ -328,7 +328,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
     // The first in document order, as a person reading the file would meet it.
     let first = taken
         .into_iter()
-        .filter_map(|id| plan.ids.place(id).map(|place| (place, id)))
+        .filter_map(|id| plan.place(id).map(|place| (place, id)))
         .min();
     if let Some((place, id)) = first {
         return Err(ImportError::invalid(
