@@ -19,7 +19,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    ImportDocument, ImportError,
+    ImportDocument, ImportError, bulk_keys,
     document::Format,
     progress::{ImportStage, ProgressFn, Reporter},
     stream, tables,
@@ -222,7 +222,7 @@ async fn analyze(txn: &DatabaseTransaction) -> Result<(), DbErr> {
 
 /// Inserts the plan, parents before children, and one audit row per account.
 async fn write(
-    txn: &impl ConnectionTrait,
+    txn: &DatabaseTransaction,
     plan: &mut Plan,
     progress: &Reporter<'_>,
 ) -> Result<ImportSummary, ImportError> {
@@ -250,6 +250,12 @@ async fn write(
         w,
     )
     .await?;
+    let long_rows = plan
+        .accounts
+        .iter()
+        .map(|account| account.users.len() + account.enrollments.len() + account.points.len())
+        .sum();
+    let dropped_keys = bulk_keys::drop_for(txn, long_rows).await?;
     insert_rows(txn, &tables::USERS, tables::users(plan, now)?, w).await?;
     insert_rows(
         txn,
@@ -265,6 +271,9 @@ async fn write(
     insert_rows(txn, &tables::CONTENT_ITEMS, tables::content_items(plan), w).await?;
     insert_rows(txn, &tables::ENROLLMENTS, tables::enrollments(plan, now), w).await?;
     insert_rows(txn, &tables::POINTS, tables::user_points(plan), w).await?;
+    if let Some(keys) = dropped_keys {
+        keys.add_back(txn).await?;
+    }
     insert_rows(
         txn,
         &audit::TABLE,
