@@ -17,7 +17,7 @@
 //! over loopback HTTP through the gateway. Peak memory is the process's own high-water mark,
 //! reset before each measured step (`/proc/self/clear_refs`): services, clients and import
 //! share the process, so it counts whatever a step leaves resident (SQLite's page caches,
-//! the mapped file), which is why the points read reports its first read apart.
+//! the mapped file), which is why the points read reports its first reads apart.
 
 use std::{
     fmt::Write as _,
@@ -281,7 +281,7 @@ async fn run_backend(
 
     writeln!(
         out,
-        "\n| points read (`GET /gamification/points`, every user) | users | time | peak MiB | first read's peak MiB |\n|---|---|---|---|---|"
+        "\n| points read (`GET /gamification/points`, every user) | users | time | peak MiB | first {CLIENTS} reads' peak MiB |\n|---|---|---|---|---|"
     )?;
     for account in &accounts {
         for login in [RoleLogin::Owner, RoleLogin::DepartmentAdministrator] {
@@ -397,57 +397,34 @@ async fn rate(
     })
 }
 
-/// The whole points list as `login`, read to the end: a first read, then the median time
-/// and highest peak of three more. The first read's peak is given apart: it also holds what
-/// the read leaves warm for the next ones (SQLite's page cache of the connection and the
-/// pages of the file it maps), which the later reads find in place.
+/// The whole points list as `login`, read to the end: first as many reads at once as the
+/// clients (each on its own pooled connection), whose peak is given apart, then three reads
+/// one after another: their median time and highest peak. The first reads also hold what
+/// stays warm for the later ones (SQLite's page cache of each pooled connection, bounded by
+/// `cache_size`, and the pages of the file it maps); the later reads' peak is what one read
+/// costs the serving process.
 async fn points(
-    stack: &TestStack,
+    stack: &Arc<TestStack>,
     account: &Account,
     login: RoleLogin,
 ) -> anyhow::Result<(Measured, f64)> {
+    let cold = PeakMemory::start();
+    let warming: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (stack, account) = (stack.clone(), account.clone());
+            tokio::spawn(async move { read_points(&stack, &account, login).await })
+        })
+        .collect();
+    for read in warming {
+        read.await??;
+    }
+    let cold_peak_mib = cold.growth_mib();
     let mut times = Vec::new();
     let mut peak_mib: f64 = 0.0;
-    let mut first_peak_mib = 0.0;
-    for read in 0..4 {
+    for _ in 0..3 {
         let peak = PeakMemory::start();
         let began = Instant::now();
-        let response = stack
-            .http
-            .get(format!("{}/gamification/points", stack.base_url))
-            .header("X-Auth-Account-Url", &account.shape.account_url)
-            .header("X-Auth-Email", login.email())
-            .header("X-Auth-Password", WORLD_PASSWORD)
-            .send()
-            .await?;
-        anyhow::ensure!(
-            response.status().is_success(),
-            "points: {}",
-            response.status()
-        );
-        // Counted as it arrives, not kept: the peak is the serving side's, not this client's.
-        let mut body = response.bytes_stream();
-        let (mut entries, mut tail) = (0, Vec::new());
-        while let Some(chunk) = body.next().await {
-            tail.extend_from_slice(&chunk?);
-            // What is kept is shorter than a tag, so no tag is counted twice; a tag cut
-            // by the chunk boundary is counted once the next chunk completes it.
-            entries += count_tags(&tail);
-            tail.drain(..tail.len().saturating_sub(ENTRY_TAG.len() - 1));
-        }
-        let expected = match login {
-            RoleLogin::Owner | RoleLogin::Administrator => account.shape.users,
-            _ => account.shape.smart_group_members(),
-        };
-        anyhow::ensure!(
-            entries == expected,
-            "points: {entries} entries as {login:?} in an account of {} users",
-            account.shape.users
-        );
-        if read == 0 {
-            first_peak_mib = peak.growth_mib();
-            continue;
-        }
+        read_points(stack, account, login).await?;
         times.push(began.elapsed().as_secs_f64());
         peak_mib = peak_mib.max(peak.growth_mib());
     }
@@ -455,7 +432,44 @@ async fn points(
         seconds: median(&mut times),
         peak_mib,
     };
-    Ok((warm, first_peak_mib))
+    Ok((warm, cold_peak_mib))
+}
+
+/// One read of the whole points list as `login`, every expected entry counted.
+async fn read_points(stack: &TestStack, account: &Account, login: RoleLogin) -> anyhow::Result<()> {
+    let response = stack
+        .http
+        .get(format!("{}/gamification/points", stack.base_url))
+        .header("X-Auth-Account-Url", &account.shape.account_url)
+        .header("X-Auth-Email", login.email())
+        .header("X-Auth-Password", WORLD_PASSWORD)
+        .send()
+        .await?;
+    anyhow::ensure!(
+        response.status().is_success(),
+        "points: {}",
+        response.status()
+    );
+    // Counted as it arrives, not kept: the peak is the serving side's, not this client's.
+    let mut body = response.bytes_stream();
+    let (mut entries, mut tail) = (0, Vec::new());
+    while let Some(chunk) = body.next().await {
+        tail.extend_from_slice(&chunk?);
+        // What is kept is shorter than a tag, so no tag is counted twice; a tag cut
+        // by the chunk boundary is counted once the next chunk completes it.
+        entries += count_tags(&tail);
+        tail.drain(..tail.len().saturating_sub(ENTRY_TAG.len() - 1));
+    }
+    let expected = match login {
+        RoleLogin::Owner | RoleLogin::Administrator => account.shape.users,
+        _ => account.shape.smart_group_members(),
+    };
+    anyhow::ensure!(
+        entries == expected,
+        "points: {entries} entries as {login:?} in an account of {} users",
+        account.shape.users
+    );
+    Ok(())
 }
 
 const ENTRY_TAG: &[u8] = b"<userPointsInfo>";

@@ -896,7 +896,10 @@ async fn a_large_import_beside_a_busy_postgresql_service_checks_keys_row_by_row(
     reader.commit().await.expect("the reader ends");
     assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
     let after = foreign_keys(db).await;
-    assert_eq!(before, after, "no key was dropped while the table was in use");
+    assert_eq!(
+        before, after,
+        "no key was dropped while the table was in use"
+    );
     assert_orphans_refused(db).await;
     fixture.db.close().await.ok();
 }
