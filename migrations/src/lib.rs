@@ -21,6 +21,7 @@ mod m20261122_000005_auth_revision;
 mod m20261123_000006_user_role_values;
 mod m20261123_000007_user_keyset_indexes;
 mod m20261123_000008_api_clients;
+mod m20261123_000009_audit_log_history;
 mod schema;
 
 /// All migrations of the schema, oldest first.
@@ -39,6 +40,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000006_user_role_values::Migration),
             Box::new(m20261123_000007_user_keyset_indexes::Migration),
             Box::new(m20261123_000008_api_clients::Migration),
+            Box::new(m20261123_000009_audit_log_history::Migration),
         ]
     }
 }
