@@ -13,7 +13,8 @@
 //! - this module: [`validate`], [`Validator`] (what is unique across the document),
 //!   [`AccountCheck`] (one account's known ids) and the helpers every list shares.
 //! - `plan`: the rows.
-//! - `entries`: every id with the place of its entry, compact.
+//! - `entries`: every id with the place of its entry, compact; `enrollment_ids`: the
+//!   enrollments' ids, checked from their rows instead.
 //! - `departments`, `users` (custom roles, users, passwords), `groups`, `content`
 //!   (projects, content items), `enrollments` (enrollments, points): one list each.
 
