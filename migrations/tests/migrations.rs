@@ -78,7 +78,8 @@ const LINK_TABLES: [&str; 5] = [
     "project_authors",
 ];
 
-/// (table, column, referenced table) for every foreign key of the data model.
+/// (table, column, referenced table) for every foreign key of the data model. The audit log
+/// has none: it is history, and outlives what it names.
 const FOREIGN_KEYS: &[(&str, &str, &str)] = &[
     ("departments", "account_id", "accounts"),
     ("departments", "parent_id", "departments"),
@@ -107,8 +108,6 @@ const FOREIGN_KEYS: &[(&str, &str, &str)] = &[
     ("enrollments", "content_item_id", "content_items"),
     ("user_points", "user_id", "users"),
     ("user_points", "account_id", "accounts"),
-    ("audit_log", "account_id", "accounts"),
-    ("audit_log", "actor_user_id", "users"),
     ("api_clients", "account_id", "accounts"),
 ];
 
@@ -465,4 +464,70 @@ async fn sqlite_migrations_go_up_down_and_up_again() {
 #[tokio::test]
 async fn postgres_migrations_go_up_down_and_up_again() {
     round_trip_on(Backend::Postgres).await;
+}
+
+/// An audit row written under the old schema (with keys) survives the migration that drops
+/// them, and afterwards a row may name a user that is gone.
+async fn audit_rows_survive_losing_their_keys(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    let before_history = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == "m20261123_000011_audit_log_history")
+        .expect("the history migration is listed");
+    Migrator::up(&db, Some(before_history as u32))
+        .await
+        .expect("up to the audit log with keys");
+    insert_user(&db, USER, "learner").await.expect("user");
+    let audit = |id: &str, actor: &str| {
+        format!(
+            "INSERT INTO audit_log (id, account_id, actor_user_id, action, entity_type, \
+                                    entity_id, request_id, before, after, created_at) \
+             VALUES ('{id}', '{ACCOUNT}', '{actor}', 'user.update', 'user', '{actor}', NULL, \
+                     NULL, '{{}}', '2026-11-23 06:34:57+00:00')"
+        )
+    };
+    const OLD: &str = "0192a000-0000-7000-8000-0000000000a1";
+    const NEW: &str = "0192a000-0000-7000-8000-0000000000a2";
+    const NOBODY: &str = "0192a000-0000-7000-8000-0000000000ff";
+    db.execute_unprepared(&audit(OLD, USER))
+        .await
+        .expect("an audit row under the old schema");
+    assert!(
+        db.execute_unprepared(&audit(NEW, NOBODY)).await.is_err(),
+        "the old schema refuses an actor that does not exist"
+    );
+
+    Migrator::up(&db, None)
+        .await
+        .expect("the history migration");
+    assert_full_schema(&db).await;
+    db.execute_unprepared(&audit(NEW, NOBODY))
+        .await
+        .expect("history may name a user that is gone");
+    let rows = strings(
+        &db,
+        "SELECT CAST(id AS TEXT), CAST(actor_user_id AS TEXT) FROM audit_log ORDER BY 1",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        [
+            vec![OLD.to_owned(), USER.to_owned()],
+            vec![NEW.to_owned(), NOBODY.to_owned()]
+        ]
+    );
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_audit_rows_survive_losing_their_keys() {
+    audit_rows_survive_losing_their_keys(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_audit_rows_survive_losing_their_keys() {
+    audit_rows_survive_losing_their_keys(Backend::Postgres).await;
 }

@@ -19,7 +19,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    ImportDocument, ImportError,
+    ImportDocument, ImportError, bulk_keys,
     document::Format,
     progress::{ImportStage, ProgressFn, Reporter},
     stream, tables,
@@ -229,7 +229,7 @@ async fn analyze(txn: &DatabaseTransaction) -> Result<(), DbErr> {
 
 /// Inserts the plan, parents before children, and one audit row per account.
 async fn write(
-    txn: &impl ConnectionTrait,
+    txn: &DatabaseTransaction,
     plan: &mut Plan,
     progress: &Reporter<'_>,
 ) -> Result<ImportSummary, ImportError> {
@@ -257,6 +257,12 @@ async fn write(
         w,
     )
     .await?;
+    let long_rows = plan
+        .accounts
+        .iter()
+        .map(|account| account.users.len() + account.enrollments.len() + account.points.len())
+        .sum();
+    let dropped_keys = bulk_keys::drop_for(txn, long_rows).await?;
     insert_rows(txn, &tables::USERS, tables::users(plan, now)?, w).await?;
     insert_rows(
         txn,
@@ -273,6 +279,9 @@ async fn write(
     insert_rows(txn, &tables::ENROLLMENTS, tables::enrollments(plan, now), w).await?;
     insert_rows(txn, &tables::POINTS, tables::user_points(plan), w).await?;
     insert_rows(txn, &tables::API_CLIENTS, tables::api_clients(plan, now), w).await?;
+    if let Some(keys) = dropped_keys {
+        keys.add_back(txn).await?;
+    }
     insert_rows(
         txn,
         &audit::TABLE,
@@ -321,7 +330,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
         ));
     }
 
-    let ids = || plan.ids.ids();
+    let ids = || plan.all_ids();
     // Ids are unique across kinds in a document, and so they must be against the
     // database: a department id that is already a user's would make references ambiguous.
     let mut taken = HashSet::new();
@@ -337,7 +346,7 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
     // The first in document order, as a person reading the file would meet it.
     let first = taken
         .into_iter()
-        .filter_map(|id| plan.ids.place(id).map(|place| (place, id)))
+        .filter_map(|id| plan.place(id).map(|place| (place, id)))
         .min();
     if let Some((place, id)) = first {
         return Err(ImportError::invalid(

@@ -11,8 +11,10 @@
 //!   tree ordered parents first, its closure rows computed by `tree`).
 //! - `load`: [`import_document`] / [`import_file`]: the database checks, password
 //!   hashing off the async runtime, and the one transaction; `tables` builds each table's
-//!   rows as plain values for `db::rows`, `progress` tells the caller how far it has got.
+//!   rows as plain values for `db::rows`, `bulk_keys` checks the long tables' foreign keys
+//!   once per large import on PostgreSQL, `progress` tells the caller how far it has got.
 
+mod bulk_keys;
 pub mod document;
 mod error;
 #[cfg(test)]

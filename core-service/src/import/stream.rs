@@ -145,16 +145,17 @@ struct Shape {
 }
 
 impl Shape {
-    /// Identifiers the account gives: its own, its root's, and one per entry but points.
+    /// Identifiers the account gives to the id map: its own, its root's, and one per
+    /// entry but enrollments (whose rows hold theirs) and points.
     fn ids(&self) -> usize {
         let ListSizes {
             departments,
             users,
             content_items,
-            enrollments,
+            enrollments: _,
             points: _,
         } = self.sizes;
-        2 + departments + users + content_items + enrollments + self.other_entries
+        2 + departments + users + content_items + self.other_entries
     }
 
     fn count(&mut self, key: Key, entries: usize) {
@@ -467,7 +468,7 @@ impl<'de> Visitor<'de> for AccountSeed<'_> {
                     }
                     let outcome = receive(&mut map, key, walk, validator)?;
                     if let Err(err) = outcome.and_then(|()| walk.advance(validator)) {
-                        *refusal = Some(err);
+                        *refusal = Some(validator.refuse(walk.check.as_mut(), err));
                         return Err(stop());
                     }
                 }
@@ -497,7 +498,7 @@ impl<'de> Visitor<'de> for AccountSeed<'_> {
                             }
                         }
                         Err(err) => {
-                            *refusal = Some(err);
+                            *refusal = Some(validator.refuse(walk.check.as_mut(), err));
                             return Err(stop());
                         }
                     }

@@ -40,6 +40,7 @@ on_both_backends!(TestConnection =>
     an_import_racing_another_past_its_checks_gets_the_url_conflict,
     a_large_document_is_written_in_chunks,
     a_failure_in_the_middle_of_the_writes_leaves_nothing_behind,
+    a_large_import_keeps_every_foreign_key,
 );
 
 // ---------------------------------------------------------------------------------------
@@ -919,4 +920,146 @@ async fn a_malformed_file_is_refused_with_its_line_and_column() {
         .expect_err("refused");
     assert!(matches!(err, ImportError::Read { .. }), "{err}");
     assert_eq!(count::<account::Entity>(&db).await, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Foreign keys of a large import
+
+/// Every foreign key of the schema: (table, name or referenced columns, definition), with
+/// PostgreSQL's object id, which changes when a key is dropped and added back.
+async fn foreign_keys(db: &DatabaseConnection) -> Vec<(String, String, String, i64)> {
+    let sql = match db.get_database_backend() {
+        DbBackend::Postgres => {
+            "SELECT conrelid::regclass::text AS t, conname::text AS n, \
+                    pg_get_constraintdef(oid) AS d, oid::int8 AS o \
+             FROM pg_constraint WHERE contype = 'f' ORDER BY 1, 2"
+        }
+        _ => {
+            "SELECT m.name AS t, k.\"from\" AS n, \
+                    k.\"table\" || '.' || coalesce(k.\"to\", '') || ' ' || k.on_delete AS d, 0 AS o \
+             FROM sqlite_master AS m, pragma_foreign_key_list(m.name) AS k \
+             WHERE m.type = 'table' ORDER BY 1, 2, 3"
+        }
+    };
+    db.query_all_raw(sea_orm::Statement::from_string(
+        db.get_database_backend(),
+        sql,
+    ))
+    .await
+    .expect("foreign keys read")
+    .iter()
+    .map(|row| {
+        (
+            row.try_get("", "t").expect("t"),
+            row.try_get("", "n").expect("n"),
+            row.try_get("", "d").expect("d"),
+            row.try_get("", "o").expect("o"),
+        )
+    })
+    .collect()
+}
+
+/// The keys without their object ids, and whether every key of the long tables has a new one.
+fn compare_keys(
+    before: &[(String, String, String, i64)],
+    after: &[(String, String, String, i64)],
+) -> (bool, bool) {
+    let definitions = |keys: &[(String, String, String, i64)]| -> Vec<(String, String, String)> {
+        keys.iter()
+            .map(|(t, n, d, _)| (t.clone(), n.clone(), d.clone()))
+            .collect()
+    };
+    let long = |t: &str| t == "users" || t == "enrollments" || t == "user_points";
+    let renewed = before
+        .iter()
+        .zip(after)
+        .filter(|((t, ..), _)| long(t))
+        .all(|((.., old), (.., new))| old != new);
+    (definitions(before) == definitions(after), renewed)
+}
+
+/// The generated account of `users` users, imported from a file.
+async fn import_world(db: &DatabaseConnection, users: usize) -> ImportSummary {
+    let shape = lms_tests::large_world::WorldShape::with_users(users);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("world.json");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
+    let hash = hasher().hash("pw").expect("hash");
+    lms_tests::large_world::write_world(&shape, &hash, &mut file).expect("document");
+    drop(file);
+    import_file(db, &path, &hasher())
+        .await
+        .expect("the generated account imports")
+}
+
+/// An orphan enrollment, refused by the database itself.
+async fn assert_orphans_refused(db: &DatabaseConnection) {
+    let account: Uuid = account::Entity::find()
+        .one(db)
+        .await
+        .expect("read")
+        .expect("an account")
+        .id;
+    let item: Uuid = content_item::Entity::find()
+        .one(db)
+        .await
+        .expect("read")
+        .expect("an item")
+        .id;
+    let orphan = enrollment::ActiveModel {
+        id: sea_orm::Set(Uuid::from_u128(0x0199_0000_0000_7000_8000_dead_0000_0002)),
+        account_id: sea_orm::Set(account),
+        learner_id: sea_orm::Set(Uuid::from_u128(0x0199_0000_0000_7000_8000_dead_0000_0001)),
+        content_item_id: sea_orm::Set(item),
+        created_at: sea_orm::Set(chrono::Utc::now()),
+    };
+    let refused = sea_orm::ActiveModelTrait::insert(orphan, db).await;
+    assert!(refused.is_err(), "an enrollment of no user must be refused");
+}
+
+/// Enough rows that PostgreSQL drops the long tables' keys and adds them back: afterwards
+/// every key is there as before (with new object ids on PostgreSQL, showing they were
+/// added back and so checked), and the database still refuses an orphan.
+async fn a_large_import_keeps_every_foreign_key(db: &DatabaseConnection) {
+    let before = foreign_keys(db).await;
+    let summary = import_world(db, 1_000).await;
+    assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
+    assert_eq!(
+        count::<enrollment::Entity>(db).await,
+        summary.enrollments as u64
+    );
+    let (same, renewed) = compare_keys(&before, &foreign_keys(db).await);
+    assert!(same, "the import must leave every foreign key as it was");
+    if db.get_database_backend() == DbBackend::Postgres {
+        assert!(
+            renewed,
+            "the long tables' keys are checked once, not per row"
+        );
+    }
+    assert_orphans_refused(db).await;
+}
+
+/// PostgreSQL: a request of the service holding `users` keeps a large import from taking
+/// its locks; the import still lands, its keys checked row by row, without waiting on the
+/// request. (SQLite keeps its keys whatever the import's size.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_import_beside_a_busy_postgresql_service_checks_keys_row_by_row() {
+    use sea_orm::TransactionTrait as _;
+    let Some(fixture) = TestConnection::create(Backend::Postgres).await else {
+        return;
+    };
+    let db = &fixture.db;
+    let before = foreign_keys(db).await;
+    let reader = db.begin().await.expect("a second connection");
+    let _ = user::Entity::find().one(&reader).await.expect("read");
+    let summary = import_world(db, 1_000).await;
+    reader.commit().await.expect("the reader ends");
+    assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
+    let after = foreign_keys(db).await;
+    assert_eq!(
+        before, after,
+        "no key was dropped while the table was in use"
+    );
+    assert_orphans_refused(db).await;
+    fixture.db.close().await.ok();
 }

@@ -6,7 +6,7 @@ use super::{
     reference, require,
 };
 use crate::{
-    domain::ids::parse_uuid,
+    domain::ids::{clip, parse_uuid},
     import::{
         ImportError,
         document::{EnrollmentEntry, PointsEntry},
@@ -28,17 +28,25 @@ impl AccountCheck {
             parse_uuid(&enrollment.content_item_id),
         ) && known.users.contains(&learner_id)
             && known.content_items.contains(&content_item_id)
-            && let Some(id) = validator.register_checked(place, &enrollment.id)
+            && let Some(id) = validator.enrollment_id(place, &enrollment.id)
         {
             self.plan.enrollments.push(EnrollmentRow {
                 id,
+                index: place.index,
                 learner_id,
                 content_item_id,
             });
             return Ok(());
         }
         let entry = label(self.a, "enrollments", i, "id", &enrollment.id);
-        let id = validator.register_id(place, &entry, &enrollment.id)?;
+        let id = validator
+            .enrollment_id(place, &enrollment.id)
+            .ok_or_else(|| {
+                ImportError::invalid(
+                    &entry,
+                    format!("id \"{}\" is not a UUID", clip(&enrollment.id)),
+                )
+            })?;
         let learner_id = reference(&entry, "learnerId", &enrollment.learner_id)?;
         require(&entry, "learnerId", learner_id, &known.users, "user")?;
         let content_item_id = reference(&entry, "contentItemId", &enrollment.content_item_id)?;
@@ -51,6 +59,7 @@ impl AccountCheck {
         )?;
         self.plan.enrollments.push(EnrollmentRow {
             id,
+            index: place.index,
             learner_id,
             content_item_id,
         });

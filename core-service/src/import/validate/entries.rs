@@ -1,6 +1,9 @@
 //! Every id of a document with the entry that gave it, kept small: a million ids each
 //! holding its formatted entry name would outweigh the rows themselves.
 //!
+//! Enrollment ids are not in the map: a million of them are checked from the plan's rows
+//! instead (see `enrollment_ids`), and only a name that cannot be rebuilt is kept here.
+//!
 //! An entry is remembered by its place (account, list, index); its name is written out
 //! only when a message needs it. Names that cannot be rebuilt from the id alone (a user
 //! named by its email, an account by its URL, an id not written in canonical form) are
@@ -93,6 +96,20 @@ impl Entries {
             self.names.insert(place, entry().into());
         }
         Ok(())
+    }
+
+    /// Notes the name of an entry whose id is kept outside the map (an enrollment's),
+    /// when [`Entries::name`] could not rebuild it.
+    pub(crate) fn note_name(
+        &mut self,
+        id: Uuid,
+        raw: &str,
+        place: Place,
+        entry: impl FnOnce() -> String,
+    ) {
+        if !canonical(id, raw) {
+            self.names.insert(place, entry().into());
+        }
     }
 
     #[cfg(test)]

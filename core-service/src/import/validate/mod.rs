@@ -13,7 +13,8 @@
 //! - this module: [`validate`], [`Validator`] (what is unique across the document),
 //!   [`AccountCheck`] (one account's known ids) and the helpers every list shares.
 //! - `plan`: the rows.
-//! - `entries`: every id with the place of its entry, compact.
+//! - `entries`: every id with the place of its entry, compact; `enrollment_ids`: the
+//!   enrollments' ids, checked from their rows instead.
 //! - `departments`, `users` (custom roles, users, passwords), `groups`, `content`
 //!   (projects, content items), `enrollments` (enrollments, points), `api_clients`: one
 //!   list each.
@@ -25,6 +26,7 @@ use uuid::Uuid;
 mod api_clients;
 mod content;
 mod departments;
+mod enrollment_ids;
 mod enrollments;
 mod entries;
 mod groups;
@@ -49,8 +51,12 @@ use crate::domain::{
 pub(crate) fn validate(doc: &ImportDocument) -> Result<Plan, ImportError> {
     let mut validator = Validator::default();
     for (index, account) in doc.accounts.iter().enumerate() {
-        let mut check = validator.account(index, &account.url, account.id.as_deref())?;
-        check.all_lists(&mut validator, account)?;
+        let mut check = validator
+            .account(index, &account.url, account.id.as_deref())
+            .map_err(|refusal| validator.refuse(None, refusal))?;
+        if let Err(refusal) = check.all_lists(&mut validator, account) {
+            return Err(validator.refuse(Some(&mut check), refusal));
+        }
         validator.push(check);
     }
     validator.finish()
@@ -80,12 +86,11 @@ impl Validator {
         Ok(id)
     }
 
-    /// Registers the id of an entry known to be valid otherwise, without writing out its
-    /// name; `None` (and nothing registered) when the id is malformed or taken, for the
-    /// caller to refuse the entry the ordinary way.
-    fn register_checked(&mut self, place: Place, raw: &str) -> Option<Uuid> {
+    /// The id of an enrollment entry; `None` when it is not a UUID. Not registered: its
+    /// row holds it, and [`enrollment_ids`] checks the rows (see there).
+    fn enrollment_id(&mut self, place: Place, raw: &str) -> Option<Uuid> {
         let id = parse_uuid(raw)?;
-        let entry = || {
+        self.ids.note_name(id, raw, place, || {
             label(
                 place.account as usize,
                 List::Enrollments.key(),
@@ -93,8 +98,37 @@ impl Validator {
                 "id",
                 raw,
             )
-        };
-        self.ids.insert(id, raw, place, entry).ok().map(|()| id)
+        });
+        Some(id)
+    }
+
+    /// `refusal`, unless an entry checked before it repeats an enrollment's id: that
+    /// entry is refused first, as it would be if enrollment ids were registered in turn.
+    /// `current` is the account being checked, if any.
+    pub(crate) fn refuse(
+        &mut self,
+        current: Option<&mut AccountCheck>,
+        refusal: ImportError,
+    ) -> ImportError {
+        let current = current.map(|check| enrollment_ids::Run {
+            account: check.a,
+            rows: &mut check.plan.enrollments,
+        });
+        self.first_repeat(current).unwrap_or(refusal)
+    }
+
+    fn first_repeat(&mut self, current: Option<enrollment_ids::Run<'_>>) -> Option<ImportError> {
+        let runs = self
+            .accounts
+            .iter_mut()
+            .enumerate()
+            .map(|(account, plan)| enrollment_ids::Run {
+                account,
+                rows: &mut plan.enrollments,
+            })
+            .chain(current)
+            .collect();
+        enrollment_ids::first_repeat(&self.ids, runs)
     }
 
     /// Starts account number `a`: its URL and id, before any of its lists.
@@ -147,8 +181,8 @@ impl Validator {
         })
     }
 
-    /// Makes room for about `ids` identifiers at once: a million-entry map that grows by
-    /// doubling holds its old and new tables together at each step.
+    /// Makes room for about `ids` identifiers at once (enrollments' not counted): a
+    /// large map that grows by doubling holds its old and new tables together at each step.
     pub(crate) fn reserve_ids(&mut self, ids: usize) {
         self.ids.reserve(ids);
     }
@@ -158,13 +192,17 @@ impl Validator {
         self.accounts.push(check.plan);
     }
 
-    /// The plan; refused when the document lists no accounts.
-    pub(crate) fn finish(self) -> Result<Plan, ImportError> {
+    /// The plan, its enrollments sorted by id; refused when the document lists no
+    /// accounts or repeats an enrollment's id.
+    pub(crate) fn finish(mut self) -> Result<Plan, ImportError> {
         if self.accounts.is_empty() {
             return Err(ImportError::invalid(
                 "accounts",
                 "the document lists no accounts",
             ));
+        }
+        if let Some(refusal) = self.first_repeat(None) {
+            return Err(refusal);
         }
         Ok(Plan {
             accounts: self.accounts,

@@ -5,7 +5,7 @@ use std::{collections::BTreeSet, fmt};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::entries::Entries;
+use super::entries::{Entries, List, Place};
 use crate::{
     domain::roles::{Permission, Role},
     import::tree::ClosureRow,
@@ -15,8 +15,9 @@ use crate::{
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub(crate) accounts: Vec<AccountPlan>,
-    /// Every identifier the document gives, with the entry giving it, for the check
-    /// against the database.
+    /// Every identifier the document gives but the enrollments', with the entry giving
+    /// it, for the check against the database. The enrollments' ids are their rows',
+    /// sorted by id.
     pub(crate) ids: Entries,
 }
 
@@ -24,6 +25,26 @@ impl Plan {
     /// Rows the plan writes, link tables included, audit rows not.
     pub(crate) fn row_count(&self) -> usize {
         self.accounts.iter().map(AccountPlan::row_count).sum()
+    }
+
+    /// Every identifier the document gives: those of [`Plan::ids`] and the enrollments'.
+    pub(crate) fn all_ids(&self) -> impl Iterator<Item = Uuid> + '_ {
+        let enrollments = self
+            .accounts
+            .iter()
+            .flat_map(|account| account.enrollments.iter().map(|row| row.id));
+        self.ids.ids().chain(enrollments)
+    }
+
+    /// Where `id` is given, if the document gives it.
+    pub(crate) fn place(&self, id: Uuid) -> Option<Place> {
+        self.ids.place(id).or_else(|| {
+            self.accounts.iter().enumerate().find_map(|(a, account)| {
+                let rows = &account.enrollments;
+                let found = rows.binary_search_by_key(&id, |row| row.id).ok()?;
+                Some(Place::new(a, List::Enrollments, rows[found].index as usize))
+            })
+        })
     }
 
     pub(crate) fn has_plain_passwords(&self) -> bool {
@@ -155,6 +176,9 @@ pub(crate) struct ContentItemRow {
 #[derive(Debug)]
 pub(crate) struct EnrollmentRow {
     pub(crate) id: Uuid,
+    /// Its entry's index in the account's `enrollments`: the rows are sorted by id once
+    /// the document is checked, and a refusal still names the entry.
+    pub(crate) index: u32,
     pub(crate) learner_id: Uuid,
     pub(crate) content_item_id: Uuid,
 }

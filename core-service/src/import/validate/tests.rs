@@ -68,7 +68,7 @@ fn a_valid_document_becomes_a_plan() {
         "2019-03-26T06:34:57+00:00"
     );
     assert_eq!(account.content_items[0].view_url, None);
-    assert_eq!(plan.ids.len(), 10);
+    assert_eq!(plan.ids.len() + account.enrollments.len(), 10);
 }
 
 #[test]
@@ -254,4 +254,67 @@ fn names_codes_dates_and_points_are_bounded() {
     doc["accounts"][0]["points"] =
         json!([{"userId": OWNER, "points": 1}, {"userId": OWNER, "points": 2}]);
     assert!(refusal(doc).contains("at most one entry per user"));
+}
+
+/// Both readers' refusal of `value`: the whole document's and the streamed file's.
+fn refusals(value: Value) -> [String; 2] {
+    let mut file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::io::Write::write_all(&mut file, value.to_string().as_bytes()).unwrap();
+    let streamed = crate::import::stream::read_json(file.path())
+        .unwrap_err()
+        .to_string();
+    [refusal(value), streamed]
+}
+
+#[test]
+fn a_repeated_enrollment_id_is_refused_before_any_later_refusal() {
+    const LATER: &str = "0191a000-0000-7000-8000-000000000602";
+    let enrollment = |id: &str| json!({"id": id, "learnerId": TRAINER, "contentItemId": ITEM});
+    let mut doc = document();
+    doc["accounts"][0]["enrollments"] = json!([
+        enrollment(ENROLLMENT),
+        enrollment(LATER),
+        enrollment(&ENROLLMENT.to_uppercase()),
+    ]);
+    // A later entry breaks another rule: the repeated id is still met first.
+    doc["accounts"][0]["points"][0]["points"] = json!(-1);
+    for message in refusals(doc) {
+        assert!(
+            message.starts_with(&format!(
+                "accounts[0].enrollments[2] (id \"{}\"): id \"{ENROLLMENT}\" is used twice \
+                 in the document (first by accounts[0].enrollments[0] (id \"{ENROLLMENT}\"))",
+                ENROLLMENT.to_uppercase()
+            )),
+            "{message}"
+        );
+    }
+
+    // An enrollment repeating a group's id, and a second account reusing an enrollment's.
+    let mut doc = document();
+    doc["accounts"][0]["enrollments"][0]["id"] = json!(GROUP);
+    for message in refusals(doc) {
+        assert!(
+            message.starts_with("accounts[0].enrollments[0]"),
+            "{message}"
+        );
+        assert!(
+            message.contains("first by accounts[0].groups[0]"),
+            "{message}"
+        );
+    }
+    let mut doc = document();
+    let mut second = json!({"url": "https://initech.example.com",
+        "rootDepartment": {"id": ENROLLMENT, "name": "Initech"}});
+    second["departments"] = json!([]);
+    doc["accounts"].as_array_mut().unwrap().push(second);
+    for message in refusals(doc) {
+        assert!(
+            message.starts_with("accounts[1].rootDepartment"),
+            "{message}"
+        );
+        assert!(
+            message.contains("first by accounts[0].enrollments[0]"),
+            "{message}"
+        );
+    }
 }
