@@ -4,6 +4,8 @@
 //! A scoped caller (department administrator, publisher, custom role) sees the subtrees of the
 //! departments it manages; everything else reads like a department that does not exist.
 
+use std::collections::BTreeSet;
+
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     QuerySelect as _, prelude::Uuid,
@@ -12,8 +14,11 @@ use sea_orm::{
 use super::lookups::{self as scope, find_department};
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::{ids::ResourceRef, page::Page},
-    entities::department,
+    domain::{
+        ids::ResourceRef,
+        page::{MAX_PAGE_SIZE, Page},
+    },
+    entities::{department, department_closure as closure},
     error::{ServiceError, ServiceResult},
 };
 
@@ -46,41 +51,35 @@ pub async fn get_department(
 }
 
 /// Every department the caller may see (`page` `None`), or one page of them.
+///
+/// The whole list is read in keyset pages too: every statement walks an index in id order,
+/// none sorts the account's departments.
 pub async fn list_departments(
     conn: &impl ConnectionTrait,
     caller: &Caller,
     page: Option<super::Parsed<Page>>,
 ) -> ServiceResult<DepartmentList> {
     let grant = caller.grant(Operation::ReadDepartments)?;
-    let page = page.transpose()?;
-    let mut query = department::Entity::find()
-        .filter(department::Column::AccountId.eq(caller.account_id))
-        .order_by_asc(department::Column::Id);
-    if grant == Grant::InScope {
-        if caller.managed_department_ids.is_empty() {
-            return Ok(DepartmentList {
-                departments: Vec::new(),
-                next_page_token: None,
-            });
+    let Some(page) = page.transpose()? else {
+        let mut departments = Vec::new();
+        let mut after = None;
+        loop {
+            let batch = read_after(conn, caller, grant, after, MAX_PAGE_SIZE).await?;
+            let done = (batch.len() as u64) < MAX_PAGE_SIZE;
+            after = batch.last().map(|last| last.id);
+            departments.extend(batch);
+            if done {
+                break;
+            }
         }
-        query = query.filter(
-            department::Column::Id.in_subquery(scope::subtree_departments(
-                &caller.managed_department_ids,
-            )),
-        );
-    }
-    let Some(page) = page else {
         return Ok(DepartmentList {
-            departments: query.all(conn).await?,
+            departments,
             next_page_token: None,
         });
     };
-    if let Some(after) = page.after {
-        query = query.filter(department::Column::Id.gt(after));
-    }
     // One row more than the page tells whether another page follows, so no token ever
     // leads to an empty page.
-    let mut departments = query.limit(page.size + 1).all(conn).await?;
+    let mut departments = read_after(conn, caller, grant, page.after, page.size + 1).await?;
     let more = departments.len() as u64 > page.size;
     departments.truncate(page.size as usize);
     let next_page_token = more
@@ -90,6 +89,51 @@ pub async fn list_departments(
         departments,
         next_page_token,
     })
+}
+
+/// Up to `limit` departments the caller may see with ids greater than `after`, ascending.
+async fn read_after(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    grant: Grant,
+    after: Option<Uuid>,
+    limit: u64,
+) -> ServiceResult<Vec<department::Model>> {
+    let in_account = department::Entity::find()
+        .filter(department::Column::AccountId.eq(caller.account_id));
+    if grant != Grant::InScope {
+        let mut query = in_account.order_by_asc(department::Column::Id);
+        if let Some(after) = after {
+            query = query.filter(department::Column::Id.gt(after));
+        }
+        return Ok(query.limit(limit).all(conn).await?);
+    }
+    // A scope is one or a few subtrees: each is walked in id order on the closure's primary
+    // key (ancestor, descendant), and the walks are merged here, so no statement sorts a
+    // subtree however large it is. Nested subtrees name a department twice; the set keeps one.
+    let mut ids = BTreeSet::new();
+    for root in &caller.managed_department_ids {
+        let mut query = closure::Entity::find()
+            .select_only()
+            .column(closure::Column::DescendantId)
+            .filter(closure::Column::AncestorId.eq(*root))
+            .order_by_asc(closure::Column::DescendantId);
+        if let Some(after) = after {
+            query = query.filter(closure::Column::DescendantId.gt(after));
+        }
+        let descendants: Vec<Uuid> = query.limit(limit).into_tuple().all(conn).await?;
+        ids.extend(descendants);
+    }
+    let ids: Vec<Uuid> = ids.into_iter().take(limit as usize).collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut departments = in_account
+        .filter(department::Column::Id.is_in(ids))
+        .all(conn)
+        .await?;
+    departments.sort_unstable_by_key(|department| department.id);
+    Ok(departments)
 }
 
 /// Whether `department_id` has a child; for the delete's checks.
