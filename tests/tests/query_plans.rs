@@ -234,9 +234,13 @@ async fn play_the_department_directory(stack: &TestStack, shape: &WorldShape) {
     for login in [RoleLogin::Owner, RoleLogin::DepartmentAdministrator] {
         let mut token = String::new();
         for _ in 0..8 {
-            let page = as_login(stack, shape, login, reqwest::Method::GET, &format!(
-                "/departments?pageSize=10&pageToken={token}"
-            ))
+            let page = as_login(
+                stack,
+                shape,
+                login,
+                reqwest::Method::GET,
+                &format!("/departments?pageSize=10&pageToken={token}"),
+            )
             .await;
             assert_eq!(page.0, 200, "{login:?}: {}", page.1);
             token = lms_tests::xml::text_of(&page.1, "nextPageToken").expect("more pages");

@@ -95,9 +95,7 @@ impl AuditAction {
         match self {
             AuditAction::DepartmentCreated
             | AuditAction::DepartmentUpdated
-            | AuditAction::DepartmentDeleted => {
-                AuditEntity::Department
-            }
+            | AuditAction::DepartmentDeleted => AuditEntity::Department,
             AuditAction::UserCreated
             | AuditAction::UserPasswordSet
             | AuditAction::UserRoleSet

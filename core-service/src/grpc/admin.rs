@@ -74,9 +74,10 @@ impl AdminService for AdminApi {
         request: Request<pb::ListDepartmentsRequest>,
     ) -> Result<Response<pb::ListDepartmentsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let page = request.into_inner().page.map(|page| {
-            Page::parse(Listing::Departments, page.page_size, &page.page_token)
-        });
+        let page = request
+            .into_inner()
+            .page
+            .map(|page| Page::parse(Listing::Departments, page.page_size, &page.page_token));
         let list = department_reads::list_departments(&self.state.db, &caller, page).await?;
         Ok(Response::new(pb::ListDepartmentsResponse {
             departments: list

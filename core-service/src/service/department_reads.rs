@@ -99,8 +99,8 @@ async fn read_after(
     after: Option<Uuid>,
     limit: u64,
 ) -> ServiceResult<Vec<department::Model>> {
-    let in_account = department::Entity::find()
-        .filter(department::Column::AccountId.eq(caller.account_id));
+    let in_account =
+        department::Entity::find().filter(department::Column::AccountId.eq(caller.account_id));
     if grant != Grant::InScope {
         let mut query = in_account.order_by_asc(department::Column::Id);
         if let Some(after) = after {

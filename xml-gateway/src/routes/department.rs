@@ -421,7 +421,10 @@ mod tests {
     fn the_root_has_no_parent_and_no_supervisor_and_an_absent_code_is_left_out() {
         let root = OneDepartment(department(None, None));
         let xml = xml_of(&root);
-        assert!(!xml.contains("parentDepartmentId") && !xml.contains("<code"), "{xml}");
+        assert!(
+            !xml.contains("parentDepartmentId") && !xml.contains("<code"),
+            "{xml}"
+        );
         assert!(xml.contains("<subordinationType>no_supervisor</subordinationType>"));
         assert_eq!(
             root.to_json(),
