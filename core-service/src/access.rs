@@ -38,6 +38,9 @@ pub struct Caller {
 pub enum Operation {
     UpdateDepartment,
     CreateDepartment,
+    /// Reading one department or listing departments.
+    ReadDepartments,
+    DeleteDepartment,
     UpdateGroup,
     GetGroup,
     DeleteEnrollments,
@@ -52,6 +55,8 @@ impl Operation {
         Some(match self {
             Operation::UpdateDepartment => Permission::DepartmentUpdate,
             Operation::CreateDepartment => Permission::DepartmentCreate,
+            Operation::ReadDepartments => Permission::DepartmentRead,
+            Operation::DeleteDepartment => Permission::DepartmentDelete,
             Operation::UpdateGroup => Permission::GroupUpdate,
             Operation::GetGroup => Permission::GroupRead,
             Operation::DeleteEnrollments => Permission::EnrollmentDelete,
@@ -66,6 +71,8 @@ impl Operation {
         match self {
             Operation::UpdateDepartment
             | Operation::CreateDepartment
+            | Operation::ReadDepartments
+            | Operation::DeleteDepartment
             | Operation::DeleteEnrollments
             | Operation::GetPoints => Grant::InScope,
             Operation::UpdateGroup
@@ -79,6 +86,8 @@ impl Operation {
         match self {
             Operation::UpdateDepartment => "You do not have permission to update departments.",
             Operation::CreateDepartment => "You do not have permission to add departments.",
+            Operation::ReadDepartments => "You do not have permission to read departments.",
+            Operation::DeleteDepartment => "You do not have permission to delete departments.",
             Operation::UpdateGroup => "You do not have permission to update groups.",
             Operation::GetGroup => "You do not have permission to read groups.",
             Operation::DeleteEnrollments => "You do not have permission to delete enrollments.",
@@ -117,7 +126,11 @@ impl Caller {
         use Operation as Op;
         let grant = match (self.role, operation) {
             (Role::AccountOwner | Role::AccountAdministrator, _) => Some(Grant::Everything),
-            (Role::DepartmentAdministrator, Op::UpdateDepartment) => Some(Grant::InScope),
+            (
+                Role::DepartmentAdministrator,
+                Op::UpdateDepartment | Op::ReadDepartments | Op::DeleteDepartment,
+            ) => Some(Grant::InScope),
+            (Role::Publisher, Op::ReadDepartments) => Some(Grant::InScope),
             (
                 Role::DepartmentAdministrator,
                 Op::UpdateGroup | Op::GetGroup | Op::GetContentItem,
@@ -226,6 +239,33 @@ mod tests {
         assert_eq!(
             row(Role::Custom, &[Permission::GroupRead]),
             vec![None, None, None, Some(Everything), None, None, None]
+        );
+    }
+
+    #[test]
+    fn department_reads_and_deletes_follow_neighbours_section_3() {
+        let grants = |role, permissions: &[Permission]| {
+            let c = caller(role, permissions);
+            [Operation::ReadDepartments, Operation::DeleteDepartment].map(|op| c.grant(op).ok())
+        };
+        for role in [Role::AccountOwner, Role::AccountAdministrator] {
+            assert_eq!(grants(role, &[]), [Some(Everything); 2]);
+        }
+        assert_eq!(
+            grants(Role::DepartmentAdministrator, &[]),
+            [Some(InScope); 2]
+        );
+        assert_eq!(grants(Role::Publisher, &[]), [Some(InScope), None]);
+        assert_eq!(grants(Role::Author, &[]), [None; 2]);
+        assert_eq!(grants(Role::Learner, &[]), [None; 2]);
+        assert_eq!(grants(Role::Custom, &[]), [None; 2]);
+        assert_eq!(
+            grants(Role::Custom, &[Permission::DepartmentRead]),
+            [Some(InScope), None]
+        );
+        assert_eq!(
+            grants(Role::Custom, &[Permission::DepartmentDelete]),
+            [None, Some(InScope)]
         );
     }
 

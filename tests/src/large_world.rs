@@ -420,6 +420,8 @@ pub struct Call {
     pub path: String,
     /// The XML document of a POST, without its prologue.
     pub body: Option<String>,
+    /// A DELETE rather than a GET (only without a body).
+    pub delete: bool,
 }
 
 impl Call {
@@ -427,6 +429,7 @@ impl Call {
         Self {
             path: path.into(),
             body: None,
+            delete: false,
         }
     }
 
@@ -434,6 +437,15 @@ impl Call {
         Self {
             path: path.into(),
             body: Some(body.into()),
+            delete: false,
+        }
+    }
+
+    pub fn delete(path: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            body: None,
+            delete: true,
         }
     }
 
@@ -465,6 +477,7 @@ impl Call {
     fn request(&self, stack: &TestStack) -> reqwest::RequestBuilder {
         let url = format!("{}{}", stack.base_url, self.path);
         match &self.body {
+            None if self.delete => stack.http.delete(url),
             None => stack.http.get(url),
             Some(body) => stack
                 .http

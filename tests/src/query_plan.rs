@@ -26,7 +26,8 @@ use tracing::{
 use tracing_subscriber::{Layer, layer::Context, prelude::*, registry::LookupSpan};
 
 /// Tables that grow with the account: reading one whole, or sorting it, is a defect.
-pub const LARGE_TABLES: [&str; 5] = [
+pub const LARGE_TABLES: [&str; 6] = [
+    "departments",
     "users",
     "enrollments",
     "group_members",

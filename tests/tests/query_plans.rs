@@ -70,6 +70,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
     let statements = query_plan::record(async {
         play_the_seven_operations(&stack, &shape).await;
         play_with_tokens(&stack, &shape).await;
+        play_the_department_directory(&stack, &shape).await;
     })
     .await;
     // The recorder saw the statements of authentication, the group read, the points read
@@ -81,6 +82,8 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "DELETE FROM \"enrollments\"",
         "api_tokens",
         "DELETE FROM \"api_tokens\"",
+        "DELETE FROM \"departments\"",
+        "smart_department_id",
     ] {
         assert!(
             statements
@@ -220,6 +223,79 @@ async fn play_with_tokens(stack: &TestStack, shape: &WorldShape) {
         .await
         .expect("the gateway answers");
     assert_eq!(status, 401, "a token outlived its user's role");
+}
+
+/// The department reads and the delete (neighbours.md section 3): the whole list, a first page
+/// and a page far into the account (its keyset position read from the pages before), one
+/// department, as the owner and as the scoped department administrator; and the delete of an
+/// empty department, whose checks all pass, so every one of them runs.
+async fn play_the_department_directory(stack: &TestStack, shape: &WorldShape) {
+    let ids = shape.ids();
+    for login in [RoleLogin::Owner, RoleLogin::DepartmentAdministrator] {
+        let mut token = String::new();
+        for _ in 0..8 {
+            let page = as_login(
+                stack,
+                shape,
+                login,
+                reqwest::Method::GET,
+                &format!("/departments?pageSize=10&pageToken={token}"),
+            )
+            .await;
+            assert_eq!(page.0, 200, "{login:?}: {}", page.1);
+            token = lms_tests::xml::text_of(&page.1, "nextPageToken").expect("more pages");
+        }
+        for path in [
+            "/department".to_owned(),
+            format!("/department/{}", ids.department(11)),
+        ] {
+            let status = Call::get(path.clone())
+                .send(stack, shape, login)
+                .await
+                .expect("the gateway answers");
+            assert_eq!(status, 200, "{login:?} {path}");
+        }
+    }
+    let (status, body) = as_login(
+        stack,
+        shape,
+        RoleLogin::Owner,
+        reqwest::Method::POST,
+        "/department",
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let created = lms_tests::xml::text_of(&body, "response").expect("the new id");
+    let status = Call::delete(format!("/department/{created}"))
+        .send(stack, shape, RoleLogin::Owner)
+        .await
+        .expect("the gateway answers");
+    assert_eq!(status, 204, "the empty department is deleted");
+}
+
+/// `method path` as `login`, with a new department's body when it is a POST; status and body.
+async fn as_login(
+    stack: &TestStack,
+    shape: &WorldShape,
+    login: RoleLogin,
+    method: reqwest::Method,
+    path: &str,
+) -> (u16, String) {
+    let mut request = stack
+        .http
+        .request(method.clone(), format!("{}{path}", stack.base_url))
+        .header("X-Auth-Account-Url", &shape.account_url)
+        .header("X-Auth-Email", login.email())
+        .header("X-Auth-Password", WORLD_PASSWORD);
+    if method == reqwest::Method::POST {
+        request = request.header("Content-Type", "application/xml").body(format!(
+            "<request><name>To be deleted</name><parentDepartmentId>{}</parentDepartmentId></request>",
+            shape.ids().department(5)
+        ));
+    }
+    let response = request.send().await.expect("the gateway answers");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("a body"))
 }
 
 /// The first user, from `from` on, who works in the department administrator's scope.

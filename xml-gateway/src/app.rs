@@ -28,11 +28,17 @@ use crate::telemetry::observe;
 /// token endpoint, whose answers RFC 6749 defines).
 pub fn router(core: CoreClient) -> Router {
     let routes = Router::new()
-        .route("/department", post(department::create_department))
+        .route(
+            "/department",
+            get(department::list_departments).post(department::create_department),
+        )
         .route(
             "/department/{department_id}",
-            post(department::update_department),
+            get(department::get_department)
+                .post(department::update_department)
+                .delete(department::delete_department),
         )
+        .route("/departments", get(department::page_departments))
         .route(
             "/group/{group_id}",
             get(group::get_group).post(group::update_group),

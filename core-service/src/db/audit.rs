@@ -15,6 +15,7 @@ use crate::{access::Caller, domain::ids::new_id};
 pub enum AuditAction {
     DepartmentCreated,
     DepartmentUpdated,
+    DepartmentDeleted,
     UserCreated,
     UserPasswordSet,
     UserRoleSet,
@@ -35,9 +36,10 @@ pub enum AuditAction {
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 18] = [
+    pub const ALL: [AuditAction; 19] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
+        AuditAction::DepartmentDeleted,
         AuditAction::UserCreated,
         AuditAction::UserPasswordSet,
         AuditAction::UserRoleSet,
@@ -61,6 +63,7 @@ impl AuditAction {
         match self {
             AuditAction::DepartmentCreated => "department.create",
             AuditAction::DepartmentUpdated => "department.update",
+            AuditAction::DepartmentDeleted => "department.delete",
             AuditAction::UserCreated => "user.create",
             AuditAction::UserPasswordSet => "user.set_password",
             AuditAction::UserRoleSet => "user.set_role",
@@ -90,9 +93,9 @@ impl AuditAction {
     /// The kind of row an action changes: each action changes one kind only.
     pub fn entity(self) -> AuditEntity {
         match self {
-            AuditAction::DepartmentCreated | AuditAction::DepartmentUpdated => {
-                AuditEntity::Department
-            }
+            AuditAction::DepartmentCreated
+            | AuditAction::DepartmentUpdated
+            | AuditAction::DepartmentDeleted => AuditEntity::Department,
             AuditAction::UserCreated
             | AuditAction::UserPasswordSet
             | AuditAction::UserRoleSet

@@ -77,6 +77,15 @@ pub enum Reason {
         raw: String,
     },
     AccountUrl(AccountUrlError),
+    /// A number outside its range (both ends allowed).
+    OutOfRange {
+        min: u64,
+        max: u64,
+    },
+    /// Not a page token of the listing it was sent to.
+    NotAPageToken {
+        listing: &'static str,
+    },
 }
 
 impl Invalid {
@@ -105,6 +114,14 @@ impl fmt::Display for Invalid {
                 write!(f, "{field}: '{}' is not a valid identifier", clip(raw))
             }
             Reason::NoIds => write!(f, "{field} must contain at least one id"),
+            Reason::OutOfRange { min, max } => {
+                write!(f, "{field} must be a whole number from {min} to {max}")
+            }
+            Reason::NotAPageToken { listing } => write!(
+                f,
+                "{field} is not a page token of this listing ({listing}); send the nextPageToken \
+                 of the previous page, or none for the first page"
+            ),
             Reason::NotOneOf { raw, allowed } => {
                 write!(f, "{field} '{}' is not one of {allowed}", clip(raw))
             }

@@ -12,6 +12,7 @@
 //! - [`text`]: bounded required text ([`text::required_text`]) and descriptions.
 //! - [`names`]: department names and codes, group names.
 //! - [`content`]: [`content::AddedDate`] and [`content::ViewUrl`] of content items.
+//! - [`page`]: [`page::Page`], where a keyset page starts, and the opaque page tokens.
 //! - [`roles`]: built-in roles and custom-role permissions.
 
 pub mod account_url;
@@ -21,6 +22,7 @@ pub mod ids;
 pub mod invalid;
 pub mod login;
 pub mod names;
+pub mod page;
 pub mod roles;
 pub mod text;
 

@@ -71,6 +71,8 @@ impl serde::Serialize for Role {
 pub enum Permission {
     DepartmentCreate,
     DepartmentUpdate,
+    DepartmentRead,
+    DepartmentDelete,
     GroupRead,
     GroupUpdate,
     EnrollmentDelete,
@@ -79,9 +81,11 @@ pub enum Permission {
 }
 
 impl Permission {
-    pub const ALL: [Permission; 7] = [
+    pub const ALL: [Permission; 9] = [
         Permission::DepartmentCreate,
         Permission::DepartmentUpdate,
+        Permission::DepartmentRead,
+        Permission::DepartmentDelete,
         Permission::GroupRead,
         Permission::GroupUpdate,
         Permission::EnrollmentDelete,
@@ -93,6 +97,8 @@ impl Permission {
         match self {
             Permission::DepartmentCreate => "department.create",
             Permission::DepartmentUpdate => "department.update",
+            Permission::DepartmentRead => "department.read",
+            Permission::DepartmentDelete => "department.delete",
             Permission::GroupRead => "group.read",
             Permission::GroupUpdate => "group.update",
             Permission::EnrollmentDelete => "enrollment.delete",

@@ -8,8 +8,12 @@ use tonic::{Request, Response, Status};
 
 use super::{SharedState, convert, request::caller};
 use crate::{
-    domain::ids::ResourceRef,
-    service::{content, departments, enrollments, groups, points},
+    domain::{
+        ids::ResourceRef,
+        page::{Listing, Page},
+    },
+    entities::department,
+    service::{content, department_reads, departments, enrollments, groups, points},
 };
 
 pub struct AdminApi {
@@ -48,6 +52,52 @@ impl AdminService for AdminApi {
         Ok(Response::new(pb::CreateDepartmentResponse {
             department_id: id.to_string(),
         }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetDepartment")]
+    async fn get_department(
+        &self,
+        request: Request<pb::GetDepartmentRequest>,
+    ) -> Result<Response<pb::GetDepartmentResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let department_ref = ResourceRef::parse(request.into_inner().department_id);
+        let found =
+            department_reads::get_department(&self.state.db, &caller, &department_ref).await?;
+        Ok(Response::new(pb::GetDepartmentResponse {
+            department: Some(department_message(found)),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListDepartments")]
+    async fn list_departments(
+        &self,
+        request: Request<pb::ListDepartmentsRequest>,
+    ) -> Result<Response<pb::ListDepartmentsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let page = request
+            .into_inner()
+            .page
+            .map(|page| Page::parse(Listing::Departments, page.page_size, &page.page_token));
+        let list = department_reads::list_departments(&self.state.db, &caller, page).await?;
+        Ok(Response::new(pb::ListDepartmentsResponse {
+            departments: list
+                .departments
+                .into_iter()
+                .map(department_message)
+                .collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/DeleteDepartment")]
+    async fn delete_department(
+        &self,
+        request: Request<pb::DeleteDepartmentRequest>,
+    ) -> Result<Response<pb::DeleteDepartmentResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let department_ref = ResourceRef::parse(request.into_inner().department_id);
+        departments::delete_department(&self.state.db, &caller, &department_ref).await?;
+        Ok(Response::new(pb::DeleteDepartmentResponse {}))
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateGroup")]
@@ -158,5 +208,14 @@ impl AdminService for AdminApi {
             access_token: issued.access_token,
             expires_in: u32::try_from(issued.expires_in.as_secs()).unwrap_or(u32::MAX),
         }))
+    }
+}
+
+fn department_message(department: department::Model) -> pb::Department {
+    pb::Department {
+        department_id: department.id.to_string(),
+        name: department.name,
+        parent_department_id: department.parent_id.map(|id| id.to_string()),
+        code: department.code,
     }
 }

@@ -1,6 +1,10 @@
-//! Create and update departments (interface 4.1, 4.2; contract section 6).
+//! Create, update and delete departments (interface 4.1, 4.2; contract section 6;
+//! neighbours.md section 3.4).
 
-use sea_orm::{ActiveModelTrait as _, ConnectionTrait, DatabaseConnection, Set, prelude::Uuid};
+use sea_orm::{
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
+};
 use serde_json::json;
 
 use super::{
@@ -15,7 +19,7 @@ use crate::{
         ids::{ResourceRef, new_id},
         names::{DepartmentCode, DepartmentName},
     },
-    entities::department,
+    entities::{department, department_closure, group, user, user_managed_department},
     error::{ServiceError, ServiceResult},
 };
 
@@ -192,6 +196,110 @@ async fn check_new_parent(
         ));
     }
     Ok(())
+}
+
+/// Deletes an empty department: not the root, and not while users, sub-departments,
+/// department administrators or a smart group still refer to it (each refused with 400 naming
+/// why). The checks and the delete run under the account's lock, so no user or
+/// sub-department can arrive between them.
+pub async fn delete_department(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    department: &ResourceRef,
+) -> ServiceResult<()> {
+    let grant = caller.grant(Operation::DeleteDepartment)?;
+    let department_id = department.id("Department")?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_department(txn, caller.account_id, department_id)
+            .await?
+            .ok_or_else(|| department.not_found("Department"))?;
+        if grant == Grant::InScope
+            && !scope::department_in_scope(txn, &caller.managed_department_ids, department_id)
+                .await?
+        {
+            return Err(ServiceError::denied(
+                "You may delete only departments inside the departments you manage.",
+            ));
+        }
+        if let Some(reason) = still_needed(txn, &current).await? {
+            return Err(ServiceError::invalid(format!(
+                "Department '{department_id}' cannot be deleted: {reason}."
+            )));
+        }
+        department_closure::Entity::delete_many()
+            .filter(department_closure::Column::DescendantId.eq(department_id))
+            .exec(txn)
+            .await?;
+        department::Entity::delete_by_id(department_id)
+            .exec(txn)
+            .await?;
+        w.record(Change {
+            action: AuditAction::DepartmentDeleted,
+            entity_id: department_id,
+            before: Some(snapshot(&current)),
+            after: None,
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// Why `department` must stay, if anything still needs it.
+async fn still_needed(
+    txn: &impl ConnectionTrait,
+    department: &department::Model,
+) -> ServiceResult<Option<&'static str>> {
+    let id = department.id;
+    if department.parent_id.is_none() {
+        return Ok(Some("it is the root department"));
+    }
+    if super::department_reads::has_children(txn, id).await? {
+        return Ok(Some(
+            "it still has sub-departments; delete or move them first",
+        ));
+    }
+    let has_users = user::Entity::find()
+        .select_only()
+        .column(user::Column::Id)
+        .filter(user::Column::DepartmentId.eq(id))
+        .limit(1)
+        .into_tuple::<Uuid>()
+        .one(txn)
+        .await?
+        .is_some();
+    if has_users {
+        return Ok(Some(
+            "it still has users; move them to another department first",
+        ));
+    }
+    let managed = user_managed_department::Entity::find()
+        .select_only()
+        .column(user_managed_department::Column::UserId)
+        .filter(user_managed_department::Column::DepartmentId.eq(id))
+        .limit(1)
+        .into_tuple::<Uuid>()
+        .one(txn)
+        .await?
+        .is_some();
+    if managed {
+        return Ok(Some(
+            "users still manage it as their scope; change their managed departments first",
+        ));
+    }
+    let followed = group::Entity::find()
+        .select_only()
+        .column(group::Column::Id)
+        .filter(group::Column::SmartDepartmentId.eq(id))
+        .limit(1)
+        .into_tuple::<Uuid>()
+        .one(txn)
+        .await?
+        .is_some();
+    if followed {
+        return Ok(Some("a smart group follows it"));
+    }
+    Ok(None)
 }
 
 fn snapshot(department: &department::Model) -> serde_json::Value {

@@ -3,7 +3,8 @@
 //! They know SeaORM and permissions, nothing of gRPC or XML. One module per resource:
 //!
 //! - [`users`]: create users, set their password, role, managed departments, active flag.
-//! - [`departments`]: create and update departments (moves keep the closure right).
+//! - [`departments`]: create, update and delete departments (moves keep the closure right).
+//! - [`department_reads`]: read one department, list them whole or by keyset pages.
 //! - [`groups`]: read, rename and create groups, add members.
 //! - [`enrollments`]: enroll users, delete enrollments.
 //! - [`content`]: create projects and content items, read a content item.
@@ -24,6 +25,7 @@
 
 pub mod api_clients;
 pub mod content;
+pub mod department_reads;
 pub mod departments;
 pub mod enrollments;
 pub mod groups;

@@ -10,6 +10,7 @@ mod authentication;
 mod clients;
 mod content;
 mod department_moves_concurrently;
+mod department_reads;
 mod departments;
 mod directory;
 mod enrollments;

@@ -1,14 +1,22 @@
-//! `POST /department` (create) and `POST /department/{departmentId}` (update).
+//! `POST /department` (create), `POST /department/{departmentId}` (update),
+//! `GET /department` (every department), `GET /department/{departmentId}`,
+//! `GET /departments` (paged) and `DELETE /department/{departmentId}` (neighbours.md
+//! section 3).
 
+use anyhow::anyhow;
 use axum::extract::State;
 use axum::http::StatusCode;
-use lms_proto::v1::{CreateDepartmentRequest, UpdateDepartmentRequest};
+use lms_proto::v1::{
+    CreateDepartmentRequest, DeleteDepartmentRequest, Department, GetDepartmentRequest,
+    ListDepartmentsRequest, UpdateDepartmentRequest,
+};
 
 use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
-use crate::representation::{Answer, Document};
+use crate::representation::{Answer, Document, json_text};
+use crate::routes::paging::PageQuery;
 use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
 use crate::xml::{Element, FromXml, XmlError};
@@ -90,6 +98,234 @@ pub(crate) async fn create_department(
     ))
 }
 
+#[tracing::instrument(skip_all, fields(department_id = %department_id))]
+pub(crate) async fn get_department(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    PathId(department_id): PathId,
+) -> Result<Answer, GatewayError> {
+    let answer = core
+        .unary(
+            &caller,
+            GetDepartmentRequest { department_id },
+            |mut admin, request| async move { admin.get_department(request).await },
+        )
+        .await?;
+    let department = answer.department.ok_or_else(|| {
+        GatewayError::Internal(anyhow!("GetDepartment answered without a department"))
+    })?;
+    Ok(Answer::ok(OneDepartment(department)))
+}
+
+/// Every department the caller may see, unpaged: `<response><department/>…</response>` or a
+/// top-level JSON array.
+#[tracing::instrument(skip_all)]
+pub(crate) async fn list_departments(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+) -> Result<Answer, GatewayError> {
+    let answer = core
+        .unary(
+            &caller,
+            ListDepartmentsRequest { page: None },
+            |mut admin, request| async move { admin.list_departments(request).await },
+        )
+        .await?;
+    Ok(Answer::ok(DepartmentList(answer.departments)))
+}
+
+/// One page: `<response><departments>…</departments><nextPageToken/></response>` or
+/// `{"departments":[…],"nextPageToken":"…"}`, the token only while more pages follow.
+#[tracing::instrument(skip_all)]
+pub(crate) async fn page_departments(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    PageQuery(page): PageQuery,
+) -> Result<Answer, GatewayError> {
+    let answer = core
+        .unary(
+            &caller,
+            ListDepartmentsRequest { page: Some(page) },
+            |mut admin, request| async move { admin.list_departments(request).await },
+        )
+        .await?;
+    Ok(Answer::ok(DepartmentPage {
+        departments: answer.departments,
+        next_page_token: answer.next_page_token,
+    }))
+}
+
+/// 204 with no body; a department still in use is a 400 from the core, naming why.
+#[tracing::instrument(skip_all, fields(department_id = %department_id))]
+pub(crate) async fn delete_department(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    PathId(department_id): PathId,
+) -> Result<StatusCode, GatewayError> {
+    core.unary(
+        &caller,
+        DeleteDepartmentRequest { department_id },
+        |mut admin, request| async move { admin.delete_department(request).await },
+    )
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `<department>` with `departmentId`, `name`, `parentDepartmentId` (not for the root),
+/// `code` (when set), `subordination` and `coSubordination`. We keep no supervisors, so the
+/// root has `no_supervisor` and every other department `inherit` (neighbours.md 3.1: clients
+/// parse both objects and walk `inherit` up to the root).
+fn write_department(xml: &mut XmlWriter, department: &Department) {
+    let supervision = subordination_type(department);
+    xml.open("department")
+        .text_element("departmentId", &department.department_id)
+        .text_element("name", &department.name);
+    if let Some(parent) = &department.parent_department_id {
+        xml.text_element("parentDepartmentId", parent);
+    }
+    if let Some(code) = &department.code {
+        xml.text_element("code", code);
+    }
+    for element in ["subordination", "coSubordination"] {
+        xml.open(element)
+            .text_element("subordinationType", supervision)
+            .close(element);
+    }
+    xml.close("department");
+}
+
+fn subordination_type(department: &Department) -> &'static str {
+    if department.parent_department_id.is_some() {
+        "inherit"
+    } else {
+        "no_supervisor"
+    }
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DepartmentJson<'a> {
+    department_id: &'a str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_department_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'a str>,
+    subordination: Subordination,
+    co_subordination: Subordination,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Subordination {
+    subordination_type: &'static str,
+}
+
+impl<'a> DepartmentJson<'a> {
+    fn of(department: &'a Department) -> Self {
+        let supervision = subordination_type(department);
+        Self {
+            department_id: &department.department_id,
+            name: &department.name,
+            parent_department_id: department.parent_department_id.as_deref(),
+            code: department.code.as_deref(),
+            subordination: Subordination {
+                subordination_type: supervision,
+            },
+            co_subordination: Subordination {
+                subordination_type: supervision,
+            },
+        }
+    }
+}
+
+/// About how many XML bytes `departments` take.
+fn departments_bytes_hint(departments: &[Department]) -> usize {
+    departments
+        .iter()
+        .map(|d| 330 + d.name.len() + d.code.as_ref().map_or(0, String::len))
+        .sum::<usize>()
+        + 128
+}
+
+/// `GET /department/{departmentId}`: the `<department>`, or in JSON the bare object.
+pub(crate) struct OneDepartment(pub(crate) Department);
+
+impl Document for OneDepartment {
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        write_department(xml, &self.0);
+    }
+
+    fn to_json(&self) -> String {
+        json_text(&DepartmentJson::of(&self.0))
+    }
+}
+
+/// `GET /department`: repeated `<department>` directly under `<response>`; a JSON array.
+pub(crate) struct DepartmentList(pub(crate) Vec<Department>);
+
+impl Document for DepartmentList {
+    fn xml_bytes_hint(&self) -> usize {
+        departments_bytes_hint(&self.0)
+    }
+
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        for department in &self.0 {
+            write_department(xml, department);
+        }
+    }
+
+    fn to_json(&self) -> String {
+        json_text(&self.0.iter().map(DepartmentJson::of).collect::<Vec<_>>())
+    }
+}
+
+/// `GET /departments`: one page and, while more follow, the next page's token.
+pub(crate) struct DepartmentPage {
+    pub(crate) departments: Vec<Department>,
+    /// Empty on the last page: then the element (and the JSON key) is left out.
+    pub(crate) next_page_token: String,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DepartmentPageJson<'a> {
+    departments: Vec<DepartmentJson<'a>>,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    next_page_token: &'a str,
+}
+
+impl Document for DepartmentPage {
+    fn xml_bytes_hint(&self) -> usize {
+        departments_bytes_hint(&self.departments)
+    }
+
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        if self.departments.is_empty() {
+            xml.empty("departments");
+        } else {
+            xml.open("departments");
+            for department in &self.departments {
+                write_department(xml, department);
+            }
+            xml.close("departments");
+        }
+        if !self.next_page_token.is_empty() {
+            xml.text_element("nextPageToken", &self.next_page_token);
+        }
+    }
+
+    fn to_json(&self) -> String {
+        json_text(&DepartmentPageJson {
+            departments: self.departments.iter().map(DepartmentJson::of).collect(),
+            next_page_token: &self.next_page_token,
+        })
+    }
+}
+
 /// The new id: `<response>NEW-ID</response>`, or the JSON string `"NEW-ID"`.
 pub(crate) struct Created(pub(crate) String);
 
@@ -144,6 +380,82 @@ mod tests {
             fields("<request><code>A</code><code>B</code></request>").unwrap_err(),
             XmlError::Duplicate("code".into())
         );
+    }
+
+    fn department(parent: Option<&str>, code: Option<&str>) -> Department {
+        Department {
+            department_id: "d-1".into(),
+            name: "Sales & <Co>".into(),
+            parent_department_id: parent.map(Into::into),
+            code: code.map(Into::into),
+        }
+    }
+
+    fn xml_of(document: &impl Document) -> String {
+        let mut xml = XmlWriter::document();
+        xml.open("response");
+        document.write_xml(&mut xml);
+        xml.close("response");
+        xml.finish()
+    }
+
+    #[test]
+    fn a_department_is_written_with_its_subordination_in_both_formats() {
+        let one = OneDepartment(department(Some("p-1"), Some("S")));
+        assert_eq!(
+            xml_of(&one),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><department>\
+             <departmentId>d-1</departmentId><name>Sales &amp; &lt;Co&gt;</name>\
+             <parentDepartmentId>p-1</parentDepartmentId><code>S</code>\
+             <subordination><subordinationType>inherit</subordinationType></subordination>\
+             <coSubordination><subordinationType>inherit</subordinationType></coSubordination>\
+             </department></response>"
+        );
+        assert_eq!(
+            one.to_json(),
+            r#"{"departmentId":"d-1","name":"Sales & <Co>","parentDepartmentId":"p-1","code":"S","subordination":{"subordinationType":"inherit"},"coSubordination":{"subordinationType":"inherit"}}"#
+        );
+    }
+
+    #[test]
+    fn the_root_has_no_parent_and_no_supervisor_and_an_absent_code_is_left_out() {
+        let root = OneDepartment(department(None, None));
+        let xml = xml_of(&root);
+        assert!(
+            !xml.contains("parentDepartmentId") && !xml.contains("<code"),
+            "{xml}"
+        );
+        assert!(xml.contains("<subordinationType>no_supervisor</subordinationType>"));
+        assert_eq!(
+            root.to_json(),
+            r#"{"departmentId":"d-1","name":"Sales & <Co>","subordination":{"subordinationType":"no_supervisor"},"coSubordination":{"subordinationType":"no_supervisor"}}"#
+        );
+    }
+
+    #[test]
+    fn a_list_is_unwrapped_and_a_page_wrapped_with_its_token_only_while_more_follow() {
+        let list = DepartmentList(vec![department(None, None), department(Some("p"), None)]);
+        assert!(xml_of(&list).contains("<response><department><departmentId>"));
+        assert!(list.to_json().starts_with(r#"[{"departmentId":"d-1""#));
+        assert_eq!(DepartmentList(vec![]).to_json(), "[]");
+
+        let last = DepartmentPage {
+            departments: vec![],
+            next_page_token: String::new(),
+        };
+        assert_eq!(
+            xml_of(&last),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><departments/></response>"
+        );
+        assert_eq!(last.to_json(), r#"{"departments":[]}"#);
+        let more = DepartmentPage {
+            departments: vec![department(None, None)],
+            next_page_token: "dG9rZW4".into(),
+        };
+        assert!(xml_of(&more).ends_with(
+            "</department></departments><nextPageToken>dG9rZW4</nextPageToken></response>"
+        ));
+        assert!(more.to_json().ends_with(r#"}],"nextPageToken":"dG9rZW4"}"#));
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub(crate) mod department;
 pub(crate) mod enrollment;
 pub(crate) mod fallback;
 pub(crate) mod group;
+pub(crate) mod paging;
 pub(crate) mod points;
 pub(crate) mod token;
 

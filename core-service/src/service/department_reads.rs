@@ -1,0 +1,153 @@
+//! Read departments: one by id, all the caller may see, or one keyset page of them
+//! (neighbours.md sections 3.1 to 3.3).
+//!
+//! A scoped caller (department administrator, publisher, custom role) sees the subtrees of the
+//! departments it manages; everything else reads like a department that does not exist.
+
+use std::collections::BTreeSet;
+
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    QuerySelect as _, prelude::Uuid,
+};
+
+use super::lookups::{self as scope, find_department};
+use crate::{
+    access::{Caller, Grant, Operation},
+    domain::{
+        ids::ResourceRef,
+        page::{MAX_PAGE_SIZE, Page},
+    },
+    entities::{department, department_closure as closure},
+    error::{ServiceError, ServiceResult},
+};
+
+/// The departments of one answer, ascending by id.
+#[derive(Debug, Clone)]
+pub struct DepartmentList {
+    pub departments: Vec<department::Model>,
+    /// Present while more departments follow this page.
+    pub next_page_token: Option<String>,
+}
+
+pub async fn get_department(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    department: &ResourceRef,
+) -> ServiceResult<department::Model> {
+    let grant = caller.grant(Operation::ReadDepartments)?;
+    let department_id = department.id("Department")?;
+    let found = find_department(conn, caller.account_id, department_id)
+        .await?
+        .ok_or_else(|| department.not_found("Department"))?;
+    if grant == Grant::InScope
+        && !scope::department_in_scope(conn, &caller.managed_department_ids, department_id).await?
+    {
+        return Err(ServiceError::denied(
+            "You may read only departments you manage and their sub-departments.",
+        ));
+    }
+    Ok(found)
+}
+
+/// Every department the caller may see (`page` `None`), or one page of them.
+///
+/// The whole list is read in keyset pages too: every statement walks an index in id order,
+/// none sorts the account's departments.
+pub async fn list_departments(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    page: Option<super::Parsed<Page>>,
+) -> ServiceResult<DepartmentList> {
+    let grant = caller.grant(Operation::ReadDepartments)?;
+    let Some(page) = page.transpose()? else {
+        let mut departments = Vec::new();
+        let mut after = None;
+        loop {
+            let batch = read_after(conn, caller, grant, after, MAX_PAGE_SIZE).await?;
+            let done = (batch.len() as u64) < MAX_PAGE_SIZE;
+            after = batch.last().map(|last| last.id);
+            departments.extend(batch);
+            if done {
+                break;
+            }
+        }
+        return Ok(DepartmentList {
+            departments,
+            next_page_token: None,
+        });
+    };
+    // One row more than the page tells whether another page follows, so no token ever
+    // leads to an empty page.
+    let mut departments = read_after(conn, caller, grant, page.after, page.size + 1).await?;
+    let more = departments.len() as u64 > page.size;
+    departments.truncate(page.size as usize);
+    let next_page_token = more
+        .then(|| departments.last().map(|last| page.next_token(last.id)))
+        .flatten();
+    Ok(DepartmentList {
+        departments,
+        next_page_token,
+    })
+}
+
+/// Up to `limit` departments the caller may see with ids greater than `after`, ascending.
+async fn read_after(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    grant: Grant,
+    after: Option<Uuid>,
+    limit: u64,
+) -> ServiceResult<Vec<department::Model>> {
+    let in_account =
+        department::Entity::find().filter(department::Column::AccountId.eq(caller.account_id));
+    if grant != Grant::InScope {
+        let mut query = in_account.order_by_asc(department::Column::Id);
+        if let Some(after) = after {
+            query = query.filter(department::Column::Id.gt(after));
+        }
+        return Ok(query.limit(limit).all(conn).await?);
+    }
+    // A scope is one or a few subtrees: each is walked in id order on the closure's primary
+    // key (ancestor, descendant), and the walks are merged here, so no statement sorts a
+    // subtree however large it is. Nested subtrees name a department twice; the set keeps one.
+    let mut ids = BTreeSet::new();
+    for root in &caller.managed_department_ids {
+        let mut query = closure::Entity::find()
+            .select_only()
+            .column(closure::Column::DescendantId)
+            .filter(closure::Column::AncestorId.eq(*root))
+            .order_by_asc(closure::Column::DescendantId);
+        if let Some(after) = after {
+            query = query.filter(closure::Column::DescendantId.gt(after));
+        }
+        let descendants: Vec<Uuid> = query.limit(limit).into_tuple().all(conn).await?;
+        ids.extend(descendants);
+    }
+    let ids: Vec<Uuid> = ids.into_iter().take(limit as usize).collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut departments = in_account
+        .filter(department::Column::Id.is_in(ids))
+        .all(conn)
+        .await?;
+    departments.sort_unstable_by_key(|department| department.id);
+    Ok(departments)
+}
+
+/// Whether `department_id` has a child; for the delete's checks.
+pub(super) async fn has_children(
+    conn: &impl ConnectionTrait,
+    department_id: Uuid,
+) -> ServiceResult<bool> {
+    Ok(department::Entity::find()
+        .select_only()
+        .column(department::Column::Id)
+        .filter(department::Column::ParentId.eq(department_id))
+        .limit(1)
+        .into_tuple::<Uuid>()
+        .one(conn)
+        .await?
+        .is_some())
+}
