@@ -1,0 +1,204 @@
+//! Connections held for the hottest reads, outside the driver's pool.
+//!
+//! sqlx's pool tests every connection it takes back with a ping: on SQLite one more trip to
+//! the connection's thread and back, on PostgreSQL one more round trip to the server, and a
+//! task spawned to do it. For a read of one statement that ping is half of what the
+//! database is asked per request. Here a connection goes back to the idle list as soon as
+//! its statement has answered in full, without a ping: a statement that answered in full
+//! left nothing behind on its connection. A read that did not finish (its request was
+//! dropped midway, or it failed) closes its connection instead, so nothing half-read is
+//! ever handed out again.
+//!
+//! The connections are made with the pool's own connect options (the same PRAGMAs on
+//! SQLite), lazily, up to a bound, and are closed as the pool's are after a fault
+//! ([`fault::opened_before_last_fault`]). Only single statements run here, never a
+//! transaction: writes stay on the pool (on SQLite, with its one writer at a time).
+
+use std::{
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+use sea_orm::{
+    DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
+    sea_query::Values,
+    sqlx::{
+        self, PgConnection, SqliteConnection, postgres::PgConnectOptions,
+        sqlite::SqliteConnectOptions,
+    },
+};
+use sea_query_sqlx::SqlxValues;
+use tokio::sync::Semaphore;
+
+use super::fault;
+
+/// Read connections on SQLite: as many as the pool's, so reads never queue behind more
+/// threads than the two cores can run. On PostgreSQL fewer than the pool's 16, so a core
+/// holds at most 24 server connections.
+const SQLITE_READ_CONNECTIONS: usize = 4;
+const POSTGRES_READ_CONNECTIONS: usize = 8;
+
+/// The hot reads' connections of one database.
+#[derive(Clone)]
+pub struct ReadConnections {
+    inner: Arc<Inner>,
+}
+
+enum Inner {
+    Sqlite(Held<SqliteConnection, SqliteConnectOptions>),
+    Postgres(Held<PgConnection, PgConnectOptions>),
+}
+
+struct Held<C, O> {
+    options: O,
+    idle: Mutex<Vec<Idle<C>>>,
+    permits: Semaphore,
+}
+
+struct Idle<C> {
+    connection: C,
+    opened: Instant,
+}
+
+impl ReadConnections {
+    /// Read connections made like `db`'s pooled ones.
+    pub fn of(db: &DatabaseConnection) -> Self {
+        let inner = match db.get_database_backend() {
+            DbBackend::Postgres => Inner::Postgres(Held::new(
+                (*db.get_postgres_connection_pool().connect_options()).clone(),
+                POSTGRES_READ_CONNECTIONS,
+            )),
+            _ => Inner::Sqlite(Held::new(
+                (*db.get_sqlite_connection_pool().connect_options()).clone(),
+                SQLITE_READ_CONNECTIONS,
+            )),
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    pub fn backend(&self) -> DbBackend {
+        match *self.inner {
+            Inner::Sqlite(_) => DbBackend::Sqlite,
+            Inner::Postgres(_) => DbBackend::Postgres,
+        }
+    }
+
+    /// Every row of one read-only `statement`, as SeaORM's own `query_all` gives them.
+    pub async fn query_all(&self, statement: &Statement) -> Result<Vec<QueryResult>, DbErr> {
+        let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
+        let sql = sqlx::AssertSqlSafe(statement.sql.as_str());
+        let rows = match &*self.inner {
+            Inner::Sqlite(held) => {
+                let mut lease = held.lease().await?;
+                let rows = sqlx::query_with(sql, values)
+                    .fetch_all(lease.connection())
+                    .await;
+                lease
+                    .finish(rows)?
+                    .into_iter()
+                    .map(QueryResult::from)
+                    .collect()
+            }
+            Inner::Postgres(held) => {
+                let mut lease = held.lease().await?;
+                let rows = sqlx::query_with(sql, values)
+                    .fetch_all(lease.connection())
+                    .await;
+                lease
+                    .finish(rows)?
+                    .into_iter()
+                    .map(QueryResult::from)
+                    .collect()
+            }
+        };
+        Ok(rows)
+    }
+}
+
+impl<C, O> Held<C, O>
+where
+    C: sqlx::Connection<Options = O>,
+    O: sqlx::ConnectOptions<Connection = C>,
+{
+    fn new(options: O, size: usize) -> Self {
+        Self {
+            options,
+            idle: Mutex::new(Vec::with_capacity(size)),
+            permits: Semaphore::new(size),
+        }
+    }
+
+    /// An idle connection, or a new one while fewer than the bound are open.
+    async fn lease(&self) -> Result<Lease<'_, C, O>, DbErr> {
+        let permit =
+            self.permits.acquire().await.map_err(|_| {
+                DbErr::Conn(RuntimeErr::SqlxError(Arc::new(sqlx::Error::PoolClosed)))
+            })?;
+        loop {
+            let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            match idle {
+                // Dropped without a goodbye: a broken connection may never answer one.
+                Some(idle) if fault::opened_before_last_fault(idle.opened.elapsed()) => {}
+                Some(idle) => {
+                    return Ok(Lease {
+                        held: self,
+                        idle: Some(idle),
+                        _permit: permit,
+                    });
+                }
+                None => break,
+            }
+        }
+        let connection = self
+            .options
+            .connect()
+            .await
+            .map_err(|err| DbErr::Conn(RuntimeErr::SqlxError(Arc::new(err))))?;
+        Ok(Lease {
+            held: self,
+            idle: Some(Idle {
+                connection,
+                opened: Instant::now(),
+            }),
+            _permit: permit,
+        })
+    }
+}
+
+/// One connection out of [`Held`]: back to the idle list only through [`Lease::finish`]
+/// with a complete answer; dropped otherwise.
+struct Lease<'a, C, O> {
+    held: &'a Held<C, O>,
+    idle: Option<Idle<C>>,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl<C, O> Lease<'_, C, O> {
+    fn connection(&mut self) -> &mut C {
+        &mut self
+            .idle
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("a lease holds its connection until it ends"))
+            .connection
+    }
+
+    /// Gives the connection back after a complete answer; closes it after an error (the
+    /// error's conversion into a service error counts it as a fault, as the pool's are).
+    fn finish<T>(mut self, answer: Result<T, sqlx::Error>) -> Result<T, DbErr> {
+        match answer {
+            Ok(answer) => {
+                if let Some(idle) = self.idle.take() {
+                    self.held
+                        .idle
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(idle);
+                }
+                Ok(answer)
+            }
+            Err(err) => Err(DbErr::Query(RuntimeErr::SqlxError(Arc::new(err)))),
+        }
+    }
+}
