@@ -16,11 +16,11 @@
 
 use std::{
     sync::{Arc, Mutex},
-    time::Instant,
+    time::{Duration, Instant},
 };
 
 use sea_orm::{
-    DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
+    ConnAcquireErr, DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
     sea_query::Values,
     sqlx::{
         self, PgConnection, SqliteConnection, postgres::PgConnectOptions,
@@ -29,6 +29,7 @@ use sea_orm::{
 };
 use sea_query_sqlx::SqlxValues;
 use tokio::sync::Semaphore;
+use tracing::Instrument as _;
 
 use super::fault;
 
@@ -53,6 +54,9 @@ struct Held<C, O> {
     options: O,
     idle: Mutex<Vec<Idle<C>>>,
     permits: Semaphore,
+    /// The pool's: how long a read waits for a connection, connecting included, before
+    /// it is answered as unavailable.
+    acquire_timeout: Duration,
 }
 
 struct Idle<C> {
@@ -64,14 +68,22 @@ impl ReadConnections {
     /// Read connections made like `db`'s pooled ones.
     pub fn of(db: &DatabaseConnection) -> Self {
         let inner = match db.get_database_backend() {
-            DbBackend::Postgres => Inner::Postgres(Held::new(
-                (*db.get_postgres_connection_pool().connect_options()).clone(),
-                POSTGRES_READ_CONNECTIONS,
-            )),
-            _ => Inner::Sqlite(Held::new(
-                (*db.get_sqlite_connection_pool().connect_options()).clone(),
-                SQLITE_READ_CONNECTIONS,
-            )),
+            DbBackend::Postgres => {
+                let pool = db.get_postgres_connection_pool();
+                Inner::Postgres(Held::new(
+                    (*pool.connect_options()).clone(),
+                    POSTGRES_READ_CONNECTIONS,
+                    pool.options().get_acquire_timeout(),
+                ))
+            }
+            _ => {
+                let pool = db.get_sqlite_connection_pool();
+                Inner::Sqlite(Held::new(
+                    (*pool.connect_options()).clone(),
+                    SQLITE_READ_CONNECTIONS,
+                    pool.options().get_acquire_timeout(),
+                ))
+            }
         };
         Self {
             inner: Arc::new(inner),
@@ -85,8 +97,30 @@ impl ReadConnections {
         }
     }
 
-    /// Every row of one read-only `statement`, as SeaORM's own `query_all` gives them.
+    /// Every row of one read-only `statement`, as SeaORM's own `query_all` gives them, in
+    /// the span SeaORM gives its statements (traces, and the query-plan tests' recorder,
+    /// see every statement alike).
     pub async fn query_all(&self, statement: &Statement) -> Result<Vec<QueryResult>, DbErr> {
+        let span = tracing::info_span!(
+            "sea_orm.query_all",
+            otel.kind = "client",
+            db.system = match self.backend() {
+                DbBackend::Postgres => "postgresql",
+                _ => "sqlite",
+            },
+            db.operation = "SELECT",
+            db.statement = statement.sql.as_str(),
+            otel.status_code = tracing::field::Empty,
+        );
+        let rows = self.run(statement).instrument(span.clone()).await;
+        span.record(
+            "otel.status_code",
+            if rows.is_ok() { "OK" } else { "ERROR" },
+        );
+        rows
+    }
+
+    async fn run(&self, statement: &Statement) -> Result<Vec<QueryResult>, DbErr> {
         let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
         let sql = sqlx::AssertSqlSafe(statement.sql.as_str());
         let rows = match &*self.inner {
@@ -122,20 +156,29 @@ where
     C: sqlx::Connection<Options = O>,
     O: sqlx::ConnectOptions<Connection = C>,
 {
-    fn new(options: O, size: usize) -> Self {
+    fn new(options: O, size: usize, acquire_timeout: Duration) -> Self {
         Self {
             options,
             idle: Mutex::new(Vec::with_capacity(size)),
             permits: Semaphore::new(size),
+            acquire_timeout,
         }
     }
 
-    /// An idle connection, or a new one while fewer than the bound are open.
+    /// An idle connection, or a new one while fewer than the bound are open; as the pool,
+    /// a timeout when that takes longer than its acquire timeout.
     async fn lease(&self) -> Result<Lease<'_, C, O>, DbErr> {
-        let permit =
-            self.permits.acquire().await.map_err(|_| {
-                DbErr::Conn(RuntimeErr::SqlxError(Arc::new(sqlx::Error::PoolClosed)))
-            })?;
+        tokio::time::timeout(self.acquire_timeout, self.lease_untimed())
+            .await
+            .unwrap_or(Err(DbErr::ConnectionAcquire(ConnAcquireErr::Timeout)))
+    }
+
+    async fn lease_untimed(&self) -> Result<Lease<'_, C, O>, DbErr> {
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed))?;
         loop {
             let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
             match idle {
