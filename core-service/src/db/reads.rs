@@ -245,3 +245,82 @@ impl<C, O> Lease<'_, C, O> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::{future::Future as _, pin::pin, task::Poll};
+
+    use sea_orm::{ConnectionTrait as _, Statement};
+
+    use super::*;
+    use crate::db::{self, CreateDatabase};
+
+    impl ReadConnections {
+        fn idle(&self) -> usize {
+            match &*self.inner {
+                Inner::Sqlite(held) => held.idle.lock().unwrap().len(),
+                Inner::Postgres(held) => held.idle.lock().unwrap().len(),
+            }
+        }
+    }
+
+    fn select(sql: &str) -> Statement {
+        Statement::from_string(DbBackend::Sqlite, sql)
+    }
+
+    async fn one_number(reads: &ReadConnections, sql: &str) -> i64 {
+        let rows = reads.query_all(&select(sql)).await.expect("read");
+        rows[0].try_get_by_index::<i64>(0).expect("a number")
+    }
+
+    #[tokio::test]
+    async fn a_read_sees_what_the_pool_committed_and_only_finished_reads_give_their_connection_back()
+     {
+        let folder = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", folder.path().join("reads.sqlite3").display());
+        let db = db::connect(&url, CreateDatabase::Yes).await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (n INTEGER NOT NULL)")
+            .await
+            .unwrap();
+        let reads = ReadConnections::of(&db);
+
+        assert_eq!(one_number(&reads, "SELECT count(*) FROM t").await, 0);
+        assert_eq!(reads.idle(), 1, "a finished read gives its connection back");
+        db.execute_unprepared("INSERT INTO t VALUES (7)")
+            .await
+            .unwrap();
+        assert_eq!(
+            one_number(&reads, "SELECT coalesce(sum(n), 0) FROM t").await,
+            7,
+            "the held connection reads what the pool committed just before"
+        );
+        assert_eq!(reads.idle(), 1, "and the same connection is used again");
+
+        // A read dropped midway (its request cancelled) closes its connection.
+        let long = select(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) \
+             SELECT count(*) FROM c",
+        );
+        {
+            let mut read = pin!(reads.query_all(&long));
+            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            assert!(polled.is_pending(), "the long read is still running");
+        }
+        assert_eq!(
+            reads.idle(),
+            0,
+            "a read dropped midway is not handed out again"
+        );
+
+        // A failed statement closes its connection too, and the next read opens a new one.
+        assert!(
+            reads
+                .query_all(&select("SELECT * FROM missing"))
+                .await
+                .is_err()
+        );
+        assert_eq!(reads.idle(), 0);
+        assert_eq!(one_number(&reads, "SELECT count(*) FROM t").await, 1);
+        assert_eq!(reads.idle(), 1);
+    }
+}
