@@ -179,20 +179,22 @@ where
             .acquire()
             .await
             .map_err(|_| DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed))?;
-        loop {
-            let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-            match idle {
-                // Dropped without a goodbye: a broken connection may never answer one.
-                Some(idle) if fault::opened_before_last_fault(idle.opened.elapsed()) => {}
-                Some(idle) => {
-                    return Ok(Lease {
-                        held: self,
-                        idle: Some(idle),
-                        _permit: permit,
-                    });
-                }
-                None => break,
-            }
+        let idle = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            // Every idle connection opened before the last fault goes, not only the one
+            // taken: on SQLite the connections of one process share the file's `-shm`
+            // mapping, and one opened while the files were unwritable keeps it read-only
+            // (every write failing) for as long as it stays open, idle or not.
+            // Dropped without a goodbye: a broken connection may never answer one.
+            idle.retain(|held| !fault::opened_before_last_fault(held.opened.elapsed()));
+            idle.pop()
+        };
+        if let Some(idle) = idle {
+            return Ok(Lease {
+                held: self,
+                idle: Some(idle),
+                _permit: permit,
+            });
         }
         let connection = self
             .options
@@ -232,7 +234,10 @@ impl<C, O> Lease<'_, C, O> {
     fn finish<T>(mut self, answer: Result<T, sqlx::Error>) -> Result<T, DbErr> {
         match answer {
             Ok(answer) => {
-                if let Some(idle) = self.idle.take() {
+                // During an outage a connection serves one read only: one opened while the
+                // files were unwritable would otherwise outlive the fault (see `lease`).
+                let keep = !fault::DATABASE_OUTAGE.is_down();
+                if let Some(idle) = self.idle.take().filter(|_| keep) {
                     self.held
                         .idle
                         .lock()
