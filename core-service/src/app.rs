@@ -77,6 +77,7 @@ impl App {
             listener,
             grpc_addr,
             state: Arc::new(CoreState {
+                reads: db::ReadConnections::of(&db),
                 db,
                 auth,
                 database_lost: AtomicBool::new(false),

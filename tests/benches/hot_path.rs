@@ -29,7 +29,8 @@
 //! `LMS_BENCH_CONNECTIONS` (default 16), `LMS_BENCH_LATENCY_SECONDS` (open loop, default 20),
 //! `LMS_BENCH_STALL_SECONDS` (one connection, default 20), `LMS_BENCH_REPORT=PATH`,
 //! `LMS_BENCH_LOG=PATH` (the services' log; default a file in the temporary folder),
-//! `LMS_BENCH_ONLY=lms-up` (only the full XML request through `lms up`, for a profiler).
+//! `LMS_BENCH_ONLY=lms-up,service-fn,…` (only those layers, for a profiler; the names are
+//! [`Layer::short_name`]).
 
 use std::{
     fmt::Write as _,
@@ -81,7 +82,8 @@ struct Config {
     connections: usize,
     latency_seconds: f64,
     stall_seconds: f64,
-    only_lms_up: bool,
+    /// Layers to run (`LMS_BENCH_ONLY`, comma-separated short names); all when unset.
+    only: Option<Vec<Layer>>,
 }
 
 impl Config {
@@ -102,7 +104,24 @@ impl Config {
             connections: number("LMS_BENCH_CONNECTIONS", 16.0).max(1.0) as usize,
             latency_seconds: number("LMS_BENCH_LATENCY_SECONDS", 20.0).max(1.0),
             stall_seconds: number("LMS_BENCH_STALL_SECONDS", 20.0).max(1.0),
-            only_lms_up: std::env::var("LMS_BENCH_ONLY").as_deref() == Ok("lms-up"),
+            only: std::env::var("LMS_BENCH_ONLY").ok().map(|names| {
+                names
+                    .split(',')
+                    .map(|name| {
+                        Layer::ALL
+                            .into_iter()
+                            .find(|layer| layer.short_name() == name.trim())
+                            .unwrap_or_else(|| {
+                                let known: Vec<&str> =
+                                    Layer::ALL.iter().map(|l| l.short_name()).collect();
+                                panic!(
+                                    "LMS_BENCH_ONLY: no layer {name:?}; layers: {}",
+                                    known.join(", ")
+                                )
+                            })
+                    })
+                    .collect()
+            }),
         }
     }
 }
@@ -424,6 +443,20 @@ impl Layer {
         Layer::TwoProcesses,
     ];
 
+    /// The name `LMS_BENCH_ONLY` knows the layer by.
+    fn short_name(self) -> &'static str {
+        match self {
+            Layer::Ceiling => "ceiling",
+            Layer::ServiceFn => "service-fn",
+            Layer::GrpcMethod => "grpc-method",
+            Layer::GrpcInMemory => "grpc-pipe",
+            Layer::GrpcTcp => "grpc-tcp",
+            Layer::LmsUp => "lms-up",
+            Layer::LmsUpOverTcp => "lms-up-tcp",
+            Layer::TwoProcesses => "two-processes",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Layer::Ceiling => "ceiling: static axum handler, same bytes (HTTP)",
@@ -506,7 +539,7 @@ impl Bench {
                                 .authenticate(&credentials, None)
                                 .await
                                 .expect("authenticated");
-                            groups::get_group(&state.db, &caller, &group)
+                            groups::get_group(&state.reads, &caller, &group)
                                 .await
                                 .expect("group read");
                         }
@@ -815,11 +848,7 @@ fn run() {
         connections: config.connections,
     };
 
-    let layers: Vec<Layer> = if config.only_lms_up {
-        vec![Layer::LmsUp]
-    } else {
-        Layer::ALL.to_vec()
-    };
+    let layers: Vec<Layer> = config.only.clone().unwrap_or_else(|| Layer::ALL.to_vec());
     // Warm every path (credentials cache, pools, connections) before measuring.
     for (index, target) in targets.iter().enumerate() {
         for &layer in &layers {
@@ -873,7 +902,7 @@ fn run() {
         let _ = writeln!(report);
     }
 
-    if !config.only_lms_up {
+    if config.only.is_none() {
         let demo = &targets[0];
         let _ = writeln!(
             report,

@@ -12,6 +12,8 @@
 //! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.
 //! - [`rows`]: plain multi-row `INSERT`s (arrays on PostgreSQL) for the largest writes.
 //! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
+//! - [`reads`]: connections held outside the pool for the hottest reads, returned without
+//!   the pool's per-release ping.
 
 use std::time::Duration;
 
@@ -19,6 +21,7 @@ pub mod audit;
 pub mod bulk;
 pub mod conflict;
 pub mod fault;
+pub mod reads;
 pub mod rows;
 pub mod sqlite_file;
 pub mod write;
@@ -37,6 +40,7 @@ use sea_orm::{
 pub use self::{
     audit::{Actor, AuditAction, AuditEntity, Change},
     conflict::{UniqueKey, unique_violation},
+    reads::ReadConnections,
     write::{Write, write},
 };
 

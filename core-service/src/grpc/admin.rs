@@ -118,7 +118,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::GetGroupResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let group_ref = ResourceRef::parse(request.into_inner().group_id);
-        let group = groups::get_group(&self.state.db, &caller, &group_ref).await?;
+        let group = groups::get_group(&self.state.reads, &caller, &group_ref).await?;
         Ok(Response::new(pb::GetGroupResponse {
             group: Some(pb::Group {
                 group_id: group.id.to_string(),

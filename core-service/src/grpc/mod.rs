@@ -16,11 +16,13 @@ use std::sync::{Arc, atomic::AtomicBool};
 
 use sea_orm::DatabaseConnection;
 
-use crate::auth::Authenticator;
+use crate::{auth::Authenticator, db::ReadConnections};
 
 /// What every RPC needs: the database and the authenticator.
 pub struct CoreState {
     pub db: DatabaseConnection,
+    /// The same database for the hottest reads (`db::reads`).
+    pub reads: ReadConnections,
     pub auth: Authenticator,
     /// Set when the SQLite file was deleted or replaced under the running service
     /// (`db::sqlite_file`): every request is refused with UNAVAILABLE from then on, since

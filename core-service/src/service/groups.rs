@@ -4,8 +4,8 @@
 use std::{collections::HashSet, sync::OnceLock};
 
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
-    EntityTrait as _, QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, DbBackend, EntityTrait as _,
+    QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
 };
 use serde_json::json;
 
@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change, bulk},
+    db::{self, AuditAction, Change, ReadConnections, bulk},
     domain::{
         ids::{IdList, ResourceRef, new_id},
         names::GroupName,
@@ -55,17 +55,18 @@ pub struct GroupView {
 }
 
 /// One query, group and members together: this is the hottest read of the interface.
+///
+/// On the held read connections ([`ReadConnections`]): no pool ping after it.
 pub async fn get_group(
-    db: &DatabaseConnection,
+    reads: &ReadConnections,
     caller: &Caller,
     group: &ResourceRef,
 ) -> ServiceResult<GroupView> {
     let grant = caller.grant(Operation::GetGroup)?;
     let id = group.id("Group")?;
     let count_only = grant == Grant::CountOnly;
-    let statement =
-        group_with_members(db.get_database_backend(), caller.account_id, id, count_only);
-    let rows = db.query_all_raw(statement).await?;
+    let statement = group_with_members(reads.backend(), caller.account_id, id, count_only);
+    let rows = reads.query_all(&statement).await?;
     let mut found = None;
     let mut user_ids = Vec::new();
     let mut counted = 0;

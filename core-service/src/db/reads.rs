@@ -1,0 +1,331 @@
+//! Connections held for the hottest reads, outside the driver's pool.
+//!
+//! sqlx's pool tests every connection it takes back with a ping: on SQLite one more trip to
+//! the connection's thread and back, on PostgreSQL one more round trip to the server, and a
+//! task spawned to do it. For a read of one statement that ping is half of what the
+//! database is asked per request. Here a connection goes back to the idle list as soon as
+//! its statement has answered in full, without a ping: a statement that answered in full
+//! left nothing behind on its connection. A read that did not finish (its request was
+//! dropped midway, or it failed) closes its connection instead, so nothing half-read is
+//! ever handed out again.
+//!
+//! The connections are made with the pool's own connect options (the same PRAGMAs on
+//! SQLite), lazily, up to a bound, and are closed as the pool's are after a fault
+//! ([`fault::opened_before_last_fault`]). Only single statements run here, never a
+//! transaction: writes stay on the pool (on SQLite, with its one writer at a time).
+
+use std::{
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use sea_orm::{
+    ConnAcquireErr, DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
+    sea_query::Values,
+    sqlx::{
+        self, PgConnection, SqliteConnection, postgres::PgConnectOptions,
+        sqlite::SqliteConnectOptions,
+    },
+};
+use sea_query_sqlx::SqlxValues;
+use tokio::sync::Semaphore;
+use tracing::Instrument as _;
+
+use super::fault;
+
+/// Read connections on SQLite: as many as the pool's, so reads never queue behind more
+/// threads than the two cores can run. On PostgreSQL fewer than the pool's 16, so a core
+/// holds at most 24 server connections.
+const SQLITE_READ_CONNECTIONS: usize = 4;
+const POSTGRES_READ_CONNECTIONS: usize = 8;
+
+/// The hot reads' connections of one database.
+#[derive(Clone)]
+pub struct ReadConnections {
+    inner: Arc<Inner>,
+}
+
+enum Inner {
+    Sqlite(Held<SqliteConnection, SqliteConnectOptions>),
+    Postgres(Held<PgConnection, PgConnectOptions>),
+}
+
+struct Held<C, O> {
+    options: O,
+    idle: Mutex<Vec<Idle<C>>>,
+    permits: Semaphore,
+    /// The pool's: how long a read waits for a connection, connecting included, before
+    /// it is answered as unavailable.
+    acquire_timeout: Duration,
+}
+
+struct Idle<C> {
+    connection: C,
+    opened: Instant,
+}
+
+impl ReadConnections {
+    /// Read connections made like `db`'s pooled ones.
+    pub fn of(db: &DatabaseConnection) -> Self {
+        let inner = match db.get_database_backend() {
+            DbBackend::Postgres => {
+                let pool = db.get_postgres_connection_pool();
+                Inner::Postgres(Held::new(
+                    (*pool.connect_options()).clone(),
+                    POSTGRES_READ_CONNECTIONS,
+                    pool.options().get_acquire_timeout(),
+                ))
+            }
+            _ => {
+                let pool = db.get_sqlite_connection_pool();
+                Inner::Sqlite(Held::new(
+                    (*pool.connect_options()).clone(),
+                    SQLITE_READ_CONNECTIONS,
+                    pool.options().get_acquire_timeout(),
+                ))
+            }
+        };
+        Self {
+            inner: Arc::new(inner),
+        }
+    }
+
+    pub fn backend(&self) -> DbBackend {
+        match *self.inner {
+            Inner::Sqlite(_) => DbBackend::Sqlite,
+            Inner::Postgres(_) => DbBackend::Postgres,
+        }
+    }
+
+    /// Every row of one read-only `statement`, as SeaORM's own `query_all` gives them, in
+    /// the span SeaORM gives its statements (traces, and the query-plan tests' recorder,
+    /// see every statement alike).
+    pub async fn query_all(&self, statement: &Statement) -> Result<Vec<QueryResult>, DbErr> {
+        let span = tracing::info_span!(
+            "sea_orm.query_all",
+            otel.kind = "client",
+            db.system = match self.backend() {
+                DbBackend::Postgres => "postgresql",
+                _ => "sqlite",
+            },
+            db.operation = "SELECT",
+            db.statement = statement.sql.as_str(),
+            otel.status_code = tracing::field::Empty,
+        );
+        let rows = self.run(statement).instrument(span.clone()).await;
+        span.record(
+            "otel.status_code",
+            if rows.is_ok() { "OK" } else { "ERROR" },
+        );
+        rows
+    }
+
+    async fn run(&self, statement: &Statement) -> Result<Vec<QueryResult>, DbErr> {
+        let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
+        let sql = sqlx::AssertSqlSafe(statement.sql.as_str());
+        let rows = match &*self.inner {
+            Inner::Sqlite(held) => {
+                let mut lease = held.lease().await?;
+                let rows = sqlx::query_with(sql, values)
+                    .fetch_all(lease.connection())
+                    .await;
+                lease
+                    .finish(rows)?
+                    .into_iter()
+                    .map(QueryResult::from)
+                    .collect()
+            }
+            Inner::Postgres(held) => {
+                let mut lease = held.lease().await?;
+                let rows = sqlx::query_with(sql, values)
+                    .fetch_all(lease.connection())
+                    .await;
+                lease
+                    .finish(rows)?
+                    .into_iter()
+                    .map(QueryResult::from)
+                    .collect()
+            }
+        };
+        Ok(rows)
+    }
+}
+
+impl<C, O> Held<C, O>
+where
+    C: sqlx::Connection<Options = O>,
+    O: sqlx::ConnectOptions<Connection = C>,
+{
+    fn new(options: O, size: usize, acquire_timeout: Duration) -> Self {
+        Self {
+            options,
+            idle: Mutex::new(Vec::with_capacity(size)),
+            permits: Semaphore::new(size),
+            acquire_timeout,
+        }
+    }
+
+    /// An idle connection, or a new one while fewer than the bound are open; as the pool,
+    /// a timeout when that takes longer than its acquire timeout.
+    async fn lease(&self) -> Result<Lease<'_, C, O>, DbErr> {
+        tokio::time::timeout(self.acquire_timeout, self.lease_untimed())
+            .await
+            .unwrap_or(Err(DbErr::ConnectionAcquire(ConnAcquireErr::Timeout)))
+    }
+
+    async fn lease_untimed(&self) -> Result<Lease<'_, C, O>, DbErr> {
+        let permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed))?;
+        let idle = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            // Every idle connection opened before the last fault goes, not only the one
+            // taken: on SQLite the connections of one process share the file's `-shm`
+            // mapping, and one opened while the files were unwritable keeps it read-only
+            // (every write failing) for as long as it stays open, idle or not.
+            // Dropped without a goodbye: a broken connection may never answer one.
+            idle.retain(|held| !fault::opened_before_last_fault(held.opened.elapsed()));
+            idle.pop()
+        };
+        if let Some(idle) = idle {
+            return Ok(Lease {
+                held: self,
+                idle: Some(idle),
+                _permit: permit,
+            });
+        }
+        let connection = self
+            .options
+            .connect()
+            .await
+            .map_err(|err| DbErr::Conn(RuntimeErr::SqlxError(Arc::new(err))))?;
+        Ok(Lease {
+            held: self,
+            idle: Some(Idle {
+                connection,
+                opened: Instant::now(),
+            }),
+            _permit: permit,
+        })
+    }
+}
+
+/// One connection out of [`Held`]: back to the idle list only through [`Lease::finish`]
+/// with a complete answer; dropped otherwise.
+struct Lease<'a, C, O> {
+    held: &'a Held<C, O>,
+    idle: Option<Idle<C>>,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
+impl<C, O> Lease<'_, C, O> {
+    fn connection(&mut self) -> &mut C {
+        &mut self
+            .idle
+            .as_mut()
+            .unwrap_or_else(|| unreachable!("a lease holds its connection until it ends"))
+            .connection
+    }
+
+    /// Gives the connection back after a complete answer; closes it after an error (the
+    /// error's conversion into a service error counts it as a fault, as the pool's are).
+    fn finish<T>(mut self, answer: Result<T, sqlx::Error>) -> Result<T, DbErr> {
+        match answer {
+            Ok(answer) => {
+                // During an outage a connection serves one read only: one opened while the
+                // files were unwritable would otherwise outlive the fault (see `lease`).
+                let keep = !fault::DATABASE_OUTAGE.is_down();
+                if let Some(idle) = self.idle.take().filter(|_| keep) {
+                    self.held
+                        .idle
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push(idle);
+                }
+                Ok(answer)
+            }
+            Err(err) => Err(DbErr::Query(RuntimeErr::SqlxError(Arc::new(err)))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::{future::Future as _, pin::pin, task::Poll};
+
+    use sea_orm::{ConnectionTrait as _, Statement};
+
+    use super::*;
+    use crate::db::{self, CreateDatabase};
+
+    impl ReadConnections {
+        fn idle(&self) -> usize {
+            match &*self.inner {
+                Inner::Sqlite(held) => held.idle.lock().unwrap().len(),
+                Inner::Postgres(held) => held.idle.lock().unwrap().len(),
+            }
+        }
+    }
+
+    fn select(sql: &str) -> Statement {
+        Statement::from_string(DbBackend::Sqlite, sql)
+    }
+
+    async fn one_number(reads: &ReadConnections, sql: &str) -> i64 {
+        let rows = reads.query_all(&select(sql)).await.expect("read");
+        rows[0].try_get_by_index::<i64>(0).expect("a number")
+    }
+
+    #[tokio::test]
+    async fn a_read_sees_what_the_pool_committed_and_only_finished_reads_give_their_connection_back()
+     {
+        let folder = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", folder.path().join("reads.sqlite3").display());
+        let db = db::connect(&url, CreateDatabase::Yes).await.unwrap();
+        db.execute_unprepared("CREATE TABLE t (n INTEGER NOT NULL)")
+            .await
+            .unwrap();
+        let reads = ReadConnections::of(&db);
+
+        assert_eq!(one_number(&reads, "SELECT count(*) FROM t").await, 0);
+        assert_eq!(reads.idle(), 1, "a finished read gives its connection back");
+        db.execute_unprepared("INSERT INTO t VALUES (7)")
+            .await
+            .unwrap();
+        assert_eq!(
+            one_number(&reads, "SELECT coalesce(sum(n), 0) FROM t").await,
+            7,
+            "the held connection reads what the pool committed just before"
+        );
+        assert_eq!(reads.idle(), 1, "and the same connection is used again");
+
+        // A read dropped midway (its request cancelled) closes its connection.
+        let long = select(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) \
+             SELECT count(*) FROM c",
+        );
+        {
+            let mut read = pin!(reads.query_all(&long));
+            let polled = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+            assert!(polled.is_pending(), "the long read is still running");
+        }
+        assert_eq!(
+            reads.idle(),
+            0,
+            "a read dropped midway is not handed out again"
+        );
+
+        // A failed statement closes its connection too, and the next read opens a new one.
+        assert!(
+            reads
+                .query_all(&select("SELECT * FROM missing"))
+                .await
+                .is_err()
+        );
+        assert_eq!(reads.idle(), 0);
+        assert_eq!(one_number(&reads, "SELECT count(*) FROM t").await, 1);
+        assert_eq!(reads.idle(), 1);
+    }
+}
