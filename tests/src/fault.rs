@@ -378,6 +378,18 @@ impl LoadReport {
             }
         }
     }
+
+    /// At least one request was answered 503: the outage was seen, not slept through.
+    #[track_caller]
+    pub fn assert_some_unavailable(&self, why: &str) {
+        assert!(
+            self.answers
+                .iter()
+                .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
+            "{why}: {}",
+            self.summary()
+        );
+    }
 }
 
 /// Requests succeed again: the first within `within`, and then every request of `workers`

@@ -92,14 +92,7 @@ async fn core_killed_and_restarted(backend: Backend, pace: Pace) {
     let report = load.finish().await;
     eprintln!("core killed: {}", report.summary());
     report.assert_answered_without_server_errors();
-    assert!(
-        report
-            .answers
-            .iter()
-            .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
-        "the outage was seen as 503: {}",
-        report.summary()
-    );
+    report.assert_some_unavailable("the outage was seen as 503");
     let mut acknowledged = report.acknowledged();
     acknowledged
         .extend(assert_recovered(&stack.base_url, RECOVERY, pace.workers, pace.after).await);
@@ -221,13 +214,8 @@ async fn postgres_out_of_reach(outage: Duration, expect_503: bool) {
             "a request waited {:?} for the database",
             report.slowest()
         );
-        assert!(
-            report
-                .answers
-                .iter()
-                .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
-            "a long outage is answered 503, not left to the gateway's deadline: {}",
-            report.summary()
+        report.assert_some_unavailable(
+            "a long outage is answered 503, not left to the gateway's deadline",
         );
     }
     let mut acknowledged = report.acknowledged();
@@ -513,14 +501,7 @@ async fn postgres_out_of_reach_turns_health_not_serving_and_requests_503_then_bo
     let report = load.finish().await;
     eprintln!("database out of reach: {}", report.summary());
     report.assert_answered_without_server_errors();
-    assert!(
-        report
-            .answers
-            .iter()
-            .any(|a| a.reply.as_ref().is_ok_and(|r| r.status == 503)),
-        "the outage was answered 503: {}",
-        report.summary()
-    );
+    report.assert_some_unavailable("the outage was answered 503");
     let mut acknowledged = report.acknowledged();
     acknowledged.extend(assert_recovered(&base_url, RECOVERY, QUICK.workers, QUICK.after).await);
     assert_nothing_lost(&database.connect().await, &acknowledged).await;

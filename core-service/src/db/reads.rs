@@ -19,6 +19,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use lms_runtime::Outage;
 use sea_orm::{
     ConnAcquireErr, DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
     sea_query::Values,
@@ -57,6 +58,8 @@ struct Held<C, O> {
     /// The pool's: how long a read waits for a connection, connecting included, before
     /// it is answered as unavailable.
     acquire_timeout: Duration,
+    /// Whether the database is down ([`fault::DATABASE_OUTAGE`] but in tests of this module).
+    outage: &'static Outage,
 }
 
 struct Idle<C> {
@@ -67,6 +70,10 @@ struct Idle<C> {
 impl ReadConnections {
     /// Read connections made like `db`'s pooled ones.
     pub fn of(db: &DatabaseConnection) -> Self {
+        Self::watching(db, &fault::DATABASE_OUTAGE)
+    }
+
+    fn watching(db: &DatabaseConnection, outage: &'static Outage) -> Self {
         let inner = match db.get_database_backend() {
             DbBackend::Postgres => {
                 let pool = db.get_postgres_connection_pool();
@@ -74,6 +81,7 @@ impl ReadConnections {
                     (*pool.connect_options()).clone(),
                     POSTGRES_READ_CONNECTIONS,
                     pool.options().get_acquire_timeout(),
+                    outage,
                 ))
             }
             _ => {
@@ -82,6 +90,7 @@ impl ReadConnections {
                     (*pool.connect_options()).clone(),
                     SQLITE_READ_CONNECTIONS,
                     pool.options().get_acquire_timeout(),
+                    outage,
                 ))
             }
         };
@@ -156,12 +165,13 @@ where
     C: sqlx::Connection<Options = O>,
     O: sqlx::ConnectOptions<Connection = C>,
 {
-    fn new(options: O, size: usize, acquire_timeout: Duration) -> Self {
+    fn new(options: O, size: usize, acquire_timeout: Duration, outage: &'static Outage) -> Self {
         Self {
             options,
             idle: Mutex::new(Vec::with_capacity(size)),
             permits: Semaphore::new(size),
             acquire_timeout,
+            outage,
         }
     }
 
@@ -236,7 +246,7 @@ impl<C, O> Lease<'_, C, O> {
             Ok(answer) => {
                 // During an outage a connection serves one read only: one opened while the
                 // files were unwritable would otherwise outlive the fault (see `lease`).
-                let keep = !fault::DATABASE_OUTAGE.is_down();
+                let keep = !self.held.outage.is_down();
                 if let Some(idle) = self.idle.take().filter(|_| keep) {
                     self.held
                         .idle
@@ -287,7 +297,9 @@ mod tests {
         db.execute_unprepared("CREATE TABLE t (n INTEGER NOT NULL)")
             .await
             .unwrap();
-        let reads = ReadConnections::of(&db);
+        // Its own outage flag: other tests of this crate mark the process's database down.
+        static OUTAGE: Outage = Outage::new("the test database", Duration::from_secs(2));
+        let reads = ReadConnections::watching(&db, &OUTAGE);
 
         assert_eq!(one_number(&reads, "SELECT count(*) FROM t").await, 0);
         assert_eq!(reads.idle(), 1, "a finished read gives its connection back");
