@@ -32,10 +32,7 @@ const CHECKED_SERVICE: &str = "lms.v1.AdminService";
 #[derive(Debug)]
 struct Replica {
     url: String,
-    /// For health checks, which are background work and make no spans.
     channel: Channel,
-    /// For calls: each in its CLIENT span.
-    traced: CoreChannel,
     reachable: AtomicBool,
 }
 
@@ -55,7 +52,6 @@ impl Replicas {
                 .into_iter()
                 .map(|(url, channel)| Replica {
                     url,
-                    traced: tower::Layer::layer(&CoreCallLayer, channel.clone()),
                     channel,
                     reachable: AtomicBool::new(true),
                 })
@@ -95,10 +91,13 @@ impl Replicas {
             .find(|i| !tried.contains(i) && self.members[*i].reachable.load(Ordering::Relaxed))
     }
 
+    /// A client for calls to `replica`, each call in its CLIENT span.
     pub(crate) fn admin(&self, replica: usize) -> AdminServiceClient<CoreChannel> {
-        AdminServiceClient::new(self.members[replica].traced.clone())
+        let channel = self.members[replica].channel.clone();
+        AdminServiceClient::new(tower::Layer::layer(&CoreCallLayer, channel))
     }
 
+    /// A client for health checks, which are background work and make no spans.
     pub(crate) fn health(&self, replica: usize) -> HealthClient<Channel> {
         HealthClient::new(self.members[replica].channel.clone())
     }

@@ -52,14 +52,7 @@ pub(super) async fn drop_for(
     if txn.get_database_backend() != DatabaseBackend::Postgres || rows < MIN_ROWS {
         return Ok(None);
     }
-    // Read inside the import's transaction: a user committed since is still seen by the
-    // `NOWAIT` locks below, which fail while anyone reads `users`.
-    let serving = query_one_f64(
-        txn,
-        "SELECT CASE WHEN EXISTS (SELECT 1 FROM users) THEN 1 ELSE 0 END::float8 AS n",
-    )
-    .await?;
-    if serving > 0.0 {
+    if users_exist(txn).await? {
         return Ok(None);
     }
     let keys = txn
@@ -99,7 +92,7 @@ pub(super) async fn drop_for(
     }
     // One order for every import, so two imports never hold each other's first lock.
     tables.sort();
-    if !lock_without_waiting(txn, &tables).await? {
+    if !lock_while_no_user_exists(txn, &tables).await? {
         tracing::info!(
             "the tables of a large import are in use: its foreign keys are checked row by row"
         );
@@ -123,8 +116,13 @@ impl Dropped {
 
 /// Takes `tables` exclusively if none is in use, retrying for [`LOCK_PATIENCE`]. A lock
 /// that has to wait would queue every later request of the service behind it, so each
-/// try gives up at once (`NOWAIT`) and releases what it got.
-async fn lock_without_waiting(txn: &DatabaseTransaction, tables: &[String]) -> Result<bool, DbErr> {
+/// try gives up at once (`NOWAIT`) and releases what it got. Once locked, nobody can add a
+/// user, so the check that none exists (made before, cheaply) is made again under the locks:
+/// a user committed in between gives the locks back.
+async fn lock_while_no_user_exists(
+    txn: &DatabaseTransaction,
+    tables: &[String],
+) -> Result<bool, DbErr> {
     let sql = format!(
         "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE NOWAIT",
         tables.join(", ")
@@ -133,6 +131,10 @@ async fn lock_without_waiting(txn: &DatabaseTransaction, tables: &[String]) -> R
     loop {
         let attempt = txn.begin().await?;
         match attempt.execute_unprepared(&sql).await {
+            Ok(_) if users_exist(&attempt).await? => {
+                attempt.rollback().await?;
+                return Ok(false);
+            }
             Ok(_) => {
                 // Released into the transaction, which keeps the locks until it ends.
                 attempt.commit().await?;
@@ -150,12 +152,13 @@ async fn lock_without_waiting(txn: &DatabaseTransaction, tables: &[String]) -> R
     }
 }
 
-async fn query_one_f64(txn: &DatabaseTransaction, sql: &str) -> Result<f64, DbErr> {
+/// Whether any user exists: then the database serves someone, whom the locks would stall.
+async fn users_exist(txn: &DatabaseTransaction) -> Result<bool, DbErr> {
     let row = txn
-        .query_one_raw(Statement::from_string(DatabaseBackend::Postgres, sql))
+        .query_one_raw(Statement::from_string(
+            DatabaseBackend::Postgres,
+            "SELECT EXISTS (SELECT 1 FROM users) AS found",
+        ))
         .await?;
-    match row {
-        Some(row) => row.try_get::<f64>("", "n"),
-        None => Ok(0.0),
-    }
+    row.map_or(Ok(false), |row| row.try_get::<bool>("", "found"))
 }

@@ -1039,6 +1039,28 @@ async fn a_large_import_keeps_every_foreign_key(db: &DatabaseConnection) {
     assert_orphans_refused(db).await;
 }
 
+/// PostgreSQL: a database that already holds an account is serving it, and dropping the keys
+/// would lock out its every request for the import's seconds: a large import beside it keeps
+/// the keys and checks them row by row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_import_beside_another_account_keeps_the_keys_in_place() {
+    let Some(fixture) = TestConnection::create(Backend::Postgres).await else {
+        return;
+    };
+    let db = &fixture.db;
+    seed(db).await;
+    let before = foreign_keys(db).await;
+    let summary = import_world(db, 1_000).await;
+    assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
+    assert_eq!(
+        before,
+        foreign_keys(db).await,
+        "no key was dropped while another account is served"
+    );
+    assert_orphans_refused(db).await;
+    fixture.db.close().await.ok();
+}
+
 /// PostgreSQL: a request of the service holding `users` keeps a large import from taking
 /// its locks; the import still lands, its keys checked row by row, without waiting on the
 /// request. (SQLite keeps its keys whatever the import's size.)
