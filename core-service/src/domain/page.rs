@@ -26,12 +26,20 @@ const VERSION: &str = "v1";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Listing {
     Departments,
+    Users,
+    Enrollments,
+    ContentItems,
+    Groups,
 }
 
 impl Listing {
     pub fn as_str(self) -> &'static str {
         match self {
             Listing::Departments => "departments",
+            Listing::Users => "users",
+            Listing::Enrollments => "enrollments",
+            Listing::ContentItems => "content",
+            Listing::Groups => "groups",
         }
     }
 }

@@ -80,11 +80,7 @@ impl AdminService for AdminApi {
             .map(|page| Page::parse(Listing::Departments, page.page_size, &page.page_token));
         let list = department_reads::list_departments(&self.state.db, &caller, page).await?;
         Ok(Response::new(pb::ListDepartmentsResponse {
-            departments: list
-                .departments
-                .into_iter()
-                .map(department_message)
-                .collect(),
+            departments: list.items.into_iter().map(department_message).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
         }))
     }

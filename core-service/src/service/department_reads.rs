@@ -14,21 +14,13 @@ use sea_orm::{
 use super::lookups::{self as scope, find_department};
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::{
-        ids::ResourceRef,
-        page::{MAX_PAGE_SIZE, Page},
-    },
+    domain::{ids::ResourceRef, page::Page},
     entities::{department, department_closure as closure},
     error::{ServiceError, ServiceResult},
 };
 
 /// The departments of one answer, ascending by id.
-#[derive(Debug, Clone)]
-pub struct DepartmentList {
-    pub departments: Vec<department::Model>,
-    /// Present while more departments follow this page.
-    pub next_page_token: Option<String>,
-}
+pub type DepartmentList = super::keyset::Paged<department::Model>;
 
 pub async fn get_department(
     conn: &impl ConnectionTrait,
@@ -60,35 +52,13 @@ pub async fn list_departments(
     page: Option<super::Parsed<Page>>,
 ) -> ServiceResult<DepartmentList> {
     let grant = caller.grant(Operation::ReadDepartments)?;
-    let Some(page) = page.transpose()? else {
-        let mut departments = Vec::new();
-        let mut after = None;
-        loop {
-            let batch = read_after(conn, caller, grant, after, MAX_PAGE_SIZE).await?;
-            let done = (batch.len() as u64) < MAX_PAGE_SIZE;
-            after = batch.last().map(|last| last.id);
-            departments.extend(batch);
-            if done {
-                break;
-            }
-        }
-        return Ok(DepartmentList {
-            departments,
-            next_page_token: None,
-        });
-    };
-    // One row more than the page tells whether another page follows, so no token ever
-    // leads to an empty page.
-    let mut departments = read_after(conn, caller, grant, page.after, page.size + 1).await?;
-    let more = departments.len() as u64 > page.size;
-    departments.truncate(page.size as usize);
-    let next_page_token = more
-        .then(|| departments.last().map(|last| page.next_token(last.id)))
-        .flatten();
-    Ok(DepartmentList {
-        departments,
-        next_page_token,
-    })
+    let page = page.transpose()?;
+    super::keyset::read(
+        page,
+        |department: &department::Model| department.id,
+        |after, limit| read_after(conn, caller, grant, after, limit),
+    )
+    .await
 }
 
 /// Up to `limit` departments the caller may see with ids greater than `after`, ascending.

@@ -9,6 +9,7 @@
 //! - [`enrollments`]: enroll users, delete enrollments.
 //! - [`content`]: create projects and content items, read a content item.
 //! - [`points`]: add to a user's points, read points as a stream.
+//! - [`keyset`]: keyset paging shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
 //! - [`tree`]: keeping `department_closure` right when departments are added or moved.
@@ -29,6 +30,7 @@ pub mod department_reads;
 pub mod departments;
 pub mod enrollments;
 pub mod groups;
+pub mod keyset;
 pub mod lookups;
 pub mod points;
 pub mod tree;
