@@ -48,7 +48,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("custom_roles", "idx_custom_roles_account_id", false),
     ("users", "uq_users_account_id_email_key", true),
     ("users", "idx_users_account_id_id", false),
-    ("users", "idx_users_department_id_id", false),
+    ("users", "idx_users_department_id_id_account_id", false),
     (
         "user_managed_departments",
         "idx_user_managed_departments_department_id",

@@ -272,8 +272,10 @@ fn group_with_members(
                 .replace("MEMBER_IDS", member_ids)
                 .replace('$', placeholder)
         };
-        // SQLite stores a UUID as a 16-byte blob but concatenates only text: through hex.
-        let sqlite_ids = "unhex(group_concat(hex(m.id), ''))";
+        // SQLite stores a UUID as a 16-byte blob; group_concat appends each blob's bytes as
+        // they are (embedded zero bytes included) and the cast gives them back as one blob,
+        // with no hex text of twice the size built and decoded in between.
+        let sqlite_ids = "CAST(group_concat(m.id, '') AS BLOB)";
         let postgres_ids = "string_agg(uuid_send(m.id), ''::bytea)";
         // PostgreSQL numbers parameters `$n`, SQLite `?n`; both may repeat one.
         [
