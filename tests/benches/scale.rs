@@ -1,5 +1,6 @@
 //! Scale: the seven operations in a small and a large account of one database, side by side
-//! in one run, plus the points read and the import at twice the large size to show growth.
+//! in one run, plus the points read and the import at twice the large size to show growth,
+//! and every paged listing at its first and hundredth page (`scale/paging.rs`).
 //!
 //! Run: `cargo bench -p lms-tests --bench scale` (see `docs/benchmarks.md`).
 //!
@@ -39,6 +40,9 @@ use lms_tests::{
     large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
     stack::{StackOptions, TEST_POLICY},
 };
+
+#[path = "scale/paging.rs"]
+mod paging;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -279,6 +283,8 @@ async fn run_backend(
         )?;
     }
 
+    out.push_str(&paging::table(stack, small, large, config.seconds).await?);
+
     writeln!(
         out,
         "\n| points read (`GET /gamification/points`, every user) | users | time | peak MiB | first {CLIENTS} reads' peak MiB |\n|---|---|---|---|---|"
@@ -358,12 +364,15 @@ async fn send(stack: &TestStack, account: &Account, call: &Call) -> anyhow::Resu
 }
 
 /// `CLIENTS` clients sending `call` back to back for `seconds`.
-async fn rate(
+async fn rate<F>(
     stack: &Arc<TestStack>,
     account: &Account,
-    call: fn(&Account, u64) -> Call,
+    call: F,
     seconds: f64,
-) -> anyhow::Result<Rate> {
+) -> anyhow::Result<Rate>
+where
+    F: Fn(&Account, u64) -> Call + Clone + Send + Sync + 'static,
+{
     // Warm the credentials cache and the statement caches.
     send(stack, account, &call(account, u64::MAX)).await?;
     let sequence = Arc::new(AtomicU64::new(0));
@@ -372,6 +381,7 @@ async fn rate(
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|_| {
             let (stack, account, sequence) = (stack.clone(), account.clone(), sequence.clone());
+            let call = call.clone();
             tokio::spawn(async move {
                 let mut latencies = Vec::new();
                 while Instant::now() < deadline {
