@@ -14,19 +14,22 @@ use std::{
 };
 
 use anyhow::Context as _;
-use futures::{StreamExt as _, stream};
 use lms_proto::v1::{
     admin_service_server::AdminServiceServer, directory_service_server::DirectoryServiceServer,
 };
 use tokio::net::TcpListener;
-use tonic::transport::{Server, server::TcpIncoming};
+use tonic::{
+    service::Routes,
+    transport::{Server, server::TcpIncoming},
+};
+use tonic_health::server::HealthReporter;
 
 use crate::{
     auth::{Authenticator, Clock, SystemClock},
     db::{self, sqlite_file::FileWatch},
     grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
     health,
-    in_memory::{CoreConnection, InMemoryConnector, PipeReceiver},
+    in_process::InProcessCore,
     settings::CoreSettings,
     telemetry,
 };
@@ -41,8 +44,10 @@ pub struct App {
     database_probe: Duration,
     /// The metrics endpoint, when a metrics address is set.
     metrics: Option<lms_runtime::metrics::MetricsServer>,
-    in_memory: InMemoryConnector,
-    pipes: PipeReceiver,
+    /// Every gRPC service of the core, served over TCP and called in process alike.
+    routes: Routes,
+    health: HealthReporter,
+    in_process: InProcessCore,
 }
 
 impl App {
@@ -70,18 +75,20 @@ impl App {
             }
             None => None,
         };
-        let (in_memory, pipes) = InMemoryConnector::new();
+        let state = Arc::new(CoreState {
+            reads: db::ReadConnections::of(&db),
+            db,
+            auth,
+            database_lost: AtomicBool::new(false),
+        });
+        let (health, routes) = routes(&state)?;
         Ok(Self {
-            in_memory,
-            pipes,
+            in_process: InProcessCore::new(routes.clone()),
+            routes,
+            health,
             listener,
             grpc_addr,
-            state: Arc::new(CoreState {
-                reads: db::ReadConnections::of(&db),
-                db,
-                auth,
-                database_lost: AtomicBool::new(false),
-            }),
+            state,
             database_file,
             database_file_check: Duration::from_millis(settings.database_file_check_ms),
             database_probe: Duration::from_millis(settings.database_probe_ms),
@@ -104,16 +111,16 @@ impl App {
         self.state.clone()
     }
 
-    /// Connections to this core from inside the process, served alongside TCP.
-    pub fn in_memory(&self) -> InMemoryConnector {
-        self.in_memory.clone()
+    /// This core's services for callers in the same process, beside TCP for the others.
+    pub fn in_process(&self) -> InProcessCore {
+        self.in_process.clone()
     }
 
     pub async fn run_until(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let (health, health_service) = tonic_health::server::health_reporter();
+        let health = self.health;
         health::set_all(&health, true).await;
         let probe = tokio::spawn(health::follow_database(
             self.state.clone(),
@@ -128,15 +135,6 @@ impl App {
                 let _ = stopped.wait_for(|stop| *stop).await;
             }))
         });
-        // Both reflection versions: grpcurl and current clients speak v1, many stock tools
-        // (older grpcurl, Postman, grpc_cli, Evans) only v1alpha.
-        let reflection = || {
-            tonic_reflection::server::Builder::configure()
-                .register_encoded_file_descriptor_set(lms_proto::FILE_DESCRIPTOR_SET)
-                .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        };
-        let reflection_v1 = reflection().build_v1()?;
-        let reflection_v1alpha = reflection().build_v1alpha()?;
         let file_watch = self.database_file.clone().map(|file| {
             tokio::spawn(watch_database_file(
                 file,
@@ -152,28 +150,18 @@ impl App {
             health::set_all(&health, false).await;
         };
         tracing::info!(addr = %self.grpc_addr, "lms-core listening (gRPC)");
-        Server::builder()
+        let served = Server::builder()
             .layer(telemetry::ObserveLayer)
-            .add_service(health_service)
-            .add_service(reflection_v1)
-            .add_service(reflection_v1alpha)
-            .add_service(AdminServiceServer::new(AdminApi::new(self.state.clone())))
-            .add_service(DirectoryServiceServer::new(DirectoryApi::new(
-                self.state.clone(),
-            )))
+            .add_routes(self.routes)
             .serve_with_incoming_shutdown(
-                stream::select(
-                    // Answers are written in several small frames: without TCP_NODELAY the
-                    // last one waits for the peer's delayed ACK (about 40 ms per answer).
-                    TcpIncoming::from(self.listener)
-                        .with_nodelay(Some(true))
-                        .map(|tcp| tcp.map(CoreConnection::Tcp)),
-                    pipes(self.pipes).map(|pipe| Ok(CoreConnection::InMemory(pipe))),
-                ),
+                // Answers are written in several small frames: without TCP_NODELAY the last
+                // one waits for the peer's delayed ACK (about 40 ms per answer).
+                TcpIncoming::from(self.listener).with_nodelay(Some(true)),
                 shutdown,
             )
-            .await
-            .context("gRPC server failed")?;
+            .await;
+        self.in_process.stop();
+        served.context("gRPC server failed")?;
         if let Some(task) = file_watch {
             task.abort();
         }
@@ -187,8 +175,25 @@ impl App {
     }
 }
 
-fn pipes(mut receiver: PipeReceiver) -> impl futures::Stream<Item = tokio::io::DuplexStream> {
-    stream::poll_fn(move |cx| receiver.poll_recv(cx))
+/// The health service and every service of the core, in one set of routes.
+fn routes(state: &SharedState) -> anyhow::Result<(HealthReporter, Routes)> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    // Both reflection versions: grpcurl and current clients speak v1, many stock tools
+    // (older grpcurl, Postman, grpc_cli, Evans) only v1alpha.
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(lms_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let routes = Routes::new(health_service)
+        .add_service(reflection().build_v1()?)
+        .add_service(reflection().build_v1alpha()?)
+        .add_service(AdminServiceServer::new(AdminApi::new(state.clone())))
+        .add_service(DirectoryServiceServer::new(DirectoryApi::new(
+            state.clone(),
+        )))
+        .prepare();
+    Ok((health, routes))
 }
 
 /// Checks every `interval` that the SQLite file is still the one opened. When it is gone,

@@ -24,7 +24,8 @@
 //! - [`grpc`]: thin tonic adapters: `lms.v1` requests into parsed inputs (`TryFrom`),
 //!   the service call, and the one error mapping.
 //! - [`import`]: the import document (contract section 9).
-//! - [`in_memory`]: gRPC connections from inside the process (`lms up`), without a socket.
+//! - [`in_process`]: the core's gRPC services called from inside its process (`lms up`),
+//!   through the `lms.v1` codec but without a transport.
 //! - [`telemetry`]: what each gRPC call tells: its SERVER span (continuing the caller's W3C
 //!   trace), its log line and its metrics (the subscriber, the shutdown signal and trace
 //!   propagation come from `lms-runtime`).
@@ -44,7 +45,7 @@ mod fuzz;
 pub mod grpc;
 pub mod health;
 pub mod import;
-pub mod in_memory;
+pub mod in_process;
 pub mod metrics;
 pub mod service;
 pub mod settings;

@@ -115,8 +115,8 @@ where
         let (service, method) = method_of(request.uri().path());
         let peer = request
             .extensions()
-            .get::<Option<TcpConnectInfo>>()
-            .and_then(|info| info.as_ref()?.remote_addr());
+            .get::<TcpConnectInfo>()
+            .and_then(TcpConnectInfo::remote_addr);
         // Health checks come every few seconds from balancers and orchestrators: counted,
         // but neither traced nor logged above DEBUG, so they do not bury the requests.
         let quiet = service == HEALTH_SERVICE;

@@ -1,6 +1,6 @@
-//! The whole service in one process: the core and the gateway, connected over real gRPC
-//! through an in-memory pipe (the core still serves TCP for other callers), started and
-//! stopped together. `lms up`, the end-to-end tests and the benchmarks
+//! The whole service in one process: the core and the gateway, the gateway calling the
+//! core's gRPC services in process through the `lms.v1` codec (the core still serves TCP for
+//! other callers), started and stopped together. `lms up`, the end-to-end tests and the benchmarks
 //! all start the service this way.
 
 use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
@@ -10,7 +10,7 @@ use lms_core::{
     app::App as Core,
     auth::{Clock, SystemClock},
     grpc::SharedState,
-    in_memory::InMemoryConnector,
+    in_process::InProcessCore,
     settings::CoreSettings,
 };
 use lms_gateway::{
@@ -86,8 +86,8 @@ impl Stack {
             metrics_addr: None,
             server: settings.http_server.clone(),
         };
-        // The gateway reaches its core without a socket; other callers use the gRPC port.
-        let client = CoreClient::new(core.in_memory().channel(), gateway_settings.core_timeout());
+        // The gateway calls its core without a transport; other callers use the gRPC port.
+        let client = CoreClient::in_process(core.in_process(), gateway_settings.core_timeout());
         let gateway = Gateway::build_with_core(gateway_settings, client).await?;
         Ok(Self { core, gateway })
     }
@@ -107,9 +107,9 @@ impl Stack {
         self.core.grpc_addr()
     }
 
-    /// In-process connections to the core, as the gateway's (for benchmarks and tests).
-    pub fn core_in_memory(&self) -> InMemoryConnector {
-        self.core.in_memory()
+    /// The core's services as the gateway calls them (for benchmarks and tests).
+    pub fn core_in_process(&self) -> InProcessCore {
+        self.core.in_process()
     }
 
     /// The core's state (database, authenticator), for work before serving and for tests.
@@ -123,16 +123,21 @@ impl Stack {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
-        let (stop, stopped) = watch::channel(false);
+        let (stop_gateway, gateway_stopped) = watch::channel(false);
+        let (stop_core, core_stopped) = watch::channel(false);
         let wait = |mut stopped: watch::Receiver<bool>| async move {
             let _ = stopped.wait_for(|stop| *stop).await;
         };
-        let core_task = tokio::spawn(self.core.run_until(wait(stopped.clone())));
-        let gateway_task = tokio::spawn(self.gateway.run_until(wait(stopped)));
+        let core_task = tokio::spawn(self.core.run_until(wait(core_stopped)));
+        let gateway_task = tokio::spawn(self.gateway.run_until(wait(gateway_stopped)));
         shutdown.await;
-        let _ = stop.send(true);
+        // The gateway first: its open requests call the core in process, which has no
+        // connection for the core's shutdown to drain, so the core stops once they are done.
+        let _ = stop_gateway.send(true);
         let (gateway, core) = tokio::time::timeout(STOP_TIMEOUT, async {
-            (gateway_task.await, core_task.await)
+            let gateway = gateway_task.await;
+            let _ = stop_core.send(true);
+            (gateway, core_task.await)
         })
         .await
         .with_context(|| format!("services did not stop within {STOP_TIMEOUT:?}"))?;

@@ -8,7 +8,8 @@
 //! - the ceiling: a static axum handler answering the same bytes;
 //! - the core's service function called directly (authentication included);
 //! - the same through the gRPC service's method, in process (no codec, no transport);
-//! - through a tonic client over the in-process pipe `lms up` uses (codec and HTTP/2);
+//! - through a tonic client calling the core's services in process, as `lms up` does (the
+//!   `lms.v1` codec, no transport);
 //! - through a tonic client over loopback TCP;
 //! - the full XML request through the gateway, as `lms up` runs it (one process);
 //! - the same with core and gateway as two separate processes (this executable started
@@ -46,6 +47,7 @@ use lms_core::{
     auth::{Credentials, PasswordHasher, PasswordPolicy},
     domain::ids::ResourceRef,
     grpc::{SharedState, admin::AdminApi},
+    in_process::InProcessCore,
     service::groups,
     settings::CoreSettings,
 };
@@ -424,7 +426,7 @@ enum Layer {
     Ceiling,
     ServiceFn,
     GrpcMethod,
-    GrpcInMemory,
+    GrpcInProcess,
     GrpcTcp,
     LmsUp,
     LmsUpOverTcp,
@@ -436,7 +438,7 @@ impl Layer {
         Layer::Ceiling,
         Layer::ServiceFn,
         Layer::GrpcMethod,
-        Layer::GrpcInMemory,
+        Layer::GrpcInProcess,
         Layer::GrpcTcp,
         Layer::LmsUp,
         Layer::LmsUpOverTcp,
@@ -449,7 +451,7 @@ impl Layer {
             Layer::Ceiling => "ceiling",
             Layer::ServiceFn => "service-fn",
             Layer::GrpcMethod => "grpc-method",
-            Layer::GrpcInMemory => "grpc-pipe",
+            Layer::GrpcInProcess => "grpc-in-process",
             Layer::GrpcTcp => "grpc-tcp",
             Layer::LmsUp => "lms-up",
             Layer::LmsUpOverTcp => "lms-up-tcp",
@@ -462,7 +464,7 @@ impl Layer {
             Layer::Ceiling => "ceiling: static axum handler, same bytes (HTTP)",
             Layer::ServiceFn => "core service fn direct (authenticate + groups::get_group)",
             Layer::GrpcMethod => "gRPC service method in process (AdminApi::get_group)",
-            Layer::GrpcInMemory => "gRPC client over the in-process pipe",
+            Layer::GrpcInProcess => "gRPC client calling the core in process, as `lms up` does",
             Layer::GrpcTcp => "gRPC client over loopback TCP",
             Layer::LmsUp => "full XML through the gateway, `lms up` (one process)",
             Layer::LmsUpOverTcp => {
@@ -501,7 +503,7 @@ struct Bench {
     server: Runtime,
     load: Runtime,
     state: SharedState,
-    in_memory: AdminServiceClient<tonic::transport::Channel>,
+    in_process: AdminServiceClient<InProcessCore>,
     tcp: AdminServiceClient<tonic::transport::Channel>,
     lms_up: SocketAddr,
     lms_up_over_tcp: SocketAddr,
@@ -556,12 +558,18 @@ impl Bench {
                         }
                     }))
             }
-            Layer::GrpcInMemory | Layer::GrpcTcp => {
-                let client = if layer == Layer::GrpcTcp {
-                    self.tcp.clone()
-                } else {
-                    self.in_memory.clone()
-                };
+            Layer::GrpcInProcess => {
+                let (client, tgt) = (self.in_process.clone(), tgt.clone());
+                self.server
+                    .block_on(in_process_loop(tasks, seconds, move || {
+                        let (mut client, request) = (client.clone(), tgt.grpc_request());
+                        async move {
+                            client.get_group(request).await.expect("group read");
+                        }
+                    }))
+            }
+            Layer::GrpcTcp => {
+                let client = self.tcp.clone();
                 let tgt = tgt.clone();
                 self.server
                     .block_on(in_process_loop(tasks, seconds, move || {
@@ -784,11 +792,7 @@ fn run() {
     let stack = server.block_on(Stack::build(&settings)).expect("stack");
     let state = stack.state();
     let targets = server.block_on(import_accounts(&state));
-    // The channel's connection task runs on the services' runtime, as in `lms up`.
-    let in_memory = {
-        let _runtime = server.enter();
-        stack.core_in_memory().channel()
-    };
+    let in_process = stack.core_in_process();
     let (grpc_addr, lms_up) = (stack.grpc_addr(), stack.http_addr());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let stack_task = server.spawn(stack.run_until(async {
@@ -796,7 +800,7 @@ fn run() {
     }));
 
     // A second gateway in this process, calling the same core over loopback TCP: how `lms up`
-    // connected them before the in-memory pipe.
+    // connected them before they shared the process.
     let lms_up_over_tcp = server.block_on(async {
         let gateway = lms_gateway::App::build(lms_gateway::GatewaySettings {
             http_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -838,7 +842,7 @@ fn run() {
         server,
         load,
         state,
-        in_memory: AdminServiceClient::new(in_memory),
+        in_process: AdminServiceClient::new(in_process),
         tcp: AdminServiceClient::new(tcp),
         lms_up,
         lms_up_over_tcp,

@@ -1,5 +1,6 @@
 //! The connection to lms-core: lazily connecting tonic channels to one or more replicas
-//! ([`replicas`](crate::replicas)), the per-call deadline, the metadata every call carries
+//! ([`replicas`](crate::replicas)) or the core's own services in the same process, the
+//! per-call deadline, the metadata every call carries
 //! (credentials, request id, trace context), and what a call that never reached the core
 //! becomes (503 with `Retry-After`, logged once per outage).
 
@@ -21,8 +22,42 @@ use crate::replicas::{Replicas, refused_at_connection};
 use crate::request_id::RequestId;
 use crate::telemetry::CoreCall;
 
-/// The channel to the core, each call in its CLIENT span.
-pub(crate) type CoreChannel = CoreCall<Channel>;
+/// How calls reach a core: a tonic channel (TCP), or the core's services themselves when it
+/// runs in this process. Either way every call is an `lms.v1` message through the gRPC codec.
+pub(crate) type CoreTransport = tower::util::BoxCloneSyncService<
+    http::Request<tonic::body::Body>,
+    http::Response<tonic::body::Body>,
+    TransportError,
+>;
+
+/// Why a call did not reach the core (or its answer did not come back), as the transport
+/// said: a concrete type rather than a boxed error, since a boxed trait object as a client's
+/// error keeps the handlers' futures from being provably `Send`. The transport's own error
+/// is its source, so the status tonic makes of it keeps the whole chain.
+#[derive(Debug)]
+pub(crate) struct TransportError(tower::BoxError);
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "transport error")
+    }
+}
+
+impl std::error::Error for TransportError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+/// The transport to the core, each call in its CLIENT span.
+pub(crate) type CoreChannel = CoreCall<CoreTransport>;
+
+/// A tonic channel as a [`CoreTransport`].
+pub(crate) fn over_channel(channel: Channel) -> CoreTransport {
+    CoreTransport::new(tower::ServiceExt::map_err(channel, |error| {
+        TransportError(error.into())
+    }))
+}
 
 /// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
 /// propagate at least).
@@ -44,9 +79,30 @@ impl CoreClient {
     /// A client over an existing channel; `timeout` bounds every call.
     pub fn new(channel: Channel, timeout: Duration) -> Self {
         Self::over(
-            Replicas::new(vec![("the core".to_owned(), channel)]),
+            Replicas::new(vec![("the core".to_owned(), over_channel(channel))]),
             timeout,
         )
+    }
+
+    /// A client of a core in this process, calling its services without a transport
+    /// (`lms up`); `timeout` bounds every call. A call the service refuses with an I/O error
+    /// of kind `ConnectionRefused` (a stopped core) is answered 503 as over TCP.
+    pub fn in_process<S>(core: S, timeout: Duration) -> Self
+    where
+        S: tower::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<tonic::body::Body>,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Error: Into<tower::BoxError>,
+        S::Future: Send + 'static,
+    {
+        let core = CoreTransport::new(tower::ServiceExt::map_err(core, |error: S::Error| {
+            TransportError(error.into())
+        }));
+        Self::over(Replicas::new(vec![("the core".to_owned(), core)]), timeout)
     }
 
     fn over(replicas: Arc<Replicas>, timeout: Duration) -> Self {
@@ -69,7 +125,7 @@ impl CoreClient {
                     .map_err(|error| anyhow::anyhow!("invalid core URL {core_url:?}: {error}"))?
                     .connect_timeout(timeout)
                     .tcp_nodelay(true);
-                Ok((core_url.clone(), endpoint.connect_lazy()))
+                Ok((core_url.clone(), over_channel(endpoint.connect_lazy())))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let replicas = Replicas::new(channels);

@@ -12,11 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use lms_proto::v1::admin_service_client::AdminServiceClient;
-use tonic::transport::Channel;
-
-use crate::core_client::CoreChannel;
+use crate::core_client::{CoreChannel, CoreTransport};
 use crate::telemetry::CoreCallLayer;
+use lms_proto::v1::admin_service_client::AdminServiceClient;
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
@@ -32,7 +30,7 @@ const CHECKED_SERVICE: &str = "lms.v1.AdminService";
 #[derive(Debug)]
 struct Replica {
     url: String,
-    channel: Channel,
+    channel: CoreTransport,
     reachable: AtomicBool,
 }
 
@@ -46,7 +44,7 @@ pub(crate) struct Replicas {
 impl Replicas {
     /// Replicas over `channels` (URL and lazily connecting channel each), all first believed
     /// reachable.
-    pub(crate) fn new(channels: Vec<(String, Channel)>) -> Arc<Self> {
+    pub(crate) fn new(channels: Vec<(String, CoreTransport)>) -> Arc<Self> {
         Arc::new(Self {
             members: channels
                 .into_iter()
@@ -98,7 +96,7 @@ impl Replicas {
     }
 
     /// A client for health checks, which are background work and make no spans.
-    pub(crate) fn health(&self, replica: usize) -> HealthClient<Channel> {
+    pub(crate) fn health(&self, replica: usize) -> HealthClient<CoreTransport> {
         HealthClient::new(self.members[replica].channel.clone())
     }
 
@@ -178,7 +176,7 @@ mod tests {
             .map(|i| {
                 let url = format!("http://127.0.0.1:{}", 9 + i);
                 let channel = Endpoint::from_shared(url.clone()).unwrap().connect_lazy();
-                (url, channel)
+                (url, crate::core_client::over_channel(channel))
             })
             .collect();
         // No health checks: the flags stay as the test sets them.
@@ -243,7 +241,11 @@ mod tests {
         );
         let channel = Endpoint::from_shared(url.clone()).unwrap().connect_lazy();
         let other = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
-        let replicas = Replicas::new(vec![(url, channel), ("other".to_owned(), other)]);
+        let over = crate::core_client::over_channel;
+        let replicas = Replicas::new(vec![
+            (url, over(channel)),
+            ("other".to_owned(), over(other)),
+        ]);
         replicas.watch_health(Duration::from_secs(1));
 
         until_reachable(&replicas, 0, false).await;
