@@ -44,6 +44,11 @@ pub fn router(core: CoreClient) -> Router {
             get(group::get_group).post(group::update_group),
         )
         .route("/enrollment/delete", post(enrollment::delete_enrollments))
+        .route("/enrollment", get(enrollment::list_enrollments))
+        .route(
+            "/enrollments",
+            get(enrollment::page_enrollments).post(enrollment::page_enrollments_by_post),
+        )
         .route("/content/{content_item_id}", get(content::get_content_item))
         .route(
             "/gamification/points",

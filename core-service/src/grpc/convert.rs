@@ -264,6 +264,24 @@ pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invali
     IdList::parse("userIds", &req.user_ids)
 }
 
+/// The filters of an enrollment listing; each malformed id is refused naming its list.
+pub(super) fn enrollment_filter(
+    req: &pb::ListEnrollmentsRequest,
+) -> Result<crate::service::enrollment_reads::EnrollmentFilter, Invalid> {
+    Ok(crate::service::enrollment_reads::EnrollmentFilter {
+        learner_ids: IdList::parse("learnerIds", &req.learner_ids)?,
+        course_ids: IdList::parse("courseIds", &req.course_ids)?,
+        enrollment_ids: IdList::parse("enrollmentIds", &req.enrollment_ids)?,
+    })
+}
+
+/// The filters of a content listing.
+pub(super) fn content_filter(
+    req: &pb::ListContentItemsRequest,
+) -> Result<crate::service::content_reads::ContentFilter, Invalid> {
+    crate::service::content_reads::ContentFilter::parse(&req.content_item_ids, &req.content_types)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,4 +1,10 @@
-//! `POST /enrollment/delete`.
+//! Enrollments: `POST /enrollment/delete` here; the listings in [`reads`], their XML and JSON
+//! in [`render`].
+
+mod reads;
+mod render;
+
+pub(crate) use reads::{list_enrollments, page_enrollments, page_enrollments_by_post};
 
 use axum::extract::State;
 use axum::http::StatusCode;
