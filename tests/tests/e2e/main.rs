@@ -9,6 +9,7 @@
 mod authentication;
 mod clients;
 mod content;
+mod content_lists;
 mod department_moves_concurrently;
 mod department_reads;
 mod departments;

@@ -4,7 +4,9 @@
 mod reads;
 mod render;
 
-pub(crate) use reads::{list_enrollments, page_enrollments, page_enrollments_by_post};
+pub(crate) use reads::{
+    list_enrollments, page_enrollments, page_enrollments_by_post, parse_page_size, xml_ids,
+};
 
 use axum::extract::State;
 use axum::http::StatusCode;
