@@ -44,7 +44,10 @@ pub fn router(core: CoreClient) -> Router {
             get(group::get_group).post(group::update_group),
         )
         .route("/enrollment/delete", post(enrollment::delete_enrollments))
-        .route("/enrollment", get(enrollment::list_enrollments))
+        .route(
+            "/enrollment",
+            get(enrollment::list_enrollments).post(enrollment::enroll_learners),
+        )
         .route(
             "/enrollments",
             get(enrollment::page_enrollments).post(enrollment::page_enrollments_by_post),

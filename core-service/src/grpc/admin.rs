@@ -14,8 +14,8 @@ use crate::{
     },
     entities::department,
     service::{
-        content, content_reads, department_reads, departments, enrollment_reads, enrollments,
-        groups, points,
+        content, content_reads, department_reads, departments, enrollment_reads, enrollment_writes,
+        enrollments, groups, points,
     },
 };
 
@@ -241,9 +241,12 @@ impl AdminService for AdminApi {
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/EnrollLearners")]
     async fn enroll_learners(
         &self,
-        _request: Request<pb::EnrollLearnersRequest>,
+        request: Request<pb::EnrollLearnersRequest>,
     ) -> Result<Response<pb::EnrollLearnersResponse>, Status> {
-        Err(Status::unimplemented("EnrollLearners is not served yet."))
+        let caller = caller(&self.state, &request).await?;
+        let new = convert::new_enrollments(request.get_ref());
+        enrollment_writes::enroll_learners(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::EnrollLearnersResponse {}))
     }
 }
 

@@ -275,6 +275,22 @@ pub(super) fn enrollment_filter(
     })
 }
 
+/// The learners, courses and dates of `POST /enrollment`.
+pub(super) fn new_enrollments(
+    req: &pb::EnrollLearnersRequest,
+) -> Result<crate::service::enrollment_writes::NewEnrollments, Invalid> {
+    use crate::service::enrollment_writes::{NewEnrollments, RawEnrollments};
+    NewEnrollments::parse(&RawEnrollments {
+        course_ids: &req.course_ids,
+        learner_ids: &req.learner_ids,
+        access_date: req.access_date.as_deref(),
+        due_date_type: req.due_date_type.as_deref(),
+        due_date: req.due_date.as_deref(),
+        due_period: req.due_period.as_deref(),
+        lock_after_due_date: req.lock_after_due_date,
+    })
+}
+
 /// The filters of a content listing.
 pub(super) fn content_filter(
     req: &pb::ListContentItemsRequest,

@@ -8,6 +8,7 @@
 //! - [`groups`]: read, rename and create groups, add members.
 //! - [`enrollments`]: enroll users, delete enrollments.
 //! - [`enrollment_reads`]: list enrollments whole or by keyset pages.
+//! - [`enrollment_writes`]: enroll learners in courses (`POST /enrollment`).
 //! - [`content`]: create projects and content items, read a content item.
 //! - [`content_reads`]: list content items whole or by keyset pages.
 //! - [`points`]: add to a user's points, read points as a stream.
@@ -32,6 +33,7 @@ pub mod content_reads;
 pub mod department_reads;
 pub mod departments;
 pub mod enrollment_reads;
+pub mod enrollment_writes;
 pub mod enrollments;
 pub mod groups;
 pub mod keyset;
