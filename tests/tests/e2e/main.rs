@@ -14,6 +14,7 @@ mod department_moves_concurrently;
 mod department_reads;
 mod departments;
 mod directory;
+mod enrollment_create;
 mod enrollment_lists;
 mod enrollments;
 mod every_operation;
