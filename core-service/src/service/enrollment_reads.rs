@@ -4,7 +4,7 @@
 //! Every statement walks one index in id order from the page's position: the account's
 //! enrollments on `(account_id, id)`, or, when the request names learners or courses, each
 //! named one's enrollments on `(learner_id, id)` / `(content_item_id, id)`, merged here. The
-//! other filters ride along as residual conditions, so no statement sorts enrollments.
+//! other filters are applied to the rows walked, so no statement sorts enrollments.
 //!
 //! A scoped caller (department administrator, publisher, custom role) sees the enrollments of
 //! learners in its subtrees. The walk reads candidates in id order and drops those of learners
@@ -13,12 +13,12 @@
 //! scope's learners instead would cost one statement per learner per page, which is worse for
 //! the common case of a scope holding most of the account.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, Select, prelude::Uuid,
+    QuerySelect as _, prelude::Uuid,
 };
 
 use super::{Parsed, keyset::Paged, lookups};
@@ -101,6 +101,10 @@ pub async fn list_enrollments(
 }
 
 /// Up to `limit` enrollments the caller may see with ids greater than `after`, ascending.
+///
+/// The walk follows one index; the filters it does not follow and a scoped caller's scope are
+/// applied here, batch by batch, until the page is full or the walk ends. As conditions of the
+/// statement they would let PostgreSQL combine two indexes and sort the result.
 async fn read_after(
     conn: &impl ConnectionTrait,
     caller: &Caller,
@@ -109,34 +113,37 @@ async fn read_after(
     after: Option<Uuid>,
     limit: u64,
 ) -> ServiceResult<Vec<enrollment::Model>> {
-    if grant != Grant::InScope {
-        return candidates(conn, caller.account_id, filter, after, limit).await;
+    let scoped = grant == Grant::InScope;
+    // An empty scope holds nobody: walking the account to drop every row would be waste.
+    if scoped && caller.managed_department_ids.is_empty() {
+        return Ok(Vec::new());
     }
     let mut found = Vec::new();
     let mut cursor = after;
     loop {
-        let batch = candidates(conn, caller.account_id, filter, cursor, limit).await?;
+        let batch = walk(conn, caller.account_id, filter, cursor, limit).await?;
         let exhausted = (batch.len() as u64) < limit;
         let Some(last) = batch.last() else {
             break;
         };
         cursor = Some(last.id);
-        let learners: Vec<Uuid> = batch
-            .iter()
-            .map(|e| e.learner_id)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let outside: HashSet<Uuid> =
-            lookups::users_outside_scope(conn, &caller.managed_department_ids, &learners)
-                .await?
+        let mut batch: Vec<enrollment::Model> =
+            batch.into_iter().filter(|e| filter.selects(e)).collect();
+        if scoped && !batch.is_empty() {
+            let learners: Vec<Uuid> = batch
+                .iter()
+                .map(|e| e.learner_id)
+                .collect::<BTreeSet<_>>()
                 .into_iter()
                 .collect();
-        found.extend(
-            batch
-                .into_iter()
-                .filter(|e| !outside.contains(&e.learner_id)),
-        );
+            let outside: HashSet<Uuid> =
+                lookups::users_outside_scope(conn, &caller.managed_department_ids, &learners)
+                    .await?
+                    .into_iter()
+                    .collect();
+            batch.retain(|e| !outside.contains(&e.learner_id));
+        }
+        found.extend(batch);
         if exhausted || found.len() as u64 >= limit {
             break;
         }
@@ -145,9 +152,20 @@ async fn read_after(
     Ok(found)
 }
 
-/// Up to `limit` enrollments of the account that `filter` selects, with ids greater than
-/// `after`, ascending; scope not applied.
-async fn candidates(
+impl EnrollmentFilter {
+    /// Whether `e` passes every filter (the walk's own included, which it passes anyway).
+    fn selects(&self, e: &enrollment::Model) -> bool {
+        let passes =
+            |ids: &IdList, id: Uuid| ids.is_empty() || ids.as_slice().binary_search(&id).is_ok();
+        passes(&self.learner_ids, e.learner_id)
+            && passes(&self.course_ids, e.content_item_id)
+            && passes(&self.enrollment_ids, e.id)
+    }
+}
+
+/// Up to `limit` enrollments of the account with ids greater than `after`, ascending, along
+/// the one index the filter lets the walk follow; the other filters are not applied.
+async fn walk(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     filter: &EnrollmentFilter,
@@ -166,22 +184,21 @@ async fn candidates(
         // A bounded list of primary keys: read them all, order and cut here.
         let mut rows = Vec::new();
         for chunk in bulk::in_chunks(filter.enrollment_ids.as_slice()) {
-            let query = in_account().filter(enrollment::Column::Id.is_in(chunk.iter().copied()));
-            rows.extend(residual(query, filter, Driver::Ids).all(conn).await?);
+            rows.extend(
+                in_account()
+                    .filter(enrollment::Column::Id.is_in(chunk.iter().copied()))
+                    .all(conn)
+                    .await?,
+            );
         }
         rows.sort_unstable_by_key(|e| e.id);
         rows.truncate(limit as usize);
         return Ok(rows);
     }
-    let (driver, column, ids) = if !filter.learner_ids.is_empty() {
-        (
-            Driver::Learners,
-            enrollment::Column::LearnerId,
-            filter.learner_ids.as_slice(),
-        )
+    let (column, ids) = if !filter.learner_ids.is_empty() {
+        (enrollment::Column::LearnerId, filter.learner_ids.as_slice())
     } else if !filter.course_ids.is_empty() {
         (
-            Driver::Courses,
             enrollment::Column::ContentItemId,
             filter.course_ids.as_slice(),
         )
@@ -196,11 +213,13 @@ async fn candidates(
     // among the first `limit` of each walk. The map never holds more than `limit` rows.
     let mut merged = BTreeMap::new();
     for id in ids {
-        let query = in_account()
+        let rows = in_account()
             .filter(column.eq(*id))
             .order_by_asc(enrollment::Column::Id)
-            .limit(limit);
-        for row in residual(query, filter, driver).all(conn).await? {
+            .limit(limit)
+            .all(conn)
+            .await?;
+        for row in rows {
             merged.insert(row.id, row);
         }
         while merged.len() as u64 > limit {
@@ -208,32 +227,6 @@ async fn candidates(
         }
     }
     Ok(merged.into_values().collect())
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Driver {
-    Ids,
-    Learners,
-    Courses,
-}
-
-/// The filters the walk does not follow, as conditions on the rows it reads.
-fn residual(
-    mut query: Select<enrollment::Entity>,
-    filter: &EnrollmentFilter,
-    driver: Driver,
-) -> Select<enrollment::Entity> {
-    if driver == Driver::Ids && !filter.learner_ids.is_empty() {
-        query = query.filter(
-            enrollment::Column::LearnerId.is_in(filter.learner_ids.as_slice().iter().copied()),
-        );
-    }
-    if driver != Driver::Courses && !filter.course_ids.is_empty() {
-        query = query.filter(
-            enrollment::Column::ContentItemId.is_in(filter.course_ids.as_slice().iter().copied()),
-        );
-    }
-    query
 }
 
 #[cfg(test)]
