@@ -46,6 +46,10 @@ pub enum Operation {
     DeleteEnrollments,
     GetContentItem,
     GetPoints,
+    /// Listing enrollments (whole or paged).
+    ReadEnrollments,
+    /// Enrolling learners in content items (`POST /enrollment`).
+    CreateEnrollments,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
 }
@@ -62,6 +66,8 @@ impl Operation {
             Operation::DeleteEnrollments => Permission::EnrollmentDelete,
             Operation::GetContentItem => Permission::ContentRead,
             Operation::GetPoints => Permission::PointsRead,
+            Operation::ReadEnrollments => Permission::EnrollmentRead,
+            Operation::CreateEnrollments => Permission::EnrollmentCreate,
             Operation::ManageDirectory => return None,
         })
     }
@@ -74,7 +80,9 @@ impl Operation {
             | Operation::ReadDepartments
             | Operation::DeleteDepartment
             | Operation::DeleteEnrollments
-            | Operation::GetPoints => Grant::InScope,
+            | Operation::GetPoints
+            | Operation::ReadEnrollments
+            | Operation::CreateEnrollments => Grant::InScope,
             Operation::UpdateGroup
             | Operation::GetGroup
             | Operation::GetContentItem
@@ -93,6 +101,8 @@ impl Operation {
             Operation::DeleteEnrollments => "You do not have permission to delete enrollments.",
             Operation::GetContentItem => "You do not have permission to read content items.",
             Operation::GetPoints => "You do not have permission to read points.",
+            Operation::ReadEnrollments => "You do not have permission to read enrollments.",
+            Operation::CreateEnrollments => "You do not have permission to enroll learners.",
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
         }
     }
@@ -137,8 +147,9 @@ impl Caller {
             ) => Some(Grant::Everything),
             (
                 Role::DepartmentAdministrator | Role::Publisher,
-                Op::DeleteEnrollments | Op::GetPoints,
+                Op::DeleteEnrollments | Op::GetPoints | Op::ReadEnrollments,
             ) => Some(Grant::InScope),
+            (Role::DepartmentAdministrator, Op::CreateEnrollments) => Some(Grant::InScope),
             (Role::Author, Op::GetGroup) => Some(Grant::CountOnly),
             (Role::Author, Op::GetContentItem) => Some(Grant::AuthoredProjects),
             (Role::Custom, op) => op
@@ -265,6 +276,33 @@ mod tests {
         );
         assert_eq!(
             grants(Role::Custom, &[Permission::DepartmentDelete]),
+            [None, Some(InScope)]
+        );
+    }
+
+    #[test]
+    fn enrollment_reads_and_creates_follow_neighbours_section_5() {
+        let grants = |role, permissions: &[Permission]| {
+            let c = caller(role, permissions);
+            [Operation::ReadEnrollments, Operation::CreateEnrollments].map(|op| c.grant(op).ok())
+        };
+        for role in [Role::AccountOwner, Role::AccountAdministrator] {
+            assert_eq!(grants(role, &[]), [Some(Everything); 2]);
+        }
+        assert_eq!(
+            grants(Role::DepartmentAdministrator, &[]),
+            [Some(InScope); 2]
+        );
+        assert_eq!(grants(Role::Publisher, &[]), [Some(InScope), None]);
+        assert_eq!(grants(Role::Author, &[]), [None; 2]);
+        assert_eq!(grants(Role::Learner, &[]), [None; 2]);
+        assert_eq!(grants(Role::Custom, &[]), [None; 2]);
+        assert_eq!(
+            grants(Role::Custom, &[Permission::EnrollmentRead]),
+            [Some(InScope), None]
+        );
+        assert_eq!(
+            grants(Role::Custom, &[Permission::EnrollmentCreate]),
             [None, Some(InScope)]
         );
     }

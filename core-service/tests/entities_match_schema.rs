@@ -310,6 +310,9 @@ async fn check_entities(db: &DatabaseConnection) {
             learner_id,
             content_item_id: item_id,
             created_at: at(10),
+            access_at: Some(at(11)),
+            due_at: Some(at(12)),
+            lock_after_due: true,
         },
         enrollment_id,
     )

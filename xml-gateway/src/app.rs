@@ -44,7 +44,20 @@ pub fn router(core: CoreClient) -> Router {
             get(group::get_group).post(group::update_group),
         )
         .route("/enrollment/delete", post(enrollment::delete_enrollments))
+        .route(
+            "/enrollment",
+            get(enrollment::list_enrollments).post(enrollment::enroll_learners),
+        )
+        .route(
+            "/enrollments",
+            get(enrollment::page_enrollments).post(enrollment::page_enrollments_by_post),
+        )
         .route("/content/{content_item_id}", get(content::get_content_item))
+        .route("/content", get(content::list_content_items))
+        .route(
+            "/contents",
+            get(content::page_content_items).post(content::page_content_items_by_post),
+        )
         .route(
             "/gamification/points",
             get(points::get_points).post(points::post_points),

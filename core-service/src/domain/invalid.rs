@@ -86,6 +86,16 @@ pub enum Reason {
     NotAPageToken {
         listing: &'static str,
     },
+    /// Two id lists whose every pair is one row, making more rows than allowed.
+    TooManyPairs {
+        other: &'static str,
+        max: usize,
+        given: usize,
+    },
+    /// Not a date in any of the forms enrollment writes take.
+    NotAnEnrollmentDate {
+        raw: String,
+    },
 }
 
 impl Invalid {
@@ -168,6 +178,15 @@ impl fmt::Display for Invalid {
                 clip(raw)
             ),
             Reason::AccountUrl(err) => write!(f, "{field}: {err}"),
+            Reason::TooManyPairs { other, max, given } => write!(
+                f,
+                "{other} × {field} must make at most {max} enrollments in one request; {given} were asked for"
+            ),
+            Reason::NotAnEnrollmentDate { raw } => write!(
+                f,
+                "{field} '{}' must be a date as YYYY-MM-DD HH:MM:SS (UTC), YYYY-MM-DD or with an offset, e.g. 2019-09-26T10:30:00+00:00",
+                clip(raw)
+            ),
         }
     }
 }

@@ -78,10 +78,12 @@ pub enum Permission {
     EnrollmentDelete,
     ContentRead,
     PointsRead,
+    EnrollmentRead,
+    EnrollmentCreate,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 9] = [
+    pub const ALL: [Permission; 11] = [
         Permission::DepartmentCreate,
         Permission::DepartmentUpdate,
         Permission::DepartmentRead,
@@ -91,6 +93,8 @@ impl Permission {
         Permission::EnrollmentDelete,
         Permission::ContentRead,
         Permission::PointsRead,
+        Permission::EnrollmentRead,
+        Permission::EnrollmentCreate,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -104,6 +108,8 @@ impl Permission {
             Permission::EnrollmentDelete => "enrollment.delete",
             Permission::ContentRead => "content.read",
             Permission::PointsRead => "points.read",
+            Permission::EnrollmentRead => "enrollment.read",
+            Permission::EnrollmentCreate => "enrollment.create",
         }
     }
 

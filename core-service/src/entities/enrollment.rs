@@ -11,6 +11,12 @@ pub struct Model {
     pub learner_id: Uuid,
     pub content_item_id: Uuid,
     pub created_at: DateTimeUtc,
+    /// When the learner may start; `None` means from `created_at`.
+    pub access_at: Option<DateTimeUtc>,
+    /// `None`: no due date.
+    pub due_at: Option<DateTimeUtc>,
+    /// Whether the item closes to the learner after `due_at`.
+    pub lock_after_due: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -13,7 +13,10 @@ use crate::{
         page::{Listing, Page},
     },
     entities::department,
-    service::{content, department_reads, departments, enrollments, groups, points},
+    service::{
+        content, content_reads, department_reads, departments, enrollment_reads, enrollment_writes,
+        enrollments, groups, points,
+    },
 };
 
 pub struct AdminApi {
@@ -148,15 +151,7 @@ impl AdminService for AdminApi {
         let item_ref = ResourceRef::parse(request.into_inner().content_item_id);
         let item = content::get_content_item(&self.state.db, &caller, &item_ref).await?;
         Ok(Response::new(pb::GetContentItemResponse {
-            content_item: Some(pb::ContentItem {
-                content_item_id: item.id.to_string(),
-                title: item.title,
-                description: item.description,
-                user_id: item.user_id.to_string(),
-                added_date: item.added_date,
-                view_url: item.view_url,
-                r#type: item.content_type,
-            }),
+            content_item: Some(content_item_message(item)),
         }))
     }
 
@@ -204,6 +199,79 @@ impl AdminService for AdminApi {
             access_token: issued.access_token,
             expires_in: u32::try_from(issued.expires_in.as_secs()).unwrap_or(u32::MAX),
         }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListEnrollments")]
+    async fn list_enrollments(
+        &self,
+        request: Request<pb::ListEnrollmentsRequest>,
+    ) -> Result<Response<pb::ListEnrollmentsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let filter = convert::enrollment_filter(&request);
+        let page = request
+            .page
+            .map(|page| Page::parse(Listing::Enrollments, page.page_size, &page.page_token));
+        let list =
+            enrollment_reads::list_enrollments(&self.state.db, &caller, filter, page).await?;
+        Ok(Response::new(pb::ListEnrollmentsResponse {
+            enrollments: list.items.into_iter().map(enrollment_message).collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListContentItems")]
+    async fn list_content_items(
+        &self,
+        request: Request<pb::ListContentItemsRequest>,
+    ) -> Result<Response<pb::ListContentItemsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let filter = convert::content_filter(&request);
+        let page = request
+            .page
+            .map(|page| Page::parse(Listing::ContentItems, page.page_size, &page.page_token));
+        let list = content_reads::list_content_items(&self.state.db, &caller, filter, page).await?;
+        Ok(Response::new(pb::ListContentItemsResponse {
+            content_items: list.items.into_iter().map(content_item_message).collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/EnrollLearners")]
+    async fn enroll_learners(
+        &self,
+        request: Request<pb::EnrollLearnersRequest>,
+    ) -> Result<Response<pb::EnrollLearnersResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let new = convert::new_enrollments(request.get_ref());
+        enrollment_writes::enroll_learners(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::EnrollLearnersResponse {}))
+    }
+}
+
+fn enrollment_message(e: enrollment_reads::EnrollmentView) -> pb::Enrollment {
+    pb::Enrollment {
+        enrollment_id: e.id.to_string(),
+        course_id: e.course_id.to_string(),
+        learner_id: e.learner_id.to_string(),
+        access_date: e.access_date,
+        due_date: e.due_date,
+        expiration_date: e.expiration_date,
+        should_lock_after_due_date: e.should_lock_after_due_date,
+        enrollment_type_group: e.enrollment_type_group,
+    }
+}
+
+fn content_item_message(item: content::ContentItemView) -> pb::ContentItem {
+    pb::ContentItem {
+        content_item_id: item.id.to_string(),
+        title: item.title,
+        description: item.description,
+        user_id: item.user_id.to_string(),
+        added_date: item.added_date,
+        view_url: item.view_url,
+        r#type: item.content_type,
     }
 }
 

@@ -264,6 +264,40 @@ pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invali
     IdList::parse("userIds", &req.user_ids)
 }
 
+/// The filters of an enrollment listing; each malformed id is refused naming its list.
+pub(super) fn enrollment_filter(
+    req: &pb::ListEnrollmentsRequest,
+) -> Result<crate::service::enrollment_reads::EnrollmentFilter, Invalid> {
+    Ok(crate::service::enrollment_reads::EnrollmentFilter {
+        learner_ids: IdList::parse("learnerIds", &req.learner_ids)?,
+        course_ids: IdList::parse("courseIds", &req.course_ids)?,
+        enrollment_ids: IdList::parse("enrollmentIds", &req.enrollment_ids)?,
+    })
+}
+
+/// The learners, courses and dates of `POST /enrollment`.
+pub(super) fn new_enrollments(
+    req: &pb::EnrollLearnersRequest,
+) -> Result<crate::service::enrollment_writes::NewEnrollments, Invalid> {
+    use crate::service::enrollment_writes::{NewEnrollments, RawEnrollments};
+    NewEnrollments::parse(&RawEnrollments {
+        course_ids: &req.course_ids,
+        learner_ids: &req.learner_ids,
+        access_date: req.access_date.as_deref(),
+        due_date_type: req.due_date_type.as_deref(),
+        due_date: req.due_date.as_deref(),
+        due_period: req.due_period.as_deref(),
+        lock_after_due_date: req.lock_after_due_date,
+    })
+}
+
+/// The filters of a content listing.
+pub(super) fn content_filter(
+    req: &pb::ListContentItemsRequest,
+) -> Result<crate::service::content_reads::ContentFilter, Invalid> {
+    crate::service::content_reads::ContentFilter::parse(&req.content_item_ids, &req.content_types)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

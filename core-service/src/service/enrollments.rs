@@ -146,6 +146,7 @@ pub async fn create_enrollment(
             learner_id: Set(learner_id),
             content_item_id: Set(content_item_id),
             created_at: Set(chrono::Utc::now()),
+            ..Default::default()
         }
         .insert(txn)
         .await?;

@@ -7,7 +7,10 @@
 //! - [`department_reads`]: read one department, list them whole or by keyset pages.
 //! - [`groups`]: read, rename and create groups, add members.
 //! - [`enrollments`]: enroll users, delete enrollments.
+//! - [`enrollment_reads`]: list enrollments whole or by keyset pages.
+//! - [`enrollment_writes`]: enroll learners in courses (`POST /enrollment`).
 //! - [`content`]: create projects and content items, read a content item.
+//! - [`content_reads`]: list content items whole or by keyset pages.
 //! - [`points`]: add to a user's points, read points as a stream.
 //! - [`keyset`]: keyset paging shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
@@ -26,8 +29,11 @@
 
 pub mod api_clients;
 pub mod content;
+pub mod content_reads;
 pub mod department_reads;
 pub mod departments;
+pub mod enrollment_reads;
+pub mod enrollment_writes;
 pub mod enrollments;
 pub mod groups;
 pub mod keyset;

@@ -146,6 +146,54 @@ async fn call_every_admin_method(
                     .await,
             ),
         ),
+        (
+            "ListEnrollments",
+            done(
+                admin
+                    .list_enrollments(request(
+                        login,
+                        // Its own enrollments, for the learner.
+                        pb::ListEnrollmentsRequest {
+                            learner_ids: vec![acme::LEARNER.into()],
+                            ..Default::default()
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ListContentItems",
+            done(
+                admin
+                    .list_content_items(request(
+                        login,
+                        pb::ListContentItemsRequest {
+                            page: Some(pb::PageRequest::default()),
+                            ..Default::default()
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "EnrollLearners",
+            done(
+                admin
+                    .enroll_learners(request(
+                        login,
+                        // Itself, in a course it is not enrolled in yet.
+                        pb::EnrollLearnersRequest {
+                            course_ids: vec![
+                                acme::WELCOME_COURSE.into(),
+                                acme::SECRET_COURSE.into(),
+                            ],
+                            learner_ids: vec![acme::LEARNER.into(), acme::SUPPORTER.into()],
+                            ..Default::default()
+                        },
+                    ))
+                    .await,
+            ),
+        ),
     ];
     // The department CreateDepartment made, empty, where the caller may make one (the owner);
     // otherwise its own department (the learner's), which it must not delete either. (One call
@@ -420,7 +468,7 @@ fn assert_every_call_allowed(outcomes: Vec<(&'static str, Result<(), Status>)>) 
 async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &TestStack) {
     let before = stack.snapshot().await;
     let outcomes = call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
-    assert_eq!(outcomes.len(), 10);
+    assert_eq!(outcomes.len(), 13);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,
@@ -564,11 +612,28 @@ async fn calls_without_valid_credentials_are_unauthenticated(stack: &TestStack) 
         Code::Unauthenticated,
         "an anonymous caller",
     );
-    // A deactivated administrator is nobody, too.
+    // A deactivated administrator is nobody, too. Its calls count as failed logins: once the
+    // throttle's limit is reached the rest are held and answered RESOURCE_EXHAUSTED, which
+    // refuses them just the same.
+    let outcomes = call_every_admin_method(channel.clone(), Some(world::FORMER_ADMIN)).await;
+    let throttled = outcomes
+        .iter()
+        .position(|(_, outcome)| {
+            matches!(outcome, Err(status) if status.code() == Code::ResourceExhausted)
+        })
+        .unwrap_or(outcomes.len());
+    assert!(throttled >= 9, "throttled after {throttled} calls");
+    let mut outcomes = outcomes;
+    let after = outcomes.split_off(throttled);
     assert_every_call_refused(
-        call_every_admin_method(channel.clone(), Some(world::FORMER_ADMIN)).await,
+        outcomes,
         Code::Unauthenticated,
         "a deactivated administrator",
+    );
+    assert_every_call_refused(
+        after,
+        Code::ResourceExhausted,
+        "a throttled deactivated administrator",
     );
     // A wrong password, once (ten would throttle the login).
     let mut wrong = Request::new(pb::GetGroupRequest {

@@ -1012,6 +1012,7 @@ async fn assert_orphans_refused(db: &DatabaseConnection) {
         learner_id: sea_orm::Set(Uuid::from_u128(0x0199_0000_0000_7000_8000_dead_0000_0001)),
         content_item_id: sea_orm::Set(item),
         created_at: sea_orm::Set(chrono::Utc::now()),
+        ..Default::default()
     };
     let refused = sea_orm::ActiveModelTrait::insert(orphan, db).await;
     assert!(refused.is_err(), "an enrollment of no user must be refused");

@@ -9,10 +9,13 @@
 mod authentication;
 mod clients;
 mod content;
+mod content_lists;
 mod department_moves_concurrently;
 mod department_reads;
 mod departments;
 mod directory;
+mod enrollment_create;
+mod enrollment_lists;
 mod enrollments;
 mod every_operation;
 mod group_get;

@@ -24,11 +24,34 @@ impl<S: Send + Sync> FromRequestParts<S> for PageQuery {
 }
 
 fn parse(query: &str) -> Result<PageRequest, GatewayError> {
+    Ok(parse_listing(query, &[], true)?.0)
+}
+
+/// A listing's query: `pageSize` and `pageToken` when `paged`, and the id lists `lists`, each
+/// in any of the spellings clients use (neighbours.md section 0.5): `name=a,b`, repeated
+/// `name=a&name=b`, `name[]=a` or `name[0]=a` (brackets may be percent-encoded). List parts
+/// are trimmed and empty ones dropped; the lists come back in the order of `lists`.
+pub(crate) fn parse_listing(
+    query: &str,
+    lists: &[&str],
+    paged: bool,
+) -> Result<(PageRequest, Vec<Vec<String>>), GatewayError> {
     let (mut size, mut token) = (None, None);
+    let mut values = vec![Vec::new(); lists.len()];
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        if let Some(list) = lists.iter().position(|list| is_list_name(&name, list)) {
+            values[list].extend(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|part| !part.is_empty())
+                    .map(str::to_owned),
+            );
+            continue;
+        }
         let slot = match name.as_ref() {
-            "pageSize" => &mut size,
-            "pageToken" => &mut token,
+            "pageSize" if paged => &mut size,
+            "pageToken" if paged => &mut token,
             other => return Err(unknown_query_parameter(other)),
         };
         if slot.replace(value.trim().to_owned()).is_some() {
@@ -46,10 +69,25 @@ fn parse(query: &str) -> Result<PageRequest, GatewayError> {
             ))
         })?),
     };
-    Ok(PageRequest {
-        page_size,
-        page_token: token.unwrap_or_default(),
-    })
+    Ok((
+        PageRequest {
+            page_size,
+            page_token: token.unwrap_or_default(),
+        },
+        values,
+    ))
+}
+
+/// `list`, `list[]` or `list[N]` (PHP's `http_build_query`, Guzzle, qs).
+fn is_list_name(name: &str, list: &str) -> bool {
+    let Some(rest) = name.strip_prefix(list) else {
+        return false;
+    };
+    rest.is_empty()
+        || rest
+            .strip_prefix('[')
+            .and_then(|inner| inner.strip_suffix(']'))
+            .is_some_and(|index| index.bytes().all(|byte| byte.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -81,6 +119,29 @@ mod tests {
     fn a_size_that_is_no_whole_number_is_refused_naming_page_size() {
         for size in ["-1", "ten", "1.5", "99999999999999999999999"] {
             assert!(bad(&format!("pageSize={size}")).starts_with("pageSize must be"));
+        }
+    }
+
+    #[test]
+    fn every_spelling_of_a_list_is_read_beside_the_page() {
+        let (page, lists) = parse_listing(
+            "learnerIds[]=a&learnerIds%5B%5D=b&courseIds[0]=c&courseIds=d,%20e,&pageSize=2",
+            &["learnerIds", "courseIds", "enrollmentIds"],
+            true,
+        )
+        .unwrap();
+        assert_eq!(page.page_size, Some(2));
+        assert_eq!(lists, [vec!["a", "b"], vec!["c", "d", "e"], vec![]]);
+    }
+
+    #[test]
+    fn an_unpaged_listing_refuses_page_parameters_and_unknown_lists() {
+        for query in ["pageSize=5", "pageToken=", "userIds[]=a", "learnerIds[x]=a"] {
+            let error = parse_listing(query, &["learnerIds"], false).unwrap_err();
+            assert!(
+                matches!(&error, GatewayError::BadRequest(m) if m.contains("is not known")),
+                "{query}: {error:?}"
+            );
         }
     }
 

@@ -1,4 +1,8 @@
-//! `GET /content/{contentItemId}`.
+//! `GET /content/{contentItemId}` here; the listings in [`lists`].
+
+mod lists;
+
+pub(crate) use lists::{list_content_items, page_content_items, page_content_items_by_post};
 
 use anyhow::anyhow;
 use axum::extract::State;
@@ -39,16 +43,7 @@ impl Document for ContentItemAnswer {
     }
 
     fn to_json(&self) -> String {
-        let item = &self.0;
-        json_text(&ContentItemJson {
-            content_item_id: &item.content_item_id,
-            title: &item.title,
-            description: &item.description,
-            user_id: &item.user_id,
-            added_date: &item.added_date,
-            view_url: &item.view_url,
-            r#type: &item.r#type,
-        })
+        json_text(&ContentItemJson::of(&self.0, false))
     }
 }
 
@@ -62,9 +57,31 @@ struct ContentItemJson<'a> {
     added_date: &'a str,
     view_url: &'a str,
     r#type: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content_item_type: Option<&'a str>,
+}
+
+impl<'a> ContentItemJson<'a> {
+    /// `listed`: with `contentItemType`, as list items carry it.
+    fn of(item: &'a ContentItem, listed: bool) -> Self {
+        Self {
+            content_item_id: &item.content_item_id,
+            title: &item.title,
+            description: &item.description,
+            user_id: &item.user_id,
+            added_date: &item.added_date,
+            view_url: &item.view_url,
+            r#type: &item.r#type,
+            content_item_type: listed.then_some(item.r#type.as_str()),
+        }
+    }
 }
 
 fn write_content_item(xml: &mut XmlWriter, item: &ContentItem) {
+    write_content_item_with(xml, item, false);
+}
+
+fn write_content_item_with(xml: &mut XmlWriter, item: &ContentItem, listed: bool) {
     xml.open("contentItem")
         .text_element("contentItemId", &item.content_item_id)
         .text_element("title", &item.title)
@@ -72,8 +89,11 @@ fn write_content_item(xml: &mut XmlWriter, item: &ContentItem) {
         .text_element("userId", &item.user_id)
         .text_element("addedDate", &item.added_date)
         .text_element("viewUrl", &item.view_url)
-        .text_element("type", &item.r#type)
-        .close("contentItem");
+        .text_element("type", &item.r#type);
+    if listed {
+        xml.text_element("contentItemType", &item.r#type);
+    }
+    xml.close("contentItem");
 }
 
 #[cfg(test)]

@@ -1,4 +1,14 @@
-//! `POST /enrollment/delete`.
+//! Enrollments: `POST /enrollment/delete` here; the listings in [`reads`], their XML and JSON
+//! in [`render`]; `POST /enrollment` in [`writes`].
+
+mod reads;
+mod render;
+mod writes;
+
+pub(crate) use reads::{
+    list_enrollments, page_enrollments, page_enrollments_by_post, parse_page_size, xml_ids,
+};
+pub(crate) use writes::enroll_learners;
 
 use axum::extract::State;
 use axum::http::StatusCode;
