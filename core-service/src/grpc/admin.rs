@@ -12,8 +12,12 @@ use crate::{
         ids::ResourceRef,
         page::{Listing, Page},
     },
-    entities::department,
-    service::{content, department_reads, departments, enrollments, groups, points},
+    entities::{department, group},
+    service::{
+        content, department_reads, departments, enrollments, group_reads, group_writes, groups,
+        points,
+        points_writes::{self, Direction},
+    },
 };
 
 pub struct AdminApi {
@@ -204,6 +208,88 @@ impl AdminService for AdminApi {
             access_token: issued.access_token,
             expires_in: u32::try_from(issued.expires_in.as_secs()).unwrap_or(u32::MAX),
         }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListGroups")]
+    async fn list_groups(
+        &self,
+        request: Request<pb::ListGroupsRequest>,
+    ) -> Result<Response<pb::ListGroupsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let page = request
+            .into_inner()
+            .page
+            .map(|page| Page::parse(Listing::Groups, page.page_size, &page.page_token));
+        let list = group_reads::list_groups(&self.state.db, &caller, page).await?;
+        Ok(Response::new(pb::ListGroupsResponse {
+            groups: list.items.into_iter().map(group_summary).collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/AddGroup")]
+    async fn add_group(
+        &self,
+        request: Request<pb::AddGroupRequest>,
+    ) -> Result<Response<pb::AddGroupResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let new = request.into_inner().try_into();
+        let id = group_writes::add_group(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::AddGroupResponse {
+            group_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/DeleteGroup")]
+    async fn delete_group(
+        &self,
+        request: Request<pb::DeleteGroupRequest>,
+    ) -> Result<Response<pb::DeleteGroupResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let group_ref = ResourceRef::parse(request.into_inner().group_id);
+        group_writes::delete_group(&self.state.db, &caller, &group_ref).await?;
+        Ok(Response::new(pb::DeleteGroupResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ReplaceGroupMembers")]
+    async fn replace_group_members(
+        &self,
+        request: Request<pb::ReplaceGroupMembersRequest>,
+    ) -> Result<Response<pb::ReplaceGroupMembersResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let new = request.into_inner().try_into();
+        group_writes::replace_group_members(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::ReplaceGroupMembersResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/AwardPoints")]
+    async fn award_points(
+        &self,
+        request: Request<pb::AwardPointsRequest>,
+    ) -> Result<Response<pb::AwardPointsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let parsed = request.into_inner().try_into();
+        points_writes::move_points(&self.state.db, &caller, Direction::Award, parsed).await?;
+        Ok(Response::new(pb::AwardPointsResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/WithdrawPoints")]
+    async fn withdraw_points(
+        &self,
+        request: Request<pb::WithdrawPointsRequest>,
+    ) -> Result<Response<pb::WithdrawPointsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let parsed = request.into_inner().try_into();
+        points_writes::move_points(&self.state.db, &caller, Direction::Withdraw, parsed).await?;
+        Ok(Response::new(pb::WithdrawPointsResponse {}))
+    }
+}
+
+fn group_summary(group: group::Model) -> pb::GroupSummary {
+    pb::GroupSummary {
+        group_id: group.id.to_string(),
+        name: group.name,
+        is_smart: group.smart_department_id.is_some(),
     }
 }
 

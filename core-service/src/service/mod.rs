@@ -6,9 +6,12 @@
 //! - [`departments`]: create, update and delete departments (moves keep the closure right).
 //! - [`department_reads`]: read one department, list them whole or by keyset pages.
 //! - [`groups`]: read, rename and create groups, add members.
+//! - [`group_reads`]: list groups whole or by keyset pages.
+//! - [`group_writes`]: create, delete groups and replace members over HTTP (scoped).
 //! - [`enrollments`]: enroll users, delete enrollments.
 //! - [`content`]: create projects and content items, read a content item.
 //! - [`points`]: add to a user's points, read points as a stream.
+//! - [`points_writes`]: award and withdraw points over HTTP (scoped).
 //! - [`keyset`]: keyset paging shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
@@ -29,10 +32,13 @@ pub mod content;
 pub mod department_reads;
 pub mod departments;
 pub mod enrollments;
+pub mod group_reads;
+pub mod group_writes;
 pub mod groups;
 pub mod keyset;
 pub mod lookups;
 pub mod points;
+pub mod points_writes;
 pub mod tree;
 pub mod users;
 
