@@ -5,8 +5,7 @@ use std::{collections::HashSet, sync::OnceLock};
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
-    EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, Set, Statement,
-    prelude::Uuid,
+    EntityTrait as _, QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
 };
 use serde_json::json;
 
@@ -233,18 +232,22 @@ pub(super) async fn insert_group(
 }
 
 /// The stored members of a group, ascending: a range of `group_members`' primary key.
+///
+/// Sorted here, not by the database: PostgreSQL may fetch the range through a bitmap scan,
+/// which loses the key order and would sort every member again.
 pub(super) async fn stored_members(
     conn: &impl ConnectionTrait,
     group_id: Uuid,
 ) -> ServiceResult<Vec<Uuid>> {
-    Ok(group_member::Entity::find()
+    let mut members: Vec<Uuid> = group_member::Entity::find()
         .select_only()
         .column(group_member::Column::UserId)
         .filter(group_member::Column::GroupId.eq(group_id))
-        .order_by_asc(group_member::Column::UserId)
-        .into_tuple::<Uuid>()
+        .into_tuple()
         .all(conn)
-        .await?)
+        .await?;
+    members.sort_unstable();
+    Ok(members)
 }
 
 const READ_KIND: &str = "row_kind";
