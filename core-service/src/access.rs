@@ -50,6 +50,15 @@ pub enum Operation {
     ReadEnrollments,
     /// Enrolling learners in content items (`POST /enrollment`).
     CreateEnrollments,
+    /// Listing groups (`GET /group`, `GET /groups`).
+    ListGroups,
+    /// `POST /group`.
+    CreateGroup,
+    DeleteGroup,
+    /// Replacing a plain group's members.
+    ReplaceGroupMembers,
+    /// Awarding or withdrawing gamification points.
+    AwardPoints,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
 }
@@ -68,6 +77,11 @@ impl Operation {
             Operation::GetPoints => Permission::PointsRead,
             Operation::ReadEnrollments => Permission::EnrollmentRead,
             Operation::CreateEnrollments => Permission::EnrollmentCreate,
+            Operation::ListGroups => Permission::GroupRead,
+            Operation::CreateGroup => Permission::GroupCreate,
+            Operation::DeleteGroup => Permission::GroupDelete,
+            Operation::ReplaceGroupMembers => Permission::GroupMembers,
+            Operation::AwardPoints => Permission::PointsAward,
             Operation::ManageDirectory => return None,
         })
     }
@@ -82,9 +96,14 @@ impl Operation {
             | Operation::DeleteEnrollments
             | Operation::GetPoints
             | Operation::ReadEnrollments
-            | Operation::CreateEnrollments => Grant::InScope,
+            | Operation::CreateEnrollments
+            | Operation::CreateGroup
+            | Operation::DeleteGroup
+            | Operation::ReplaceGroupMembers
+            | Operation::AwardPoints => Grant::InScope,
             Operation::UpdateGroup
             | Operation::GetGroup
+            | Operation::ListGroups
             | Operation::GetContentItem
             | Operation::ManageDirectory => Grant::Everything,
         }
@@ -103,6 +122,13 @@ impl Operation {
             Operation::GetPoints => "You do not have permission to read points.",
             Operation::ReadEnrollments => "You do not have permission to read enrollments.",
             Operation::CreateEnrollments => "You do not have permission to enroll learners.",
+            Operation::ListGroups => "You do not have permission to read groups.",
+            Operation::CreateGroup => "You do not have permission to add groups.",
+            Operation::DeleteGroup => "You do not have permission to delete groups.",
+            Operation::ReplaceGroupMembers => {
+                "You do not have permission to change the members of groups."
+            }
+            Operation::AwardPoints => "You do not have permission to award or withdraw points.",
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
         }
     }
@@ -150,6 +176,11 @@ impl Caller {
                 Op::DeleteEnrollments | Op::GetPoints | Op::ReadEnrollments,
             ) => Some(Grant::InScope),
             (Role::DepartmentAdministrator, Op::CreateEnrollments) => Some(Grant::InScope),
+            (Role::DepartmentAdministrator, Op::ListGroups) => Some(Grant::Everything),
+            (
+                Role::DepartmentAdministrator,
+                Op::CreateGroup | Op::DeleteGroup | Op::ReplaceGroupMembers | Op::AwardPoints,
+            ) => Some(Grant::InScope),
             (Role::Author, Op::GetGroup) => Some(Grant::CountOnly),
             (Role::Author, Op::GetContentItem) => Some(Grant::AuthoredProjects),
             (Role::Custom, op) => op
@@ -305,6 +336,56 @@ mod tests {
             grants(Role::Custom, &[Permission::EnrollmentCreate]),
             [None, Some(InScope)]
         );
+    }
+
+    #[test]
+    fn group_lists_and_writes_and_points_writes_follow_neighbours_sections_7_to_9() {
+        const NEW: [Operation; 5] = [
+            Operation::ListGroups,
+            Operation::CreateGroup,
+            Operation::DeleteGroup,
+            Operation::ReplaceGroupMembers,
+            Operation::AwardPoints,
+        ];
+        let grants = |role, permissions: &[Permission]| {
+            let c = caller(role, permissions);
+            NEW.map(|op| c.grant(op).ok())
+        };
+        for role in [Role::AccountOwner, Role::AccountAdministrator] {
+            assert_eq!(grants(role, &[]), [Some(Everything); 5]);
+        }
+        assert_eq!(
+            grants(Role::DepartmentAdministrator, &[]),
+            [
+                Some(Everything),
+                Some(InScope),
+                Some(InScope),
+                Some(InScope),
+                Some(InScope)
+            ]
+        );
+        for role in [Role::Publisher, Role::Author, Role::Learner, Role::Custom] {
+            assert_eq!(grants(role, &[]), [None; 5], "{role}");
+        }
+        assert_eq!(
+            grants(Role::Custom, &[Permission::GroupRead]),
+            [Some(Everything), None, None, None, None]
+        );
+        let pairs = [
+            (Permission::GroupCreate, 1),
+            (Permission::GroupDelete, 2),
+            (Permission::GroupMembers, 3),
+            (Permission::PointsAward, 4),
+        ];
+        for (permission, index) in pairs {
+            let mut expected = [None; 5];
+            expected[index] = Some(InScope);
+            assert_eq!(
+                grants(Role::Custom, &[permission]),
+                expected,
+                "{permission}"
+            );
+        }
     }
 
     #[test]

@@ -54,7 +54,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
         "idx_user_managed_departments_department_id",
         false,
     ),
-    ("groups", "idx_groups_account_id", false),
+    ("groups", "idx_groups_account_id_id", false),
     ("groups", "idx_groups_smart_department_id", false),
     ("group_members", "idx_group_members_user_id", false),
     ("projects", "idx_projects_account_id", false),

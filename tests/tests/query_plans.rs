@@ -17,6 +17,9 @@ use sea_orm::{
     ColumnTrait as _, ConnectionTrait as _, EntityTrait as _, QueryFilter as _, sea_query::Expr,
 };
 
+#[path = "query_plans/groups.rs"]
+mod groups;
+
 /// Users of the account the scenario plays in: enough that a scan costs more than a search.
 const USERS: usize = 5_000;
 /// Departments of that account: a tree of thousands, as customers have.
@@ -71,6 +74,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         play_the_seven_operations(&stack, &shape).await;
         play_with_tokens(&stack, &shape).await;
         play_the_department_directory(&stack, &shape).await;
+        groups::play_groups_and_points(&stack, &shape).await;
     })
     .await;
     // The recorder saw the statements of authentication, the group read, the points read
@@ -84,6 +88,8 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "DELETE FROM \"api_tokens\"",
         "DELETE FROM \"departments\"",
         "smart_department_id",
+        "DELETE FROM \"groups\"",
+        "DELETE FROM \"group_members\"",
     ] {
         assert!(
             statements

@@ -39,10 +39,15 @@ pub fn router(core: CoreClient) -> Router {
                 .delete(department::delete_department),
         )
         .route("/departments", get(department::page_departments))
+        .route("/group", get(group::list_groups).post(group::create_group))
         .route(
             "/group/{group_id}",
-            get(group::get_group).post(group::update_group),
+            get(group::get_group)
+                .post(group::update_group)
+                .delete(group::delete_group),
         )
+        .route("/group/{group_id}/members", post(group::replace_members))
+        .route("/groups", get(group::page_groups))
         .route("/enrollment/delete", post(enrollment::delete_enrollments))
         .route(
             "/enrollment",
@@ -61,6 +66,11 @@ pub fn router(core: CoreClient) -> Router {
         .route(
             "/gamification/points",
             get(points::get_points).post(points::post_points),
+        )
+        .route("/gamification/points/award", post(points::award_points))
+        .route(
+            "/gamification/points/withdraw",
+            post(points::withdraw_points),
         )
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)

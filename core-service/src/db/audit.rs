@@ -33,10 +33,14 @@ pub enum AuditAction {
     Imported,
     ApiClientCreated,
     ApiClientRevoked,
+    GroupDeleted,
+    GroupMembersReplaced,
+    PointsAwarded,
+    PointsWithdrawn,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 19] = [
+    pub const ALL: [AuditAction; 23] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -56,6 +60,10 @@ impl AuditAction {
         AuditAction::Imported,
         AuditAction::ApiClientCreated,
         AuditAction::ApiClientRevoked,
+        AuditAction::GroupDeleted,
+        AuditAction::GroupMembersReplaced,
+        AuditAction::PointsAwarded,
+        AuditAction::PointsWithdrawn,
     ];
 
     /// The stored value.
@@ -80,6 +88,10 @@ impl AuditAction {
             AuditAction::Imported => "import",
             AuditAction::ApiClientCreated => "api_client.create",
             AuditAction::ApiClientRevoked => "api_client.revoke",
+            AuditAction::GroupDeleted => "group.delete",
+            AuditAction::GroupMembersReplaced => "group.replace_members",
+            AuditAction::PointsAwarded => "points.award",
+            AuditAction::PointsWithdrawn => "points.withdraw",
         }
     }
 
@@ -101,10 +113,14 @@ impl AuditAction {
             | AuditAction::UserRoleSet
             | AuditAction::UserManagedDepartmentsSet
             | AuditAction::UserActiveSet
-            | AuditAction::PointsAdded => AuditEntity::User,
+            | AuditAction::PointsAdded
+            | AuditAction::PointsAwarded
+            | AuditAction::PointsWithdrawn => AuditEntity::User,
             AuditAction::GroupCreated
             | AuditAction::GroupUpdated
-            | AuditAction::GroupMembersAdded => AuditEntity::Group,
+            | AuditAction::GroupMembersAdded
+            | AuditAction::GroupDeleted
+            | AuditAction::GroupMembersReplaced => AuditEntity::Group,
             AuditAction::ProjectCreated => AuditEntity::Project,
             AuditAction::ContentItemCreated => AuditEntity::ContentItem,
             AuditAction::EnrollmentCreated | AuditAction::EnrollmentDeleted => {

@@ -80,10 +80,14 @@ pub enum Permission {
     PointsRead,
     EnrollmentRead,
     EnrollmentCreate,
+    GroupCreate,
+    GroupDelete,
+    GroupMembers,
+    PointsAward,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 11] = [
+    pub const ALL: [Permission; 15] = [
         Permission::DepartmentCreate,
         Permission::DepartmentUpdate,
         Permission::DepartmentRead,
@@ -95,6 +99,10 @@ impl Permission {
         Permission::PointsRead,
         Permission::EnrollmentRead,
         Permission::EnrollmentCreate,
+        Permission::GroupCreate,
+        Permission::GroupDelete,
+        Permission::GroupMembers,
+        Permission::PointsAward,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -110,6 +118,10 @@ impl Permission {
             Permission::PointsRead => "points.read",
             Permission::EnrollmentRead => "enrollment.read",
             Permission::EnrollmentCreate => "enrollment.create",
+            Permission::GroupCreate => "group.create",
+            Permission::GroupDelete => "group.delete",
+            Permission::GroupMembers => "group.members",
+            Permission::PointsAward => "points.award",
         }
     }
 

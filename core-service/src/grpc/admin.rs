@@ -12,10 +12,11 @@ use crate::{
         ids::ResourceRef,
         page::{Listing, Page},
     },
-    entities::department,
+    entities::{department, group},
     service::{
         content, content_reads, department_reads, departments, enrollment_reads, enrollment_writes,
-        enrollments, groups, points,
+        enrollments, group_reads, group_writes, groups, points,
+        points_writes::{self, Direction},
     },
 };
 
@@ -248,6 +249,80 @@ impl AdminService for AdminApi {
         enrollment_writes::enroll_learners(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::EnrollLearnersResponse {}))
     }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListGroups")]
+    async fn list_groups(
+        &self,
+        request: Request<pb::ListGroupsRequest>,
+    ) -> Result<Response<pb::ListGroupsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let page = request
+            .into_inner()
+            .page
+            .map(|page| Page::parse(Listing::Groups, page.page_size, &page.page_token));
+        let list = group_reads::list_groups(&self.state.db, &caller, page).await?;
+        Ok(Response::new(pb::ListGroupsResponse {
+            groups: list.items.into_iter().map(group_summary).collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/AddGroup")]
+    async fn add_group(
+        &self,
+        request: Request<pb::AddGroupRequest>,
+    ) -> Result<Response<pb::AddGroupResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let new = request.into_inner().try_into();
+        let id = group_writes::add_group(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::AddGroupResponse {
+            group_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/DeleteGroup")]
+    async fn delete_group(
+        &self,
+        request: Request<pb::DeleteGroupRequest>,
+    ) -> Result<Response<pb::DeleteGroupResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let group_ref = ResourceRef::parse(request.into_inner().group_id);
+        group_writes::delete_group(&self.state.db, &caller, &group_ref).await?;
+        Ok(Response::new(pb::DeleteGroupResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ReplaceGroupMembers")]
+    async fn replace_group_members(
+        &self,
+        request: Request<pb::ReplaceGroupMembersRequest>,
+    ) -> Result<Response<pb::ReplaceGroupMembersResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let new = request.into_inner().try_into();
+        group_writes::replace_group_members(&self.state.db, &caller, new).await?;
+        Ok(Response::new(pb::ReplaceGroupMembersResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/AwardPoints")]
+    async fn award_points(
+        &self,
+        request: Request<pb::AwardPointsRequest>,
+    ) -> Result<Response<pb::AwardPointsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let parsed = request.into_inner().try_into();
+        points_writes::move_points(&self.state.db, &caller, Direction::Award, parsed).await?;
+        Ok(Response::new(pb::AwardPointsResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/WithdrawPoints")]
+    async fn withdraw_points(
+        &self,
+        request: Request<pb::WithdrawPointsRequest>,
+    ) -> Result<Response<pb::WithdrawPointsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let parsed = request.into_inner().try_into();
+        points_writes::move_points(&self.state.db, &caller, Direction::Withdraw, parsed).await?;
+        Ok(Response::new(pb::WithdrawPointsResponse {}))
+    }
 }
 
 fn enrollment_message(e: enrollment_reads::EnrollmentView) -> pb::Enrollment {
@@ -281,5 +356,13 @@ fn department_message(department: department::Model) -> pb::Department {
         name: department.name,
         parent_department_id: department.parent_id.map(|id| id.to_string()),
         code: department.code,
+    }
+}
+
+fn group_summary(group: group::Model) -> pb::GroupSummary {
+    pb::GroupSummary {
+        group_id: group.id.to_string(),
+        name: group.name,
+        is_smart: group.smart_department_id.is_some(),
     }
 }

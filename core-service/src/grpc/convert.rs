@@ -19,8 +19,10 @@ use crate::{
         content::{NewContentItem, NewProject},
         departments::{DepartmentChanges, NewDepartment},
         enrollments::NewEnrollment,
+        group_writes::NewPlainGroup,
         groups::{GroupChanges, NewGroup, NewMembers},
         points::PointsChange,
+        points_writes::PointsMove,
         users::{
             ActiveChange, ManagedDepartmentsChange, NewUser, PasswordChange, RoleChange, RoleChoice,
         },
@@ -255,6 +257,44 @@ impl TryFrom<pb::UpdateGroupRequest> for GroupChanges {
 }
 
 /// `enrollmentIds` of a deletion: at least one.
+impl TryFrom<pb::AddGroupRequest> for NewPlainGroup {
+    type Error = Invalid;
+
+    fn try_from(req: pb::AddGroupRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            name: GroupName::parse(&req.name)?,
+            user_ids: IdList::parse("userIds", &req.user_ids)?,
+        })
+    }
+}
+
+impl TryFrom<pb::ReplaceGroupMembersRequest> for NewMembers {
+    type Error = Invalid;
+
+    fn try_from(req: pb::ReplaceGroupMembersRequest) -> Result<Self, Invalid> {
+        Ok(Self {
+            user_ids: IdList::parse("userIds", &req.user_ids)?,
+            group: ResourceRef::parse(req.group_id),
+        })
+    }
+}
+
+impl TryFrom<pb::AwardPointsRequest> for PointsMove {
+    type Error = Invalid;
+
+    fn try_from(req: pb::AwardPointsRequest) -> Result<Self, Invalid> {
+        PointsMove::parse(&req.user_id, &req.amount, req.reason.as_deref())
+    }
+}
+
+impl TryFrom<pb::WithdrawPointsRequest> for PointsMove {
+    type Error = Invalid;
+
+    fn try_from(req: pb::WithdrawPointsRequest) -> Result<Self, Invalid> {
+        PointsMove::parse(&req.user_id, &req.amount, req.reason.as_deref())
+    }
+}
+
 pub(super) fn enrollment_ids(req: &pb::DeleteEnrollmentsRequest) -> Result<IdList, Invalid> {
     IdList::parse_non_empty("enrollmentIds", &req.enrollment_ids)
 }

@@ -4,8 +4,8 @@
 use std::{collections::HashSet, sync::OnceLock};
 
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, DbBackend, EntityTrait as _,
-    QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
+    EntityTrait as _, QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
 };
 use serde_json::json;
 
@@ -143,14 +143,7 @@ pub async fn create_group(
         if let Some(id) = smart {
             require_department(txn, caller.account_id, id, "smartDepartmentId").await?;
         }
-        let created = group::ActiveModel {
-            id: Set(new_id()),
-            account_id: Set(caller.account_id),
-            name: Set(name),
-            smart_department_id: Set(smart),
-        }
-        .insert(txn)
-        .await?;
+        let created = insert_group(txn, caller.account_id, name, smart).await?;
         w.record(Change {
             action: AuditAction::GroupCreated,
             entity_id: created.id,
@@ -219,6 +212,42 @@ pub async fn add_group_members(
         Ok(added.len() as u64)
     })
     .await
+}
+
+/// A new group row of `account_id` (its members, if any, are the caller's to add).
+pub(super) async fn insert_group(
+    txn: &impl ConnectionTrait,
+    account_id: Uuid,
+    name: String,
+    smart_department_id: Option<Uuid>,
+) -> ServiceResult<group::Model> {
+    Ok(group::ActiveModel {
+        id: Set(new_id()),
+        account_id: Set(account_id),
+        name: Set(name),
+        smart_department_id: Set(smart_department_id),
+    }
+    .insert(txn)
+    .await?)
+}
+
+/// The stored members of a group, ascending: a range of `group_members`' primary key.
+///
+/// Sorted here, not by the database: PostgreSQL may fetch the range through a bitmap scan,
+/// which loses the key order and would sort every member again.
+pub(super) async fn stored_members(
+    conn: &impl ConnectionTrait,
+    group_id: Uuid,
+) -> ServiceResult<Vec<Uuid>> {
+    let mut members: Vec<Uuid> = group_member::Entity::find()
+        .select_only()
+        .column(group_member::Column::UserId)
+        .filter(group_member::Column::GroupId.eq(group_id))
+        .into_tuple()
+        .all(conn)
+        .await?;
+    members.sort_unstable();
+    Ok(members)
 }
 
 const READ_KIND: &str = "row_kind";

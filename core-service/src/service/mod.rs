@@ -6,12 +6,15 @@
 //! - [`departments`]: create, update and delete departments (moves keep the closure right).
 //! - [`department_reads`]: read one department, list them whole or by keyset pages.
 //! - [`groups`]: read, rename and create groups, add members.
+//! - [`group_reads`]: list groups whole or by keyset pages.
+//! - [`group_writes`]: create, delete groups and replace members over HTTP (scoped).
 //! - [`enrollments`]: enroll users, delete enrollments.
 //! - [`enrollment_reads`]: list enrollments whole or by keyset pages.
 //! - [`enrollment_writes`]: enroll learners in courses (`POST /enrollment`).
 //! - [`content`]: create projects and content items, read a content item.
 //! - [`content_reads`]: list content items whole or by keyset pages.
 //! - [`points`]: add to a user's points, read points as a stream.
+//! - [`points_writes`]: award and withdraw points over HTTP (scoped).
 //! - [`keyset`]: keyset paging shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
@@ -35,10 +38,13 @@ pub mod departments;
 pub mod enrollment_reads;
 pub mod enrollment_writes;
 pub mod enrollments;
+pub mod group_reads;
+pub mod group_writes;
 pub mod groups;
 pub mod keyset;
 pub mod lookups;
 pub mod points;
+pub mod points_writes;
 pub mod tree;
 pub mod users;
 

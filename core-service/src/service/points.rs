@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DbBackend,
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
     EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, Set, Statement,
     prelude::Uuid,
 };
@@ -107,29 +107,7 @@ pub async fn add_points(
         find_user(txn, caller.account_id, id)
             .await?
             .ok_or_else(|| user.not_found("User"))?;
-        let current = user_points::Entity::find_by_id(id).one(txn).await?;
-        let before = current.as_ref().map_or(0, |row| row.points);
-        let total = before.checked_add(points).ok_or_else(|| {
-            ServiceError::invalid(format!(
-                "points {points} would take the user's total of {before} out of range."
-            ))
-        })?;
-        match current {
-            Some(row) => {
-                let mut updated: user_points::ActiveModel = row.into();
-                updated.points = Set(total);
-                updated.update(txn).await?;
-            }
-            None => {
-                user_points::ActiveModel {
-                    user_id: Set(id),
-                    account_id: Set(caller.account_id),
-                    points: Set(total),
-                }
-                .insert(txn)
-                .await?;
-            }
-        }
+        let (before, total) = change_total(txn, caller.account_id, id, points).await?;
         w.record(Change {
             action: AuditAction::PointsAdded,
             entity_id: id,
@@ -139,6 +117,40 @@ pub async fn add_points(
         Ok(total)
     })
     .await
+}
+
+/// Adds `points` (possibly negative) to the total of `user_id` (a user of `account_id`)
+/// inside the caller's write; the totals before and after.
+pub(super) async fn change_total(
+    txn: &impl ConnectionTrait,
+    account_id: Uuid,
+    user_id: Uuid,
+    points: i64,
+) -> ServiceResult<(i64, i64)> {
+    let current = user_points::Entity::find_by_id(user_id).one(txn).await?;
+    let before = current.as_ref().map_or(0, |row| row.points);
+    let total = before.checked_add(points).ok_or_else(|| {
+        ServiceError::invalid(format!(
+            "points {points} would take the user's total of {before} out of range."
+        ))
+    })?;
+    match current {
+        Some(row) => {
+            let mut updated: user_points::ActiveModel = row.into();
+            updated.points = Set(total);
+            updated.update(txn).await?;
+        }
+        None => {
+            user_points::ActiveModel {
+                user_id: Set(user_id),
+                account_id: Set(account_id),
+                points: Set(total),
+            }
+            .insert(txn)
+            .await?;
+        }
+    }
+    Ok((before, total))
 }
 
 /// Every user of the subtrees of `managed`, ascending.

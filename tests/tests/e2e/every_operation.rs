@@ -53,16 +53,69 @@ fn operations() -> Vec<(Method, String, Option<String>)> {
     ]
 }
 
+/// Method, path and a valid body of each group list and write and points write
+/// (neighbours.md sections 7 and 8). A list of its own: sent with another login's wrong
+/// password, so the failed-login throttle (10 per login) is not reached.
+fn group_and_points_operations() -> Vec<(Method, String, Option<String>)> {
+    let xml = |inner: &str| format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>{inner}");
+    let points = |root: &str| {
+        xml(&format!(
+            "<{root}><userId>{}</userId><amount>1</amount></{root}>",
+            acme::LEARNER
+        ))
+    };
+    vec![
+        (Method::GET, "/group".to_owned(), None),
+        (Method::GET, "/groups".to_owned(), None),
+        (
+            Method::POST,
+            "/group".to_owned(),
+            Some(xml("<request><name>New</name><userIds/></request>")),
+        ),
+        (
+            Method::POST,
+            format!("/group/{}/members", acme::INTERNS),
+            Some(xml(&format!(
+                "<request><userIds><id>{}</id></userIds></request>",
+                acme::LEARNER
+            ))),
+        ),
+        (
+            Method::DELETE,
+            format!("/group/{}", acme::EMPTY_GROUP),
+            None,
+        ),
+        (
+            Method::POST,
+            "/gamification/points/award".to_owned(),
+            Some(points("awardGamificationPoints")),
+        ),
+        (
+            Method::POST,
+            "/gamification/points/withdraw".to_owned(),
+            Some(points("withdrawGamificationPoints")),
+        ),
+    ]
+}
+
 async fn every_operation_refuses_a_caller_without_credentials_with_the_same_401(stack: &TestStack) {
     let before = stack.snapshot().await;
     let mut bodies = Vec::new();
-    for (method, path, body) in operations() {
+    let every = operations()
+        .into_iter()
+        .map(|operation| (world::OWNER, operation))
+        .chain(
+            group_and_points_operations()
+                .into_iter()
+                .map(|operation| (world::ADMIN, operation)),
+        );
+    for (login, (method, path, body)) in every {
         let mut request = stack
             .http
             .request(method.clone(), format!("{}{path}", stack.base_url))
             .header("X-Request-Id", "one-id")
             .header("X-Auth-Account-Url", world::ACME_URL)
-            .header("X-Auth-Email", world::OWNER.email)
+            .header("X-Auth-Email", login.email)
             .header("X-Auth-Password", "not the password");
         if let Some(body) = body {
             request = request.header("Content-Type", "application/xml").body(body);
@@ -85,7 +138,10 @@ async fn every_operation_with_a_body_refuses_other_media_types_and_oversized_bod
     stack: &TestStack,
 ) {
     let before = stack.snapshot().await;
-    for (method, path, body) in operations() {
+    for (method, path, body) in operations()
+        .into_iter()
+        .chain(group_and_points_operations())
+    {
         let Some(body) = body else { continue };
         let wrong_type = stack
             .post_typed(&path, world::OWNER, "r", Some("text/plain"), body.clone())

@@ -241,6 +241,106 @@ async fn call_every_admin_method(
     outcomes
 }
 
+/// Calls every AdminService method of the group lists and writes and the points writes as
+/// `login`, with requests an account owner could make, and returns each outcome by name.
+/// Kept apart from [`call_every_admin_method`] so that a deactivated login can make both
+/// batches with the failed-login throttle's window passed in between.
+async fn call_every_group_and_points_method(
+    channel: Channel,
+    login: Option<Login>,
+) -> Vec<(&'static str, Result<(), Status>)> {
+    let mut admin = AdminServiceClient::new(channel);
+    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
+        result.map(|_| ())
+    }
+    vec![
+        (
+            "ListGroups",
+            done(
+                admin
+                    .list_groups(request(
+                        login,
+                        pb::ListGroupsRequest {
+                            page: Some(pb::PageRequest::default()),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "AddGroup",
+            done(
+                admin
+                    .add_group(request(
+                        login,
+                        pb::AddGroupRequest {
+                            name: "New hires".into(),
+                            user_ids: vec![acme::ENGINEER.into()],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "DeleteGroup",
+            done(
+                admin
+                    .delete_group(request(
+                        login,
+                        pb::DeleteGroupRequest {
+                            group_id: acme::EMPTY_GROUP.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ReplaceGroupMembers",
+            done(
+                admin
+                    .replace_group_members(request(
+                        login,
+                        pb::ReplaceGroupMembersRequest {
+                            group_id: acme::INTERNS.into(),
+                            user_ids: vec![acme::LEARNER.into()],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "AwardPoints",
+            done(
+                admin
+                    .award_points(request(
+                        login,
+                        pb::AwardPointsRequest {
+                            user_id: acme::LEARNER.into(),
+                            amount: "5".into(),
+                            reason: Some("Quiz".into()),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "WithdrawPoints",
+            done(
+                admin
+                    .withdraw_points(request(
+                        login,
+                        pb::WithdrawPointsRequest {
+                            user_id: acme::LEARNER.into(),
+                            amount: "5".into(),
+                            reason: None,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+    ]
+}
+
 /// Calls every DirectoryService method as `login` with a request an account owner could
 /// make, and returns each outcome by method name.
 async fn call_every_directory_method(
@@ -470,6 +570,10 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     let outcomes = call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
     assert_eq!(outcomes.len(), 13);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
+    let outcomes =
+        call_every_group_and_points_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
+    assert_eq!(outcomes.len(), 6);
+    assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,
         before,
@@ -479,6 +583,9 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     // The very same requests are valid: the owner's go through.
     assert_every_call_allowed(
         call_every_admin_method(stack.grpc_channel().await, Some(world::OWNER)).await,
+    );
+    assert_every_call_allowed(
+        call_every_group_and_points_method(stack.grpc_channel().await, Some(world::OWNER)).await,
     );
     assert_ne!(stack.snapshot().await, before);
 }
@@ -608,6 +715,11 @@ async fn calls_without_valid_credentials_are_unauthenticated(stack: &TestStack) 
         "an anonymous caller",
     );
     assert_every_call_refused(
+        call_every_group_and_points_method(channel.clone(), None).await,
+        Code::Unauthenticated,
+        "an anonymous caller",
+    );
+    assert_every_call_refused(
         call_every_directory_method(channel.clone(), None).await,
         Code::Unauthenticated,
         "an anonymous caller",
@@ -634,6 +746,13 @@ async fn calls_without_valid_credentials_are_unauthenticated(stack: &TestStack) 
         after,
         Code::ResourceExhausted,
         "a throttled deactivated administrator",
+    );
+    // Past the failed-login throttle's window (300 s), so the next batch meets the same rule.
+    stack.clock.advance(std::time::Duration::from_secs(301));
+    assert_every_call_refused(
+        call_every_group_and_points_method(channel.clone(), Some(world::FORMER_ADMIN)).await,
+        Code::Unauthenticated,
+        "a deactivated administrator",
     );
     // A wrong password, once (ten would throttle the login).
     let mut wrong = Request::new(pb::GetGroupRequest {

@@ -1,4 +1,4 @@
-//! `POST /group/{group_id}` (rename) and `GET /group/{group_id}`.
+//! `POST /group/{group_id}` (rename) and `GET /group/{group_id}`: one group.
 
 use anyhow::anyhow;
 use axum::extract::State;

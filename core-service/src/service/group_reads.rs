@@ -1,0 +1,53 @@
+//! List groups: all the caller may see, or one keyset page of them (neighbours.md sections
+//! 7.1 and 7.2). Reading one group with its members is [`super::groups::get_group`].
+//!
+//! Groups belong to the account, not to a department, so a department administrator lists
+//! every group of the account, as it reads and renames any of them (open question 17).
+
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    QuerySelect as _, prelude::Uuid,
+};
+
+use crate::{
+    access::{Caller, Operation},
+    domain::page::Page,
+    entities::group,
+    error::ServiceResult,
+};
+
+/// The groups of one answer, ascending by id.
+pub type GroupList = super::keyset::Paged<group::Model>;
+
+/// Every group the caller may see (`page` `None`), or one page of them.
+pub async fn list_groups(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    page: Option<super::Parsed<Page>>,
+) -> ServiceResult<GroupList> {
+    caller.grant(Operation::ListGroups)?;
+    let page = page.transpose()?;
+    super::keyset::read(
+        page,
+        |group: &group::Model| group.id,
+        |after, limit| read_after(conn, caller.account_id, after, limit),
+    )
+    .await
+}
+
+/// Up to `limit` groups of the account with ids greater than `after`, ascending: a range
+/// of the `(account_id, id)` index.
+async fn read_after(
+    conn: &impl ConnectionTrait,
+    account_id: Uuid,
+    after: Option<Uuid>,
+    limit: u64,
+) -> ServiceResult<Vec<group::Model>> {
+    let mut query = group::Entity::find()
+        .filter(group::Column::AccountId.eq(account_id))
+        .order_by_asc(group::Column::Id);
+    if let Some(after) = after {
+        query = query.filter(group::Column::Id.gt(after));
+    }
+    Ok(query.limit(limit).all(conn).await?)
+}

@@ -1,0 +1,305 @@
+//! `GET /group` and `GET /groups` (neighbours.md 7.1, 7.2) through the real gateway and core:
+//! both formats with each list's own `isSmart` spelling, every prefix, who may list (open
+//! question 17: a department administrator lists every group), tenant isolation, paging and
+//! its refusals, and a token alone.
+
+use lms_core::entities::custom_role_permission;
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
+use lms_tests::{
+    Reply, TestStack, on_both_backends,
+    world::{self, Login, acme, globex},
+    xml::{text_of, texts_of},
+};
+use sea_orm::{ActiveModelTrait as _, Set, prelude::Uuid};
+use serde_json::{Value, json};
+
+on_both_backends!(
+    the_owner_lists_groups_in_xml_and_json_under_every_prefix,
+    group_readers_list_every_group_and_other_roles_are_refused,
+    another_accounts_groups_are_never_listed,
+    pages_walk_every_group_once_and_only_a_page_with_more_after_it_has_a_token,
+    bad_page_sizes_tokens_and_parameters_are_400_naming_them,
+    a_token_alone_lists_groups,
+);
+
+const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
+/// The world's Acme groups, ascending by id.
+const ACME: [&str; 3] = [acme::INTERNS, acme::ALL_OF_SALES, acme::EMPTY_GROUP];
+
+pub(crate) async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
+    Reply::from(
+        stack
+            .request(reqwest::Method::GET, path, login)
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+}
+
+pub(crate) fn json_of(reply: &Reply) -> Value {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    serde_json::from_str(&reply.body).unwrap_or_else(|error| panic!("{error}: {}", reply.body))
+}
+
+fn xml_ids(reply: &Reply) -> Vec<String> {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    texts_of(&reply.body, "groupId")
+}
+
+async fn the_owner_lists_groups_in_xml_and_json_under_every_prefix(stack: &TestStack) {
+    for prefix in PREFIXES {
+        for slash in ["", "/"] {
+            let list = stack
+                .get(&format!("{prefix}/group{slash}"), world::OWNER)
+                .await;
+            assert_eq!(xml_ids(&list), ACME, "{prefix}");
+            assert_eq!(
+                list.body,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response>\
+                 <group><groupId>0191a000-0000-7000-8000-000000000301</groupId>\
+                 <name>Interns &amp; &lt;Juniors&gt;</name><isSmart>false</isSmart></group>\
+                 <group><groupId>0191a000-0000-7000-8000-000000000302</groupId>\
+                 <name>All of Sales</name><isSmart>true</isSmart></group>\
+                 <group><groupId>0191a000-0000-7000-8000-000000000303</groupId>\
+                 <name>Nobody yet</name><isSmart>false</isSmart></group></response>"
+            );
+            let page = stack
+                .get(&format!("{prefix}/groups{slash}"), world::OWNER)
+                .await;
+            assert_eq!(xml_ids(&page), ACME);
+            assert_eq!(texts_of(&page.body, "isSmart"), ["0", "1", "0"]);
+            assert!(
+                page.body.contains("<response><groups><group>"),
+                "{}",
+                page.body
+            );
+            assert_eq!(text_of(&page.body, "nextPageToken"), None);
+        }
+        let list = json_of(&get_json(stack, &format!("{prefix}/group"), world::OWNER).await);
+        assert_eq!(
+            list,
+            json!([
+                {"groupId": acme::INTERNS, "name": "Interns & <Juniors>", "isSmart": false},
+                {"groupId": acme::ALL_OF_SALES, "name": "All of Sales", "isSmart": true},
+                {"groupId": acme::EMPTY_GROUP, "name": "Nobody yet", "isSmart": false},
+            ])
+        );
+        let page = json_of(&get_json(stack, &format!("{prefix}/groups"), world::OWNER).await);
+        assert_eq!(
+            page,
+            json!({"groups": [
+                {"groupId": acme::INTERNS, "name": "Interns & <Juniors>", "isSmart": 0},
+                {"groupId": acme::ALL_OF_SALES, "name": "All of Sales", "isSmart": 1},
+                {"groupId": acme::EMPTY_GROUP, "name": "Nobody yet", "isSmart": 0},
+            ]})
+        );
+    }
+}
+
+async fn group_readers_list_every_group_and_other_roles_are_refused(stack: &TestStack) {
+    // The department administrator manages Sales only, yet lists every group (Q17), as it
+    // reads any of them one by one; the Viewer and the Coordinator hold `group.read`.
+    for login in [
+        world::ADMIN,
+        world::DEPT_ADMIN,
+        world::VIEWER,
+        world::COORDINATOR,
+    ] {
+        for path in ["/group", "/groups"] {
+            assert_eq!(xml_ids(&stack.get(path, login).await), ACME, "{login:?}");
+        }
+    }
+    for login in [
+        world::PUBLISHER,
+        world::AUTHOR,
+        world::LEARNER,
+        world::REPORTER,
+    ] {
+        for path in ["/group", "/groups"] {
+            stack
+                .get(path, login)
+                .await
+                .assert_error(403, "permission to read groups");
+        }
+    }
+    // Permission comes before input: a refused caller learns nothing of the paging rules.
+    stack
+        .get("/groups?pageSize=0", world::LEARNER)
+        .await
+        .assert_error(403, "permission");
+    // A custom role given `group.read` lists from its next call on.
+    custom_role_permission::ActiveModel {
+        custom_role_id: Set(Uuid::parse_str(acme::REPORTER_ROLE).unwrap()),
+        permission: Set("group.read".to_owned()),
+    }
+    .insert(stack.db())
+    .await
+    .expect("a permission added");
+    forget_remembered_callers(stack);
+    assert_eq!(xml_ids(&stack.get("/group", world::REPORTER).await), ACME);
+}
+
+async fn another_accounts_groups_are_never_listed(stack: &TestStack) {
+    for path in ["/group", "/groups"] {
+        assert_eq!(
+            xml_ids(&stack.get(path, world::GLOBEX_OWNER).await),
+            [globex::CREW]
+        );
+        let acme = xml_ids(&stack.get(path, world::OWNER).await);
+        assert!(!acme.contains(&globex::CREW.to_owned()));
+    }
+}
+
+async fn pages_walk_every_group_once_and_only_a_page_with_more_after_it_has_a_token(
+    stack: &TestStack,
+) {
+    // Enough groups for a few pages: the world's three and seven more.
+    let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
+    let mut all: Vec<String> = ACME.iter().map(|id| (*id).to_owned()).collect();
+    for n in 0..7 {
+        let made = directory
+            .create_group(world::OWNER.grpc_request(pb::CreateGroupRequest {
+                name: format!("Group {n}"),
+                smart_department_id: None,
+            }))
+            .await
+            .expect("a group")
+            .into_inner();
+        all.push(made.group_id);
+    }
+    all.sort();
+    for size in [1_usize, 3, 5, 10, 11] {
+        let mut seen = Vec::new();
+        let mut token = String::new();
+        loop {
+            let page = stack
+                .get(
+                    &format!("/groups?pageSize={size}&pageToken={token}"),
+                    world::OWNER,
+                )
+                .await;
+            let ids = xml_ids(&page);
+            seen.extend(ids.iter().cloned());
+            match text_of(&page.body, "nextPageToken") {
+                Some(next) => {
+                    assert_eq!(ids.len(), size, "a page before the last is full");
+                    token = next;
+                }
+                None => break,
+            }
+        }
+        assert_eq!(seen, all, "pageSize {size}");
+    }
+    let first = json_of(&get_json(stack, "/groups?pageSize=4", world::OWNER).await);
+    let token = first["nextPageToken"].as_str().expect("a token");
+    let second = json_of(
+        &get_json(
+            stack,
+            &format!("/groups?pageSize=4&pageToken={token}"),
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(second["groups"][0]["groupId"], json!(all[4]));
+    assert_eq!(
+        json_of(&get_json(stack, "/group", world::OWNER).await)
+            .as_array()
+            .map(Vec::len),
+        Some(10)
+    );
+}
+
+async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestStack) {
+    for size in ["0", "10001", "-1", "ten"] {
+        stack
+            .get(&format!("/groups?pageSize={size}"), world::OWNER)
+            .await
+            .assert_error(400, "pageSize");
+    }
+    // A token of the department listing, and one that was never written.
+    let departments = stack.get("/departments?pageSize=1", world::OWNER).await;
+    let token = text_of(&departments.body, "nextPageToken").expect("a department token");
+    for token in [token.as_str(), "bm9wZQ", "!!"] {
+        stack
+            .get(&format!("/groups?pageToken={token}"), world::OWNER)
+            .await
+            .assert_error(400, "pageToken");
+    }
+    stack
+        .get("/groups?page_size=5", world::OWNER)
+        .await
+        .assert_error(400, "page_size");
+    stack
+        .get("/group?name=Interns", world::OWNER)
+        .await
+        .assert_error(400, "name");
+    stack
+        .request(reqwest::Method::PUT, "/groups", world::OWNER)
+        .send()
+        .await
+        .map(|response| assert_eq!(response.status(), 405))
+        .expect("request");
+}
+
+async fn a_token_alone_lists_groups(stack: &TestStack) {
+    let bearer = bearer_of_admin(stack).await;
+    for path in [
+        "/api/v2/group",
+        "/groups",
+        "/index.php/api/v2/groups?pageSize=2",
+    ] {
+        let reply = Reply::from(
+            stack
+                .http
+                .get(format!("{}{path}", stack.base_url))
+                .header("Authorization", bearer.as_str())
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+        assert!(!xml_ids(&reply).is_empty());
+    }
+}
+
+/// A permission written straight into the database reaches callers the core remembers only
+/// once they expire: past the authentication cache's lifetime (60 s), they are read again.
+pub(crate) fn forget_remembered_callers(stack: &TestStack) {
+    stack.clock.advance(std::time::Duration::from_secs(61));
+}
+
+/// `Bearer <token>` of a new API client acting as the world's account administrator.
+pub(crate) async fn bearer_of_admin(stack: &TestStack) -> String {
+    let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
+    let client = directory
+        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
+            user_id: acme::ADMIN.to_owned(),
+        }))
+        .await
+        .expect("a client")
+        .into_inner();
+    let reply = Reply::from(
+        stack
+            .http
+            .post(format!("{}/api/v3/token", stack.base_url))
+            .form(&[
+                ("client_id", client.client_id.as_str()),
+                ("client_secret", client.client_secret.as_str()),
+                ("grant_type", "client_credentials"),
+            ])
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let token: Value = serde_json::from_str(&reply.body).expect("JSON");
+    format!(
+        "Bearer {}",
+        token["access_token"].as_str().expect("a token")
+    )
+}
