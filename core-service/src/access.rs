@@ -46,6 +46,10 @@ pub enum Operation {
     DeleteEnrollments,
     GetContentItem,
     GetPoints,
+    /// Reading one user's profile or listing users (`GET /user…`; not the paged `/users`).
+    ReadUsers,
+    /// The paged `GET /users`, which an Author may call too (neighbours 4.4).
+    PageUsers,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
 }
@@ -62,6 +66,7 @@ impl Operation {
             Operation::DeleteEnrollments => Permission::EnrollmentDelete,
             Operation::GetContentItem => Permission::ContentRead,
             Operation::GetPoints => Permission::PointsRead,
+            Operation::ReadUsers | Operation::PageUsers => Permission::UserRead,
             Operation::ManageDirectory => return None,
         })
     }
@@ -74,7 +79,9 @@ impl Operation {
             | Operation::ReadDepartments
             | Operation::DeleteDepartment
             | Operation::DeleteEnrollments
-            | Operation::GetPoints => Grant::InScope,
+            | Operation::GetPoints
+            | Operation::ReadUsers
+            | Operation::PageUsers => Grant::InScope,
             Operation::UpdateGroup
             | Operation::GetGroup
             | Operation::GetContentItem
@@ -93,6 +100,9 @@ impl Operation {
             Operation::DeleteEnrollments => "You do not have permission to delete enrollments.",
             Operation::GetContentItem => "You do not have permission to read content items.",
             Operation::GetPoints => "You do not have permission to read points.",
+            Operation::ReadUsers | Operation::PageUsers => {
+                "You do not have permission to read users."
+            }
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
         }
     }
@@ -139,6 +149,10 @@ impl Caller {
                 Role::DepartmentAdministrator | Role::Publisher,
                 Op::DeleteEnrollments | Op::GetPoints,
             ) => Some(Grant::InScope),
+            (Role::DepartmentAdministrator, Op::ReadUsers | Op::PageUsers) => Some(Grant::InScope),
+            // Only the paged list names Authors among its callers (neighbours 4.4); their
+            // profiles are everyone's, as an Author has no scope.
+            (Role::Author, Op::PageUsers) => Some(Grant::Everything),
             (Role::Author, Op::GetGroup) => Some(Grant::CountOnly),
             (Role::Author, Op::GetContentItem) => Some(Grant::AuthoredProjects),
             (Role::Custom, op) => op
@@ -266,6 +280,29 @@ mod tests {
         assert_eq!(
             grants(Role::Custom, &[Permission::DepartmentDelete]),
             [None, Some(InScope)]
+        );
+    }
+
+    #[test]
+    fn user_reads_follow_neighbours_section_4() {
+        let grants = |role, permissions: &[Permission]| {
+            let c = caller(role, permissions);
+            [Operation::ReadUsers, Operation::PageUsers].map(|op| c.grant(op).ok())
+        };
+        for role in [Role::AccountOwner, Role::AccountAdministrator] {
+            assert_eq!(grants(role, &[]), [Some(Everything); 2]);
+        }
+        assert_eq!(
+            grants(Role::DepartmentAdministrator, &[]),
+            [Some(InScope); 2]
+        );
+        assert_eq!(grants(Role::Author, &[]), [None, Some(Everything)]);
+        assert_eq!(grants(Role::Publisher, &[]), [None; 2]);
+        assert_eq!(grants(Role::Learner, &[]), [None; 2]);
+        assert_eq!(grants(Role::Custom, &[]), [None; 2]);
+        assert_eq!(
+            grants(Role::Custom, &[Permission::UserRead]),
+            [Some(InScope); 2]
         );
     }
 

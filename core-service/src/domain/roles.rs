@@ -78,10 +78,14 @@ pub enum Permission {
     EnrollmentDelete,
     ContentRead,
     PointsRead,
+    UserRead,
+    UserCreate,
+    UserUpdate,
+    UserDelete,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 9] = [
+    pub const ALL: [Permission; 13] = [
         Permission::DepartmentCreate,
         Permission::DepartmentUpdate,
         Permission::DepartmentRead,
@@ -91,6 +95,10 @@ impl Permission {
         Permission::EnrollmentDelete,
         Permission::ContentRead,
         Permission::PointsRead,
+        Permission::UserRead,
+        Permission::UserCreate,
+        Permission::UserUpdate,
+        Permission::UserDelete,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -104,6 +112,10 @@ impl Permission {
             Permission::EnrollmentDelete => "enrollment.delete",
             Permission::ContentRead => "content.read",
             Permission::PointsRead => "points.read",
+            Permission::UserRead => "user.read",
+            Permission::UserCreate => "user.create",
+            Permission::UserUpdate => "user.update",
+            Permission::UserDelete => "user.delete",
         }
     }
 

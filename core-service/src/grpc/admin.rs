@@ -13,7 +13,7 @@ use crate::{
         page::{Listing, Page},
     },
     entities::department,
-    service::{content, department_reads, departments, enrollments, groups, points},
+    service::{content, department_reads, departments, enrollments, groups, points, user_reads},
 };
 
 pub struct AdminApi {
@@ -203,6 +203,37 @@ impl AdminService for AdminApi {
         Ok(Response::new(pb::IssueTokenResponse {
             access_token: issued.access_token,
             expires_in: u32::try_from(issued.expires_in.as_secs()).unwrap_or(u32::MAX),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetUser")]
+    async fn get_user(
+        &self,
+        request: Request<pb::GetUserRequest>,
+    ) -> Result<Response<pb::GetUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let user_ref = ResourceRef::parse(request.into_inner().user_id);
+        let found = user_reads::get_user(&self.state.db, &caller, &user_ref).await?;
+        Ok(Response::new(pb::GetUserResponse {
+            user: Some(convert::user_profile(found)),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListUsers")]
+    async fn list_users(
+        &self,
+        request: Request<pb::ListUsersRequest>,
+    ) -> Result<Response<pb::ListUsersResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let filter = convert::user_filter(&request);
+        let page = request
+            .page
+            .map(|page| Page::parse(Listing::Users, page.page_size, &page.page_token));
+        let list = user_reads::list_users(&self.state.db, &caller, filter, page).await?;
+        Ok(Response::new(pb::ListUsersResponse {
+            users: list.items.into_iter().map(convert::user_profile).collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
         }))
     }
 }

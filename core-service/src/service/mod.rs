@@ -3,6 +3,7 @@
 //! They know SeaORM and permissions, nothing of gRPC or XML. One module per resource:
 //!
 //! - [`users`]: create users, set their password, role, managed departments, active flag.
+//! - [`user_reads`]: read one user's profile, list users whole (filtered) or by keyset pages.
 //! - [`departments`]: create, update and delete departments (moves keep the closure right).
 //! - [`department_reads`]: read one department, list them whole or by keyset pages.
 //! - [`groups`]: read, rename and create groups, add members.
@@ -34,6 +35,7 @@ pub mod keyset;
 pub mod lookups;
 pub mod points;
 pub mod tree;
+pub mod user_reads;
 pub mod users;
 
 /// A request's values parsed by the adapter, or the first that broke its rule.

@@ -193,6 +193,51 @@ async fn call_every_admin_method(
     outcomes
 }
 
+/// Calls the user reads of AdminService as `login`, as an owner could. Kept apart from
+/// [`call_every_admin_method`] so that a deactivated login's calls stay below the
+/// failed-login throttle.
+async fn call_user_reads(
+    channel: Channel,
+    login: Option<Login>,
+) -> Vec<(&'static str, Result<(), Status>)> {
+    let mut admin = AdminServiceClient::new(channel);
+    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
+        result.map(|_| ())
+    }
+    vec![
+        (
+            "GetUser",
+            done(
+                admin
+                    .get_user(request(
+                        login,
+                        pb::GetUserRequest {
+                            user_id: acme::ENGINEER.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ListUsers",
+            done(
+                admin
+                    .list_users(request(
+                        login,
+                        pb::ListUsersRequest {
+                            page: None,
+                            department_ids: vec![acme::ROOT.into()],
+                            group_ids: vec![],
+                            logins: vec![],
+                            emails: vec![],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+    ]
+}
+
 /// Calls every DirectoryService method as `login` with a request an account owner could
 /// make, and returns each outcome by method name.
 async fn call_every_directory_method(
@@ -419,8 +464,10 @@ fn assert_every_call_allowed(outcomes: Vec<(&'static str, Result<(), Status>)>) 
 
 async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &TestStack) {
     let before = stack.snapshot().await;
-    let outcomes = call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
-    assert_eq!(outcomes.len(), 10);
+    let mut outcomes =
+        call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
+    outcomes.extend(call_user_reads(stack.grpc_channel().await, Some(world::LEARNER)).await);
+    assert_eq!(outcomes.len(), 12);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,
@@ -431,6 +478,9 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     // The very same requests are valid: the owner's go through.
     assert_every_call_allowed(
         call_every_admin_method(stack.grpc_channel().await, Some(world::OWNER)).await,
+    );
+    assert_every_call_allowed(
+        call_user_reads(stack.grpc_channel().await, Some(world::OWNER)).await,
     );
     assert_ne!(stack.snapshot().await, before);
 }
@@ -556,6 +606,11 @@ async fn calls_without_valid_credentials_are_unauthenticated(stack: &TestStack) 
     let channel = stack.grpc_channel().await;
     assert_every_call_refused(
         call_every_admin_method(channel.clone(), None).await,
+        Code::Unauthenticated,
+        "an anonymous caller",
+    );
+    assert_every_call_refused(
+        call_user_reads(channel.clone(), None).await,
         Code::Unauthenticated,
         "an anonymous caller",
     );

@@ -25,3 +25,4 @@ mod reflection;
 mod replicas;
 mod tenant_isolation;
 mod tokens;
+mod user_reads;

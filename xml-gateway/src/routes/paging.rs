@@ -37,7 +37,16 @@ fn parse(query: &str) -> Result<PageRequest, GatewayError> {
             )));
         }
     }
-    let page_size = match size.as_deref() {
+    page_request(size, token)
+}
+
+/// `pageSize` and `pageToken` as given (either absent), checked for form: an empty value
+/// counts as absent.
+pub(crate) fn page_request(
+    size: Option<String>,
+    token: Option<String>,
+) -> Result<PageRequest, GatewayError> {
+    let page_size = match size.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(text) => Some(text.parse::<u64>().map_err(|_| {
             GatewayError::BadRequest(format!(
@@ -48,7 +57,9 @@ fn parse(query: &str) -> Result<PageRequest, GatewayError> {
     };
     Ok(PageRequest {
         page_size,
-        page_token: token.unwrap_or_default(),
+        page_token: token
+            .map(|token| token.trim().to_owned())
+            .unwrap_or_default(),
     })
 }
 
