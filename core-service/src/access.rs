@@ -50,6 +50,10 @@ pub enum Operation {
     ReadUsers,
     /// The paged `GET /users`, which an Author may call too (neighbours 4.4).
     PageUsers,
+    /// `POST /user`.
+    CreateUser,
+    /// `POST /user/{id}`, its password and its status.
+    UpdateUser,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
 }
@@ -67,6 +71,8 @@ impl Operation {
             Operation::GetContentItem => Permission::ContentRead,
             Operation::GetPoints => Permission::PointsRead,
             Operation::ReadUsers | Operation::PageUsers => Permission::UserRead,
+            Operation::CreateUser => Permission::UserCreate,
+            Operation::UpdateUser => Permission::UserUpdate,
             Operation::ManageDirectory => return None,
         })
     }
@@ -81,7 +87,9 @@ impl Operation {
             | Operation::DeleteEnrollments
             | Operation::GetPoints
             | Operation::ReadUsers
-            | Operation::PageUsers => Grant::InScope,
+            | Operation::PageUsers
+            | Operation::CreateUser
+            | Operation::UpdateUser => Grant::InScope,
             Operation::UpdateGroup
             | Operation::GetGroup
             | Operation::GetContentItem
@@ -103,6 +111,8 @@ impl Operation {
             Operation::ReadUsers | Operation::PageUsers => {
                 "You do not have permission to read users."
             }
+            Operation::CreateUser => "You do not have permission to add users.",
+            Operation::UpdateUser => "You do not have permission to change users.",
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
         }
     }
@@ -149,7 +159,10 @@ impl Caller {
                 Role::DepartmentAdministrator | Role::Publisher,
                 Op::DeleteEnrollments | Op::GetPoints,
             ) => Some(Grant::InScope),
-            (Role::DepartmentAdministrator, Op::ReadUsers | Op::PageUsers) => Some(Grant::InScope),
+            (
+                Role::DepartmentAdministrator,
+                Op::ReadUsers | Op::PageUsers | Op::CreateUser | Op::UpdateUser,
+            ) => Some(Grant::InScope),
             // Only the paged list names Authors among its callers (neighbours 4.4); their
             // profiles are everyone's, as an Author has no scope.
             (Role::Author, Op::PageUsers) => Some(Grant::Everything),
@@ -303,6 +316,25 @@ mod tests {
         assert_eq!(
             grants(Role::Custom, &[Permission::UserRead]),
             [Some(InScope); 2]
+        );
+        let writes = |role, permissions: &[Permission]| {
+            let c = caller(role, permissions);
+            [Operation::CreateUser, Operation::UpdateUser].map(|op| c.grant(op).ok())
+        };
+        assert_eq!(
+            writes(Role::AccountAdministrator, &[]),
+            [Some(Everything); 2]
+        );
+        assert_eq!(
+            writes(Role::DepartmentAdministrator, &[]),
+            [Some(InScope); 2]
+        );
+        for role in [Role::Publisher, Role::Author, Role::Learner, Role::Custom] {
+            assert_eq!(writes(role, &[]), [None; 2]);
+        }
+        assert_eq!(
+            writes(Role::Custom, &[Permission::UserUpdate]),
+            [None, Some(InScope)]
         );
     }
 

@@ -7,13 +7,17 @@ use lms_proto::v1::{self as pb, admin_service_server::AdminService};
 use tonic::{Request, Response, Status};
 
 use super::{SharedState, convert, request::caller};
+use crate::domain::login::PlainPassword;
 use crate::{
     domain::{
         ids::ResourceRef,
         page::{Listing, Page},
     },
     entities::department,
-    service::{content, department_reads, departments, enrollments, groups, points, user_reads},
+    service::{
+        content, department_reads, departments, enrollments, groups, points, user_reads,
+        user_writes,
+    },
 };
 
 pub struct AdminApi {
@@ -235,6 +239,53 @@ impl AdminService for AdminApi {
             users: list.items.into_iter().map(convert::user_profile).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
         }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/AddUser")]
+    async fn add_user(
+        &self,
+        request: Request<pb::AddUserRequest>,
+    ) -> Result<Response<pb::AddUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let new = convert::new_profile(request.into_inner());
+        let id =
+            user_writes::add_user(&self.state.db, self.state.auth.verifier(), &caller, new).await?;
+        Ok(Response::new(pb::AddUserResponse {
+            user_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ChangeUserPassword")]
+    async fn change_user_password(
+        &self,
+        request: Request<pb::ChangeUserPasswordRequest>,
+    ) -> Result<Response<pb::ChangeUserPasswordResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::ChangeUserPasswordRequest { user_id, password } = request.into_inner();
+        let parsed = PlainPassword::parse(&password);
+        let user = ResourceRef::parse(user_id);
+        user_writes::change_password(
+            &self.state.db,
+            self.state.auth.verifier(),
+            &caller,
+            user,
+            parsed,
+        )
+        .await?;
+        Ok(Response::new(pb::ChangeUserPasswordResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ChangeUserStatus")]
+    async fn change_user_status(
+        &self,
+        request: Request<pb::ChangeUserStatusRequest>,
+    ) -> Result<Response<pb::ChangeUserStatusResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::ChangeUserStatusRequest { user_id, status } = request.into_inner();
+        let user = ResourceRef::parse(user_id);
+        user_writes::change_status(&self.state.db, &caller, user, convert::user_status(status))
+            .await?;
+        Ok(Response::new(pb::ChangeUserStatusResponse {}))
     }
 }
 

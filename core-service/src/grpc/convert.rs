@@ -22,7 +22,7 @@ use crate::{
         enrollments::NewEnrollment,
         groups::{GroupChanges, NewGroup, NewMembers},
         points::PointsChange,
-        user_reads,
+        user_reads, user_writes,
         users::{
             ActiveChange, ManagedDepartmentsChange, NewUser, PasswordChange, RoleChange, RoleChoice,
         },
@@ -266,49 +266,6 @@ pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invali
     IdList::parse("userIds", &req.user_ids)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn assignment(role: i32) -> pb::RoleAssignment {
-        pb::RoleAssignment {
-            role,
-            custom_role_id: None,
-        }
-    }
-
-    #[test]
-    fn every_contract_role_is_a_domain_role_and_back() {
-        for role in Role::ALL {
-            assert_eq!(domain_role(pb_role(role)), Some(role));
-        }
-        assert_eq!(domain_role(pb::Role::Unspecified), None);
-    }
-
-    #[test]
-    fn an_unspecified_or_unknown_role_is_refused_naming_the_field() {
-        let missing = role_choice(Some(&assignment(pb::Role::Unspecified.into()))).unwrap_err();
-        assert_eq!(
-            missing.to_string(),
-            role_choice(None).unwrap_err().to_string()
-        );
-        assert!(missing.to_string().starts_with("role "), "{missing}");
-        let unknown = role_choice(Some(&assignment(99))).unwrap_err().to_string();
-        assert!(
-            unknown.starts_with("role '99' is not one of ROLE_ACCOUNT_OWNER, "),
-            "{unknown}"
-        );
-        assert!(!unknown.contains("UNSPECIFIED"), "{unknown}");
-    }
-
-    #[test]
-    fn a_listed_role_is_taken() {
-        let choice = role_choice(Some(&assignment(pb::Role::Learner.into()))).unwrap();
-        assert_eq!(choice.role, Role::Learner);
-        assert_eq!(choice.custom_role_id, None);
-    }
-}
-
 /// A user's profile as the contract shows it.
 pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile {
     let user_reads::UserProfile {
@@ -358,4 +315,89 @@ fn built_in_role_id(account_id: Uuid, role: Role) -> Uuid {
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     uuid::Builder::from_custom_bytes(bytes).into_uuid()
+}
+
+/// A user to add over HTTP. The role is named as the interface names it (`owner`,
+/// `administrator`) or as the contract does; absent or blank, a learner.
+pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewProfile, Invalid> {
+    let role = match req.role.trim() {
+        "" => "learner",
+        "owner" => "account_owner",
+        "administrator" => "account_administrator",
+        other => other,
+    };
+    Ok(user_writes::NewProfile {
+        login: Login::parse(&req.login)?,
+        password: req
+            .password
+            .as_deref()
+            .map(PlainPassword::parse)
+            .transpose()?,
+        role: RoleChoice::parse(Some(role), req.role_id.as_deref())?,
+        department_id: parse_field_id("departmentId", &req.department_id)?,
+        managed_department_ids: IdList::parse(
+            "manageableDepartmentIds",
+            &req.managed_department_ids,
+        )?,
+    })
+}
+
+/// Neighbours 4.10's codes; the SOAP interface refused others the same way.
+pub(super) fn user_status(status: u32) -> Result<user_writes::UserStatus, Invalid> {
+    use user_writes::UserStatus;
+    match status {
+        1 => Ok(UserStatus::Active),
+        3 => Ok(UserStatus::Blocked),
+        5 => Ok(UserStatus::EmploymentEnded),
+        other => Err(Invalid::new(
+            "status",
+            Reason::NotOneOf {
+                raw: other.to_string(),
+                allowed: "1 (active), 3 (blocked), 5 (employment ended)".to_owned(),
+            },
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assignment(role: i32) -> pb::RoleAssignment {
+        pb::RoleAssignment {
+            role,
+            custom_role_id: None,
+        }
+    }
+
+    #[test]
+    fn every_contract_role_is_a_domain_role_and_back() {
+        for role in Role::ALL {
+            assert_eq!(domain_role(pb_role(role)), Some(role));
+        }
+        assert_eq!(domain_role(pb::Role::Unspecified), None);
+    }
+
+    #[test]
+    fn an_unspecified_or_unknown_role_is_refused_naming_the_field() {
+        let missing = role_choice(Some(&assignment(pb::Role::Unspecified.into()))).unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            role_choice(None).unwrap_err().to_string()
+        );
+        assert!(missing.to_string().starts_with("role "), "{missing}");
+        let unknown = role_choice(Some(&assignment(99))).unwrap_err().to_string();
+        assert!(
+            unknown.starts_with("role '99' is not one of ROLE_ACCOUNT_OWNER, "),
+            "{unknown}"
+        );
+        assert!(!unknown.contains("UNSPECIFIED"), "{unknown}");
+    }
+
+    #[test]
+    fn a_listed_role_is_taken() {
+        let choice = role_choice(Some(&assignment(pb::Role::Learner.into()))).unwrap();
+        assert_eq!(choice.role, Role::Learner);
+        assert_eq!(choice.custom_role_id, None);
+    }
 }

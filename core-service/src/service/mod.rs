@@ -4,6 +4,7 @@
 //!
 //! - [`users`]: create users, set their password, role, managed departments, active flag.
 //! - [`user_reads`]: read one user's profile, list users whole (filtered) or by keyset pages.
+//! - [`user_writes`]: add users, change their password and status, scoped (over HTTP).
 //! - [`departments`]: create, update and delete departments (moves keep the closure right).
 //! - [`department_reads`]: read one department, list them whole or by keyset pages.
 //! - [`groups`]: read, rename and create groups, add members.
@@ -36,6 +37,7 @@ pub mod lookups;
 pub mod points;
 pub mod tree;
 pub mod user_reads;
+pub mod user_writes;
 pub mod users;
 
 /// A request's values parsed by the adapter, or the first that broke its rule.

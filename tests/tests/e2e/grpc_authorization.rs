@@ -193,10 +193,10 @@ async fn call_every_admin_method(
     outcomes
 }
 
-/// Calls the user reads of AdminService as `login`, as an owner could. Kept apart from
+/// Calls the user methods of AdminService as `login`, as an owner could. Kept apart from
 /// [`call_every_admin_method`] so that a deactivated login's calls stay below the
 /// failed-login throttle.
-async fn call_user_reads(
+async fn call_user_methods(
     channel: Channel,
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
@@ -213,6 +213,52 @@ async fn call_user_reads(
                         login,
                         pb::GetUserRequest {
                             user_id: acme::ENGINEER.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "AddUser",
+            done(
+                admin
+                    .add_user(request(
+                        login,
+                        pb::AddUserRequest {
+                            login: "grpc.made@acme.example.com".into(),
+                            password: None,
+                            role: "learner".into(),
+                            role_id: None,
+                            department_id: acme::SALES_EAST.into(),
+                            managed_department_ids: vec![],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ChangeUserPassword",
+            done(
+                admin
+                    .change_user_password(request(
+                        login,
+                        pb::ChangeUserPasswordRequest {
+                            user_id: acme::ENGINEER.into(),
+                            password: "another long password".into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ChangeUserStatus",
+            done(
+                admin
+                    .change_user_status(request(
+                        login,
+                        pb::ChangeUserStatusRequest {
+                            user_id: acme::ENGINEER.into(),
+                            status: 1,
                         },
                     ))
                     .await,
@@ -466,8 +512,8 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     let before = stack.snapshot().await;
     let mut outcomes =
         call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
-    outcomes.extend(call_user_reads(stack.grpc_channel().await, Some(world::LEARNER)).await);
-    assert_eq!(outcomes.len(), 12);
+    outcomes.extend(call_user_methods(stack.grpc_channel().await, Some(world::LEARNER)).await);
+    assert_eq!(outcomes.len(), 15);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,
@@ -480,7 +526,7 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
         call_every_admin_method(stack.grpc_channel().await, Some(world::OWNER)).await,
     );
     assert_every_call_allowed(
-        call_user_reads(stack.grpc_channel().await, Some(world::OWNER)).await,
+        call_user_methods(stack.grpc_channel().await, Some(world::OWNER)).await,
     );
     assert_ne!(stack.snapshot().await, before);
 }
@@ -610,7 +656,7 @@ async fn calls_without_valid_credentials_are_unauthenticated(stack: &TestStack) 
         "an anonymous caller",
     );
     assert_every_call_refused(
-        call_user_reads(channel.clone(), None).await,
+        call_user_methods(channel.clone(), None).await,
         Code::Unauthenticated,
         "an anonymous caller",
     );

@@ -26,3 +26,4 @@ mod replicas;
 mod tenant_isolation;
 mod tokens;
 mod user_reads;
+mod user_writes;

@@ -7,6 +7,7 @@
 pub(crate) mod parse;
 pub(crate) mod reads;
 pub(crate) mod render;
+pub(crate) mod writes;
 
 /// Which generation of the interface a route belongs to: v2 answers name the profile
 /// element `userProfileV2` (neighbours Q13); JSON is the same for both.
