@@ -59,6 +59,14 @@ pub enum Operation {
     ReplaceGroupMembers,
     /// Awarding or withdrawing gamification points.
     AwardPoints,
+    /// Reading one user's profile or listing users (`GET /user…`; not the paged `/users`).
+    ReadUsers,
+    /// The paged `GET /users`, which an Author may call too (neighbours 4.4).
+    PageUsers,
+    /// `POST /user`.
+    CreateUser,
+    /// `POST /user/{id}`, its password and its status.
+    UpdateUser,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
 }
@@ -82,6 +90,9 @@ impl Operation {
             Operation::DeleteGroup => Permission::GroupDelete,
             Operation::ReplaceGroupMembers => Permission::GroupMembers,
             Operation::AwardPoints => Permission::PointsAward,
+            Operation::ReadUsers | Operation::PageUsers => Permission::UserRead,
+            Operation::CreateUser => Permission::UserCreate,
+            Operation::UpdateUser => Permission::UserUpdate,
             Operation::ManageDirectory => return None,
         })
     }
@@ -100,7 +111,11 @@ impl Operation {
             | Operation::CreateGroup
             | Operation::DeleteGroup
             | Operation::ReplaceGroupMembers
-            | Operation::AwardPoints => Grant::InScope,
+            | Operation::AwardPoints
+            | Operation::ReadUsers
+            | Operation::PageUsers
+            | Operation::CreateUser
+            | Operation::UpdateUser => Grant::InScope,
             Operation::UpdateGroup
             | Operation::GetGroup
             | Operation::ListGroups
@@ -129,6 +144,11 @@ impl Operation {
                 "You do not have permission to change the members of groups."
             }
             Operation::AwardPoints => "You do not have permission to award or withdraw points.",
+            Operation::ReadUsers | Operation::PageUsers => {
+                "You do not have permission to read users."
+            }
+            Operation::CreateUser => "You do not have permission to add users.",
+            Operation::UpdateUser => "You do not have permission to change users.",
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
         }
     }
@@ -181,6 +201,13 @@ impl Caller {
                 Role::DepartmentAdministrator,
                 Op::CreateGroup | Op::DeleteGroup | Op::ReplaceGroupMembers | Op::AwardPoints,
             ) => Some(Grant::InScope),
+            (
+                Role::DepartmentAdministrator,
+                Op::ReadUsers | Op::PageUsers | Op::CreateUser | Op::UpdateUser,
+            ) => Some(Grant::InScope),
+            // Only the paged list names Authors among its callers (neighbours 4.4); their
+            // profiles are everyone's, as an Author has no scope.
+            (Role::Author, Op::PageUsers) => Some(Grant::Everything),
             (Role::Author, Op::GetGroup) => Some(Grant::CountOnly),
             (Role::Author, Op::GetContentItem) => Some(Grant::AuthoredProjects),
             (Role::Custom, op) => op
@@ -412,6 +439,48 @@ mod tests {
             caller(Role::Custom, &Permission::ALL)
                 .grant(Operation::ManageDirectory)
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn user_reads_follow_neighbours_section_4() {
+        let grants = |role, permissions: &[Permission]| {
+            let c = caller(role, permissions);
+            [Operation::ReadUsers, Operation::PageUsers].map(|op| c.grant(op).ok())
+        };
+        for role in [Role::AccountOwner, Role::AccountAdministrator] {
+            assert_eq!(grants(role, &[]), [Some(Everything); 2]);
+        }
+        assert_eq!(
+            grants(Role::DepartmentAdministrator, &[]),
+            [Some(InScope); 2]
+        );
+        assert_eq!(grants(Role::Author, &[]), [None, Some(Everything)]);
+        assert_eq!(grants(Role::Publisher, &[]), [None; 2]);
+        assert_eq!(grants(Role::Learner, &[]), [None; 2]);
+        assert_eq!(grants(Role::Custom, &[]), [None; 2]);
+        assert_eq!(
+            grants(Role::Custom, &[Permission::UserRead]),
+            [Some(InScope); 2]
+        );
+        let writes = |role, permissions: &[Permission]| {
+            let c = caller(role, permissions);
+            [Operation::CreateUser, Operation::UpdateUser].map(|op| c.grant(op).ok())
+        };
+        assert_eq!(
+            writes(Role::AccountAdministrator, &[]),
+            [Some(Everything); 2]
+        );
+        assert_eq!(
+            writes(Role::DepartmentAdministrator, &[]),
+            [Some(InScope); 2]
+        );
+        for role in [Role::Publisher, Role::Author, Role::Learner, Role::Custom] {
+            assert_eq!(writes(role, &[]), [None; 2]);
+        }
+        assert_eq!(
+            writes(Role::Custom, &[Permission::UserUpdate]),
+            [None, Some(InScope)]
         );
     }
 }

@@ -75,6 +75,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         play_with_tokens(&stack, &shape).await;
         play_the_department_directory(&stack, &shape).await;
         groups::play_groups_and_points(&stack, &shape).await;
+        play_the_user_directory(&stack, &shape).await;
     })
     .await;
     // The recorder saw the statements of authentication, the group read, the points read
@@ -277,6 +278,34 @@ async fn play_the_department_directory(stack: &TestStack, shape: &WorldShape) {
         .await
         .expect("the gateway answers");
     assert_eq!(status, 204, "the empty department is deleted");
+}
+
+/// The user reads (neighbours.md section 4): pages far into the account, one profile, the
+/// login lookup and the department and group filters, as the owner and as the scoped
+/// department administrator.
+async fn play_the_user_directory(stack: &TestStack, shape: &WorldShape) {
+    let ids = shape.ids();
+    for login in [RoleLogin::Owner, RoleLogin::DepartmentAdministrator] {
+        let mut token = String::new();
+        for _ in 0..8 {
+            let path = format!("/users?pageSize=10&pageToken={token}");
+            let page = as_login(stack, shape, login, reqwest::Method::GET, &path).await;
+            assert_eq!(page.0, 200, "{login:?}: {}", page.1);
+            token = lms_tests::xml::text_of(&page.1, "nextPageToken").expect("more pages");
+        }
+        for path in [
+            format!("/user/{}", ids.user(login.user())),
+            format!("/user?logins[]={}", lms_tests::large_world::user_email(7)),
+            format!("/user?departments[]={}", ids.department(11)),
+            format!("/user?groups[]={}", ids.plain_group()),
+        ] {
+            let status = Call::get(path.clone())
+                .send(stack, shape, login)
+                .await
+                .expect("the gateway answers");
+            assert_eq!(status, 200, "{login:?} {path}");
+        }
+    }
 }
 
 /// `method path` as `login`, with a new department's body when it is a POST; status and body.

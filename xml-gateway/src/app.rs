@@ -14,6 +14,7 @@ use crate::health;
 use crate::paths;
 use crate::representation::{represent, represent_as_json};
 use crate::request_id::assign_request_id;
+use crate::routes::user::{reads as user, writes as user_writes};
 use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
@@ -40,6 +41,20 @@ pub fn router(core: CoreClient) -> Router {
         )
         .route("/departments", get(department::page_departments))
         .route("/group", get(group::list_groups).post(group::create_group))
+        .route("/user", get(user::list_users).post(user_writes::add_user))
+        .route("/user/v2", get(user::list_users_v2))
+        .route("/user/{user_id}", get(user::get_user))
+        .route("/user/{user_id}/v2", get(user::get_user_v2))
+        .route(
+            "/user/{user_id}/password",
+            post(user_writes::change_password),
+        )
+        .route("/user/{user_id}/status", post(user_writes::change_status))
+        .route("/users", get(user::page_users).post(user::post_page_users))
+        .route(
+            "/users/v2",
+            get(user::page_users_v2).post(user::post_page_users_v2),
+        )
         .route(
             "/group/{group_id}",
             get(group::get_group)

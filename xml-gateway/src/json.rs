@@ -38,6 +38,10 @@ pub(crate) enum JsonError {
     NotTextList(String),
     #[error("Field \"{0}\" is required.")]
     Missing(String),
+    #[error(
+        "Field \"{0}\" must be an object of texts or an array of {{\"name\": …, \"value\": …}} objects."
+    )]
+    NotFields(String),
 }
 
 /// The object a body's fields are read from (the `request` wrapper already removed).
@@ -55,6 +59,11 @@ impl JsonObject<'_> {
             Some(Value::Bool(flag)) => Ok(Some(flag.to_string())),
             Some(_) => Err(JsonError::NotText(clip(name))),
         }
+    }
+
+    /// A field as it came, for shapes the helpers here do not read; `None` when absent.
+    pub(crate) fn value(&self, name: &str) -> Option<&Value> {
+        self.0.get(name)
     }
 
     /// A list of ids: `None` when absent or `null`.

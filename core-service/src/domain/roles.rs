@@ -84,10 +84,14 @@ pub enum Permission {
     GroupDelete,
     GroupMembers,
     PointsAward,
+    UserRead,
+    UserCreate,
+    UserUpdate,
+    UserDelete,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 15] = [
+    pub const ALL: [Permission; 19] = [
         Permission::DepartmentCreate,
         Permission::DepartmentUpdate,
         Permission::DepartmentRead,
@@ -103,6 +107,10 @@ impl Permission {
         Permission::GroupDelete,
         Permission::GroupMembers,
         Permission::PointsAward,
+        Permission::UserRead,
+        Permission::UserCreate,
+        Permission::UserUpdate,
+        Permission::UserDelete,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -122,6 +130,10 @@ impl Permission {
             Permission::GroupDelete => "group.delete",
             Permission::GroupMembers => "group.members",
             Permission::PointsAward => "points.award",
+            Permission::UserRead => "user.read",
+            Permission::UserCreate => "user.create",
+            Permission::UserUpdate => "user.update",
+            Permission::UserDelete => "user.delete",
         }
     }
 

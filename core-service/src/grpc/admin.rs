@@ -7,6 +7,7 @@ use lms_proto::v1::{self as pb, admin_service_server::AdminService};
 use tonic::{Request, Response, Status};
 
 use super::{SharedState, convert, request::caller};
+use crate::domain::login::PlainPassword;
 use crate::{
     domain::{
         ids::ResourceRef,
@@ -17,6 +18,7 @@ use crate::{
         content, content_reads, department_reads, departments, enrollment_reads, enrollment_writes,
         enrollments, group_reads, group_writes, groups, points,
         points_writes::{self, Direction},
+        user_reads, user_writes,
     },
 };
 
@@ -322,6 +324,84 @@ impl AdminService for AdminApi {
         let parsed = request.into_inner().try_into();
         points_writes::move_points(&self.state.db, &caller, Direction::Withdraw, parsed).await?;
         Ok(Response::new(pb::WithdrawPointsResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetUser")]
+    async fn get_user(
+        &self,
+        request: Request<pb::GetUserRequest>,
+    ) -> Result<Response<pb::GetUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let user_ref = ResourceRef::parse(request.into_inner().user_id);
+        let found = user_reads::get_user(&self.state.db, &caller, &user_ref).await?;
+        Ok(Response::new(pb::GetUserResponse {
+            user: Some(convert::user_profile(found)),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListUsers")]
+    async fn list_users(
+        &self,
+        request: Request<pb::ListUsersRequest>,
+    ) -> Result<Response<pb::ListUsersResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let filter = convert::user_filter(&request);
+        let page = request
+            .page
+            .map(|page| Page::parse(Listing::Users, page.page_size, &page.page_token));
+        let list = user_reads::list_users(&self.state.db, &caller, filter, page).await?;
+        Ok(Response::new(pb::ListUsersResponse {
+            users: list.items.into_iter().map(convert::user_profile).collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/AddUser")]
+    async fn add_user(
+        &self,
+        request: Request<pb::AddUserRequest>,
+    ) -> Result<Response<pb::AddUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let new = convert::new_profile(request.into_inner());
+        let id =
+            user_writes::add_user(&self.state.db, self.state.auth.verifier(), &caller, new).await?;
+        Ok(Response::new(pb::AddUserResponse {
+            user_id: id.to_string(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ChangeUserPassword")]
+    async fn change_user_password(
+        &self,
+        request: Request<pb::ChangeUserPasswordRequest>,
+    ) -> Result<Response<pb::ChangeUserPasswordResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::ChangeUserPasswordRequest { user_id, password } = request.into_inner();
+        let parsed = PlainPassword::parse(&password);
+        let user = ResourceRef::parse(user_id);
+        user_writes::change_password(
+            &self.state.db,
+            self.state.auth.verifier(),
+            &caller,
+            user,
+            parsed,
+        )
+        .await?;
+        Ok(Response::new(pb::ChangeUserPasswordResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ChangeUserStatus")]
+    async fn change_user_status(
+        &self,
+        request: Request<pb::ChangeUserStatusRequest>,
+    ) -> Result<Response<pb::ChangeUserStatusResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::ChangeUserStatusRequest { user_id, status } = request.into_inner();
+        let user = ResourceRef::parse(user_id);
+        user_writes::change_status(&self.state.db, &caller, user, convert::user_status(status))
+            .await?;
+        Ok(Response::new(pb::ChangeUserStatusResponse {}))
     }
 }
 

@@ -4,6 +4,7 @@
 //! after the fields.
 
 use lms_proto::v1 as pb;
+use uuid::Uuid;
 
 use crate::{
     domain::{
@@ -23,6 +24,7 @@ use crate::{
         groups::{GroupChanges, NewGroup, NewMembers},
         points::PointsChange,
         points_writes::PointsMove,
+        user_reads, user_writes,
         users::{
             ActiveChange, ManagedDepartmentsChange, NewUser, PasswordChange, RoleChange, RoleChoice,
         },
@@ -336,6 +338,99 @@ pub(super) fn content_filter(
     req: &pb::ListContentItemsRequest,
 ) -> Result<crate::service::content_reads::ContentFilter, Invalid> {
     crate::service::content_reads::ContentFilter::parse(&req.content_item_ids, &req.content_types)
+}
+
+/// A user's profile as the contract shows it.
+pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile {
+    let user_reads::UserProfile {
+        user,
+        group_ids,
+        managed_department_ids,
+    } = profile;
+    let ids = |ids: Vec<Uuid>| ids.iter().map(ToString::to_string).collect();
+    pb::UserProfile {
+        user_id: user.id.to_string(),
+        role: pb_role(user.role).into(),
+        role_id: user
+            .custom_role_id
+            .unwrap_or_else(|| built_in_role_id(user.account_id, user.role))
+            .to_string(),
+        department_id: user.department_id.to_string(),
+        active: user.active,
+        login: user.email.clone(),
+        email: user.email,
+        added_at: user
+            .created_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        group_ids: ids(group_ids),
+        managed_department_ids: ids(managed_department_ids),
+    }
+}
+
+/// The filters of a user listing, each id list checked for form.
+pub(super) fn user_filter(req: &pb::ListUsersRequest) -> Result<user_reads::UserFilter, Invalid> {
+    Ok(user_reads::UserFilter {
+        department_ids: IdList::parse("departments", &req.department_ids)?,
+        group_ids: IdList::parse("groups", &req.group_ids)?,
+        logins: req.logins.clone(),
+        emails: req.emails.clone(),
+    })
+}
+
+/// The id a built-in role shows in `account_id`'s profiles: the same on every read and
+/// replica, different per account (as iSpring's are), and never stored.
+fn built_in_role_id(account_id: Uuid, role: Role) -> Uuid {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::new()
+        .chain_update(b"lms built-in role id\0")
+        .chain_update(account_id.as_bytes())
+        .chain_update(role.as_str().as_bytes())
+        .finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
+}
+
+/// A user to add over HTTP. The role is named as the interface names it (`owner`,
+/// `administrator`) or as the contract does; absent or blank, a learner.
+pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewProfile, Invalid> {
+    let role = match req.role.trim() {
+        "" => "learner",
+        "owner" => "account_owner",
+        "administrator" => "account_administrator",
+        other => other,
+    };
+    Ok(user_writes::NewProfile {
+        login: Login::parse(&req.login)?,
+        password: req
+            .password
+            .as_deref()
+            .map(PlainPassword::parse)
+            .transpose()?,
+        role: RoleChoice::parse(Some(role), req.role_id.as_deref())?,
+        department_id: parse_field_id("departmentId", &req.department_id)?,
+        managed_department_ids: IdList::parse(
+            "manageableDepartmentIds",
+            &req.managed_department_ids,
+        )?,
+    })
+}
+
+/// Neighbours 4.10's codes; the SOAP interface refused others the same way.
+pub(super) fn user_status(status: u32) -> Result<user_writes::UserStatus, Invalid> {
+    use user_writes::UserStatus;
+    match status {
+        1 => Ok(UserStatus::Active),
+        3 => Ok(UserStatus::Blocked),
+        5 => Ok(UserStatus::EmploymentEnded),
+        other => Err(Invalid::new(
+            "status",
+            Reason::NotOneOf {
+                raw: other.to_string(),
+                allowed: "1 (active), 3 (blocked), 5 (employment ended)".to_owned(),
+            },
+        )),
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! They know SeaORM and permissions, nothing of gRPC or XML. One module per resource:
 //!
 //! - [`users`]: create users, set their password, role, managed departments, active flag.
+//! - [`user_reads`]: read one user's profile, list users whole (filtered) or by keyset pages.
+//! - [`user_writes`]: add users, change their password and status, scoped (over HTTP).
 //! - [`departments`]: create, update and delete departments (moves keep the closure right).
 //! - [`department_reads`]: read one department, list them whole or by keyset pages.
 //! - [`groups`]: read, rename and create groups, add members.
@@ -46,6 +48,8 @@ pub mod lookups;
 pub mod points;
 pub mod points_writes;
 pub mod tree;
+pub mod user_reads;
+pub mod user_writes;
 pub mod users;
 
 /// A request's values parsed by the adapter, or the first that broke its rule.

@@ -146,21 +146,35 @@ pub async fn create_user(
     new: Parsed<NewUser>,
 ) -> ServiceResult<Uuid> {
     caller.grant(Operation::ManageDirectory)?;
-    let new = new?;
+    insert_user(db, verifier, caller, new?).await
+}
+
+/// Creates `new` for a caller already allowed to (see [`create_user`]).
+pub(super) async fn insert_user(
+    db: &DatabaseConnection,
+    verifier: &Verifier,
+    caller: &Caller,
+    new: NewUser,
+) -> ServiceResult<Uuid> {
     let password_hash = verifier.hash(new.password.expose()).await?;
     let managed = new.managed_department_ids.into_inner();
     let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
     db::write(db, caller, async |w| {
         let txn = w.txn();
         let key = login.key();
-        let taken = user::Entity::find()
+        let taken: Option<Uuid> = user::Entity::find()
+            .select_only()
+            .column(user::Column::Id)
             .filter(user::Column::AccountId.eq(caller.account_id))
             .filter(user::Column::EmailKey.eq(key.as_str()))
-            .count(txn)
+            .into_tuple()
+            .one(txn)
             .await?;
-        if taken > 0 {
+        // The existing user's id is the message's last word: a real client reads it there
+        // (neighbours 4.6).
+        if let Some(existing) = taken {
             return Err(ServiceError::Conflict(format!(
-                "A user with login '{}' already exists.",
+                "A user with login '{}' already exists: {existing}",
                 clip(login.as_str())
             )));
         }
@@ -204,10 +218,19 @@ pub async fn set_user_password(
     change: Parsed<PasswordChange>,
 ) -> ServiceResult<()> {
     caller.grant(Operation::ManageDirectory)?;
-    let PasswordChange { user, password } = change?;
+    store_password(db, verifier, caller, change?).await
+}
+
+/// Replaces the password for a caller already allowed to (see [`set_user_password`]).
+pub(super) async fn store_password(
+    db: &DatabaseConnection,
+    verifier: &Verifier,
+    caller: &Caller,
+    change: PasswordChange,
+) -> ServiceResult<()> {
+    let PasswordChange { user, password } = change;
     let id = user.id("User")?;
-    // Users are never deleted, so a user found now is still there in the transaction;
-    // looking first spares the hashing for an unknown id.
+    // Looking first spares the hashing for an unknown id; the transaction looks again.
     find_user(db, caller.account_id, id)
         .await?
         .ok_or_else(|| user.not_found("User"))?;
@@ -318,6 +341,15 @@ pub async fn set_user_active(
     change: ActiveChange,
 ) -> ServiceResult<()> {
     caller.grant(Operation::ManageDirectory)?;
+    store_active(db, caller, change).await
+}
+
+/// Activates or deactivates for a caller already allowed to (see [`set_user_active`]).
+pub(super) async fn store_active(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    change: ActiveChange,
+) -> ServiceResult<()> {
     let ActiveChange { user, active } = change;
     let id = user.id("User")?;
     db::write(db, caller, async |w| {

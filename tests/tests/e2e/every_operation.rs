@@ -50,6 +50,9 @@ fn operations() -> Vec<(Method, String, Option<String>)> {
             None,
         ),
         (Method::GET, "/gamification/points".to_owned(), None),
+        (Method::GET, format!("/user/{}", acme::LEARNER), None),
+        (Method::GET, "/user".to_owned(), None),
+        (Method::GET, "/users".to_owned(), None),
     ]
 }
 

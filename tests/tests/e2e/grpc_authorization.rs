@@ -341,6 +341,97 @@ async fn call_every_group_and_points_method(
     ]
 }
 
+/// Calls the user methods of AdminService as `login`, as an owner could. Kept apart from
+/// [`call_every_admin_method`] so that a deactivated login's calls stay below the
+/// failed-login throttle.
+async fn call_user_methods(
+    channel: Channel,
+    login: Option<Login>,
+) -> Vec<(&'static str, Result<(), Status>)> {
+    let mut admin = AdminServiceClient::new(channel);
+    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
+        result.map(|_| ())
+    }
+    vec![
+        (
+            "GetUser",
+            done(
+                admin
+                    .get_user(request(
+                        login,
+                        pb::GetUserRequest {
+                            user_id: acme::ENGINEER.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "AddUser",
+            done(
+                admin
+                    .add_user(request(
+                        login,
+                        pb::AddUserRequest {
+                            login: "grpc.made@acme.example.com".into(),
+                            password: None,
+                            role: "learner".into(),
+                            role_id: None,
+                            department_id: acme::SALES_EAST.into(),
+                            managed_department_ids: vec![],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ChangeUserPassword",
+            done(
+                admin
+                    .change_user_password(request(
+                        login,
+                        pb::ChangeUserPasswordRequest {
+                            user_id: acme::ENGINEER.into(),
+                            password: "another long password".into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ChangeUserStatus",
+            done(
+                admin
+                    .change_user_status(request(
+                        login,
+                        pb::ChangeUserStatusRequest {
+                            user_id: acme::ENGINEER.into(),
+                            status: 1,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "ListUsers",
+            done(
+                admin
+                    .list_users(request(
+                        login,
+                        pb::ListUsersRequest {
+                            page: None,
+                            department_ids: vec![acme::ROOT.into()],
+                            group_ids: vec![],
+                            logins: vec![],
+                            emails: vec![],
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+    ]
+}
+
 /// Calls every DirectoryService method as `login` with a request an account owner could
 /// make, and returns each outcome by method name.
 async fn call_every_directory_method(
@@ -574,6 +665,9 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
         call_every_group_and_points_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
     assert_eq!(outcomes.len(), 6);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
+    let outcomes = call_user_methods(stack.grpc_channel().await, Some(world::LEARNER)).await;
+    assert_eq!(outcomes.len(), 5);
+    assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,
         before,
@@ -586,6 +680,9 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     );
     assert_every_call_allowed(
         call_every_group_and_points_method(stack.grpc_channel().await, Some(world::OWNER)).await,
+    );
+    assert_every_call_allowed(
+        call_user_methods(stack.grpc_channel().await, Some(world::OWNER)).await,
     );
     assert_ne!(stack.snapshot().await, before);
 }
@@ -716,6 +813,11 @@ async fn calls_without_valid_credentials_are_unauthenticated(stack: &TestStack) 
     );
     assert_every_call_refused(
         call_every_group_and_points_method(channel.clone(), None).await,
+        Code::Unauthenticated,
+        "an anonymous caller",
+    );
+    assert_every_call_refused(
+        call_user_methods(channel.clone(), None).await,
         Code::Unauthenticated,
         "an anonymous caller",
     );

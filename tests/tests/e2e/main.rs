@@ -31,3 +31,5 @@ mod reflection;
 mod replicas;
 mod tenant_isolation;
 mod tokens;
+mod user_reads;
+mod user_writes;

@@ -9,6 +9,7 @@ pub(crate) mod group;
 pub(crate) mod paging;
 pub(crate) mod points;
 pub(crate) mod token;
+pub(crate) mod user;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;

@@ -60,7 +60,16 @@ pub(crate) fn parse_listing(
             )));
         }
     }
-    let page_size = match size.as_deref() {
+    Ok((page_request(size, token)?, values))
+}
+
+/// `pageSize` and `pageToken` as given (either absent), checked for form: an empty value
+/// counts as absent.
+pub(crate) fn page_request(
+    size: Option<String>,
+    token: Option<String>,
+) -> Result<PageRequest, GatewayError> {
+    let page_size = match size.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(text) => Some(text.parse::<u64>().map_err(|_| {
             GatewayError::BadRequest(format!(
@@ -69,13 +78,12 @@ pub(crate) fn parse_listing(
             ))
         })?),
     };
-    Ok((
-        PageRequest {
-            page_size,
-            page_token: token.unwrap_or_default(),
-        },
-        values,
-    ))
+    Ok(PageRequest {
+        page_size,
+        page_token: token
+            .map(|token| token.trim().to_owned())
+            .unwrap_or_default(),
+    })
 }
 
 /// `list`, `list[]` or `list[N]` (PHP's `http_build_query`, Guzzle, qs).

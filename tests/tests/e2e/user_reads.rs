@@ -1,0 +1,413 @@
+//! `GET /user/{id}` (and `/v2`), `GET /user` (and `/v2`), `GET|POST /users` (and `/v2`)
+//! (neighbours.md section 4) through the real gateway and core: the profile in both
+//! formats under every prefix, the role table with its scopes, the filters, keyset pages a
+//! client can walk, tenant isolation and refusals.
+
+use lms_tests::{
+    Reply, TestStack, on_both_backends,
+    world::{self, Login, acme, globex},
+    xml::{text_of, texts_of},
+};
+use serde_json::Value;
+
+on_both_backends!(
+    the_owner_reads_a_profile_in_xml_and_json_under_every_prefix,
+    lists_are_filtered_by_department_subtree_group_login_and_email,
+    pages_walk_every_user_once_with_a_token_only_while_more_follow,
+    scoped_callers_see_their_subtrees_and_other_roles_are_refused,
+    another_accounts_users_are_not_found,
+    bad_filters_and_parameters_are_400_naming_them,
+);
+
+const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
+const NOWHERE: &str = "0191c000-0000-7000-8000-00000000dead";
+
+/// Every Acme user, ascending by id.
+const ACME_USERS: [&str; 12] = [
+    acme::OWNER,
+    acme::ADMIN,
+    acme::DEPT_ADMIN,
+    acme::PUBLISHER,
+    acme::AUTHOR,
+    acme::LEARNER,
+    acme::COORDINATOR,
+    acme::VIEWER,
+    acme::ENGINEER,
+    acme::FORMER_ADMIN,
+    acme::SUPPORTER,
+    acme::REPORTER,
+];
+
+async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
+    stack.get(path, login).await
+}
+
+async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
+    Reply::from(
+        stack
+            .request(reqwest::Method::GET, path, login)
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+}
+
+fn json_of(reply: &Reply) -> Value {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    serde_json::from_str(&reply.body).unwrap_or_else(|error| panic!("{error}: {}", reply.body))
+}
+
+fn xml_ids(reply: &Reply) -> Vec<String> {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    texts_of(&reply.body, "userId")
+}
+
+fn json_ids(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("an array: {list}"))
+        .iter()
+        .map(|u| u["userId"].as_str().expect("an id").to_owned())
+        .collect()
+}
+
+fn field<'a>(profile: &'a Value, name: &str) -> &'a str {
+    profile["fields"]
+        .as_array()
+        .expect("fields")
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {profile}"))["value"]
+        .as_str()
+        .expect("text")
+}
+
+fn sorted(mut ids: Vec<&str>) -> Vec<String> {
+    ids.sort_unstable();
+    ids.into_iter().map(str::to_owned).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &TestStack) {
+    for prefix in PREFIXES {
+        for slash in ["", "/"] {
+            let path = format!("{prefix}/user/{}{slash}", acme::DEPT_ADMIN);
+            let xml = get(stack, &path, world::OWNER).await;
+            assert_eq!(xml.status, 200, "{path}: {}", xml.body);
+            assert!(
+                xml.body
+                    .contains("<response><userProfile><role>department_administrator</role>"),
+                "{}",
+                xml.body
+            );
+            assert_eq!(
+                text_of(&xml.body, "userId").as_deref(),
+                Some(acme::DEPT_ADMIN)
+            );
+            assert_eq!(
+                text_of(&xml.body, "departmentId").as_deref(),
+                Some(acme::SALES)
+            );
+            assert_eq!(text_of(&xml.body, "status").as_deref(), Some("1"));
+            let names = texts_of(&xml.body, "name");
+            assert_eq!(names, ["FIRST_NAME", "LAST_NAME", "LOGIN", "EMAIL"]);
+            assert!(xml.body.contains(
+                "<field><name>EMAIL</name><value>sales.admin@acme.example.com</value></field>"
+            ));
+            assert!(xml.body.contains(&format!(
+                "<manageableDepartmentIds><id>{}</id></manageableDepartmentIds>",
+                acme::SALES
+            )));
+            let v2 = get(
+                stack,
+                &format!("{prefix}/user/{}/v2{slash}", acme::DEPT_ADMIN),
+                world::OWNER,
+            )
+            .await;
+            assert!(v2.body.contains("<response><userProfileV2>"), "{}", v2.body);
+        }
+    }
+    let learner = json_of(
+        &get_json(
+            stack,
+            &format!("/api/v2/user/{}", acme::LEARNER),
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(learner["userId"], acme::LEARNER);
+    assert_eq!(learner["role"], "learner");
+    assert_eq!(learner["status"], 1);
+    assert_eq!(field(&learner, "LOGIN"), "learner@acme.example.com");
+    assert_eq!(field(&learner, "EMAIL"), "learner@acme.example.com");
+    assert_eq!(field(&learner, "FIRST_NAME"), "");
+    assert_eq!(learner["groups"], serde_json::json!([acme::INTERNS]));
+    assert!(learner["roleId"].as_str().is_some_and(|id| id.len() == 36));
+    assert!(
+        learner.get("manageableDepartmentIds").is_none(),
+        "{learner}"
+    );
+    let added = learner["addedDate"].as_str().expect("a date");
+    assert_eq!(added.len(), 10, "YYYY-MM-DD: {added}");
+    // The same built-in role has the same id on every profile; a custom role its own id.
+    let other =
+        json_of(&get_json(stack, &format!("/user/{}/v2", acme::ENGINEER), world::OWNER).await);
+    assert_eq!(other["roleId"], learner["roleId"]);
+    let custom = json_of(&get_json(stack, &format!("/user/{}", acme::VIEWER), world::OWNER).await);
+    assert_eq!(custom["role"], "custom");
+    assert_eq!(custom["roleId"], acme::VIEWER_ROLE);
+    let former = json_of(
+        &get_json(
+            stack,
+            &format!("/user/{}", acme::FORMER_ADMIN),
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(former["status"], 3);
+    assert_eq!(former["role"], "administrator");
+}
+
+async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &TestStack) {
+    let all = get(stack, "/user", world::OWNER).await;
+    assert_eq!(xml_ids(&all), sorted(ACME_USERS.to_vec()));
+    assert!(
+        all.body
+            .starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><userProfile>")
+    );
+    let v2 = get(stack, "/user/v2", world::OWNER).await;
+    assert!(v2.body.contains("<response><userProfileV2>"), "{}", v2.body);
+    // A department includes its sub-departments.
+    let sales = get(
+        stack,
+        &format!("/user?departments[]={}", acme::SALES),
+        world::OWNER,
+    )
+    .await;
+    assert_eq!(
+        xml_ids(&sales),
+        sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR])
+    );
+    // Values of one filter: any; filters together: all.
+    let query = format!(
+        "/user?departments%5B%5D={}&departments%5B%5D={}&groups[]={}",
+        acme::SALES,
+        acme::SUPPORT,
+        acme::INTERNS
+    );
+    assert_eq!(
+        xml_ids(&get(stack, &query, world::OWNER).await),
+        [acme::LEARNER]
+    );
+    // A smart group is the subtree it follows.
+    let smart = json_of(
+        &get_json(
+            stack,
+            &format!("/user/v2?groups={}", acme::ALL_OF_SALES),
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(
+        json_ids(&smart),
+        sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR])
+    );
+    let by_login = json_of(
+        &get_json(
+            stack,
+            "/user?logins[]=LEARNER@acme.example.com&emails[0]=learner@acme.example.com",
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(json_ids(&by_login), [acme::LEARNER]);
+    let nobody = json_of(
+        &get_json(
+            stack,
+            "/user?emails[]=nobody@acme.example.com",
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(nobody, serde_json::json!([]));
+    // The paged list takes the same filters, in the query and in a POST body.
+    let page = json_of(
+        &get_json(
+            stack,
+            &format!("/users?departments[]={}&pageSize=2", acme::SALES),
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(json_ids(&page["userProfiles"]).len(), 2);
+    assert!(page["nextPageToken"].is_string(), "{page}");
+    let posted = stack
+        .post_xml(
+            "/users/v2",
+            world::OWNER,
+            &format!(
+                "<request><departments><id>{}</id></departments><pageSize>10</pageSize></request>",
+                acme::SUPPORT
+            ),
+        )
+        .await;
+    assert_eq!(posted.status, 200, "{}", posted.body);
+    assert!(
+        posted.body.contains("<userProfiles><userProfileV2>"),
+        "{}",
+        posted.body
+    );
+    assert_eq!(
+        texts_of(&posted.body, "userId"),
+        sorted(vec![acme::VIEWER, acme::SUPPORTER])
+    );
+    assert!(!posted.body.contains("nextPageToken"));
+}
+
+async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &TestStack) {
+    for size in [1usize, 5, 12, 1000] {
+        let mut seen = Vec::new();
+        let mut token = String::new();
+        loop {
+            let page = json_of(
+                &get_json(
+                    stack,
+                    &format!("/users?pageSize={size}&pageToken={token}"),
+                    world::OWNER,
+                )
+                .await,
+            );
+            let ids = json_ids(&page["userProfiles"]);
+            assert!(!ids.is_empty(), "no token leads to an empty page");
+            seen.extend(ids.clone());
+            match page["nextPageToken"].as_str() {
+                Some(next) => {
+                    assert_eq!(ids.len(), size, "every page but the last is full");
+                    token = next.to_owned();
+                }
+                None => break,
+            }
+        }
+        assert_eq!(seen, sorted(ACME_USERS.to_vec()), "pageSize {size}");
+    }
+    let xml = get(stack, "/api/v2/users?pageSize=3", world::OWNER).await;
+    assert!(
+        xml.body.contains("<response><userProfiles><userProfile>"),
+        "{}",
+        xml.body
+    );
+    assert!(text_of(&xml.body, "nextPageToken").is_some());
+}
+
+async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &TestStack) {
+    let sales = sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR]);
+    assert_eq!(
+        xml_ids(&get(stack, "/user", world::DEPT_ADMIN).await),
+        sales
+    );
+    let page = json_of(&get_json(stack, "/users", world::DEPT_ADMIN).await);
+    assert_eq!(json_ids(&page["userProfiles"]), sales);
+    assert_eq!(
+        xml_ids(
+            &get(
+                stack,
+                &format!("/user/{}", acme::LEARNER),
+                world::DEPT_ADMIN
+            )
+            .await
+        ),
+        [acme::LEARNER]
+    );
+    // Outside the scope: 403 by id, absent from lists (even when asked for by filter).
+    get(
+        stack,
+        &format!("/user/{}", acme::ENGINEER),
+        world::DEPT_ADMIN,
+    )
+    .await
+    .assert_error(403, "departments you manage");
+    let filtered = get(
+        stack,
+        &format!("/user?departments[]={}", acme::ENGINEERING),
+        world::DEPT_ADMIN,
+    )
+    .await;
+    assert_eq!(xml_ids(&filtered), Vec::<String>::new());
+    // An Author may call only the paged list, and sees every user there.
+    let author = json_of(&get_json(stack, "/users", world::AUTHOR).await);
+    assert_eq!(
+        json_ids(&author["userProfiles"]),
+        sorted(ACME_USERS.to_vec())
+    );
+    get(stack, "/user", world::AUTHOR)
+        .await
+        .assert_error(403, "read users");
+    get(stack, &format!("/user/{}", acme::AUTHOR), world::AUTHOR)
+        .await
+        .assert_error(403, "read users");
+    for login in [
+        world::LEARNER,
+        world::PUBLISHER,
+        world::VIEWER,
+        world::COORDINATOR,
+    ] {
+        get(stack, "/user", login)
+            .await
+            .assert_error(403, "read users");
+        get(stack, "/users", login)
+            .await
+            .assert_error(403, "read users");
+        get(stack, &format!("/user/{}", acme::LEARNER), login)
+            .await
+            .assert_error(403, "read users");
+    }
+}
+
+async fn another_accounts_users_are_not_found(stack: &TestStack) {
+    let list = get(stack, "/user", world::GLOBEX_OWNER).await;
+    assert_eq!(xml_ids(&list), sorted(vec![globex::OWNER, globex::WORKER]));
+    for id in [acme::LEARNER, NOWHERE, "not-an-id"] {
+        get(stack, &format!("/user/{id}"), world::GLOBEX_OWNER)
+            .await
+            .assert_error(404, "User");
+    }
+    // Another account's department or group in a filter is unknown here: 400 naming it.
+    get(
+        stack,
+        &format!("/user?departments[]={}", acme::SALES),
+        world::GLOBEX_OWNER,
+    )
+    .await
+    .assert_error(400, "departments");
+    get(
+        stack,
+        &format!("/user?groups[]={}", acme::INTERNS),
+        world::GLOBEX_OWNER,
+    )
+    .await
+    .assert_error(400, "groups");
+}
+
+async fn bad_filters_and_parameters_are_400_naming_them(stack: &TestStack) {
+    get(stack, "/user?departments[]=nope", world::OWNER)
+        .await
+        .assert_error(400, "departments");
+    get(stack, "/user?workLeaveStatus=1", world::OWNER)
+        .await
+        .assert_error(400, "workLeaveStatus");
+    get(stack, "/user?pageSize=5", world::OWNER)
+        .await
+        .assert_error(400, "pageSize");
+    get(stack, "/users?pageSize=0", world::OWNER)
+        .await
+        .assert_error(400, "pageSize");
+    get(stack, "/users?pageToken=garbage", world::OWNER)
+        .await
+        .assert_error(400, "pageToken");
+    get(stack, &format!("/user/{}?x=1", acme::LEARNER), world::OWNER)
+        .await
+        .assert_error(400, "\"x\"");
+}

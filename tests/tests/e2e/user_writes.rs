@@ -1,0 +1,365 @@
+//! `POST /user`, `POST /user/{id}/password` and `POST /user/{id}/status` (neighbours.md
+//! sections 4.6, 4.9, 4.10) through the real gateway and core: both formats and both JSON
+//! shapes of `fields`, the 409 whose last word is the existing user's id, changes that apply
+//! on the next request, scopes, tenant isolation and refusals that change nothing.
+
+use lms_core::entities::audit_log;
+use lms_tests::{
+    Reply, TestStack, on_both_backends,
+    world::{self, acme},
+    xml::text_of,
+};
+use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _};
+use serde_json::Value;
+
+on_both_backends!(
+    the_owner_adds_users_in_xml_and_json_and_they_sign_in,
+    a_taken_login_is_409_whose_last_word_is_the_existing_id,
+    a_password_or_status_change_applies_on_the_next_request,
+    scoped_callers_add_and_change_only_users_of_their_subtrees,
+    bad_input_and_other_accounts_are_refused_and_nothing_changes,
+);
+
+const PASSWORD: &str = "a brand new password";
+
+/// `method path` signed in as `email` with `password`.
+async fn as_user(stack: &TestStack, email: &str, password: &str, path: &str) -> Reply {
+    Reply::from(
+        stack
+            .http
+            .get(format!("{}{path}", stack.base_url))
+            .header("X-Auth-Account-Url", world::ACME_URL)
+            .header("X-Auth-Email", email)
+            .header("X-Auth-Password", password)
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+}
+
+/// Whether `email` with `password` gets past authentication (a learner is then refused 403).
+async fn signs_in(stack: &TestStack, email: &str, password: &str) -> bool {
+    let reply = as_user(stack, email, password, "/user").await;
+    assert!(matches!(reply.status, 403 | 401), "{}", reply.body);
+    reply.status == 403
+}
+
+async fn post_json(stack: &TestStack, path: &str, login: world::Login, body: &str) -> Reply {
+    Reply::from(
+        stack
+            .request(reqwest::Method::POST, path, login)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(body.to_owned())
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+}
+
+fn new_user_xml(email: &str, department: &str, extra: &str) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><request><departmentId>{department}</departmentId>\
+         <password>{PASSWORD}</password><fields><login>{email}</login><email>{email}</email>\
+         <first_name>New</first_name><last_name>Hire</last_name></fields>{extra}</request>"
+    )
+}
+
+async fn profile(stack: &TestStack, id: &str) -> Value {
+    let reply = Reply::from(
+        stack
+            .request(reqwest::Method::GET, &format!("/user/{id}"), world::OWNER)
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    serde_json::from_str(&reply.body).expect("JSON")
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async fn the_owner_adds_users_in_xml_and_json_and_they_sign_in(stack: &TestStack) {
+    let xml = stack
+        .post_xml(
+            "/api/v2/user",
+            world::OWNER,
+            &new_user_xml(
+                "new.hire@acme.example.com",
+                acme::SALES_EAST,
+                "<role>learner</role>",
+            ),
+        )
+        .await;
+    assert_eq!(xml.status, 201, "{}", xml.body);
+    assert!(!xml.body.contains('\n'), "one line: {}", xml.body);
+    let id = text_of(&xml.body, "response").expect("the new id");
+    let made = profile(stack, &id).await;
+    assert_eq!(made["role"], "learner");
+    assert_eq!(made["departmentId"], acme::SALES_EAST);
+    assert_eq!(made["status"], 1);
+    assert!(signs_in(stack, "NEW.HIRE@acme.example.com", PASSWORD).await);
+    let audited = audit_log::Entity::find()
+        .filter(audit_log::Column::EntityId.eq(uuid::Uuid::parse_str(&id).unwrap()))
+        .all(stack.db())
+        .await
+        .expect("read");
+    assert_eq!(audited.len(), 1, "the creation is audited");
+
+    // The OpenAPI's object map, and the PHP client's list with a top-level login.
+    for (n, body) in [
+        format!(
+            r#"{{"departmentId":"{}","password":"{PASSWORD}","fields":{{"login":"map@acme.example.com","first_name":"M"}},"role":"department_administrator","manageableDepartmentIds":["{}"]}}"#,
+            acme::SALES,
+            acme::SALES
+        ),
+        format!(
+            r#"{{"departmentId":"{}","login":"list@acme.example.com","email":null,"fields":[{{"name":"FIRST_NAME","value":"L"}}],"role":"custom","roleId":"{}","sendLoginEmail":false}}"#,
+            acme::SUPPORT,
+            acme::VIEWER_ROLE
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let reply = post_json(stack, "/user", world::OWNER, &body).await;
+        assert_eq!(reply.status, 201, "{n}: {}", reply.body);
+        let id: String = serde_json::from_str(&reply.body).expect("a JSON string");
+        let made = profile(stack, &id).await;
+        if n == 0 {
+            assert_eq!(made["role"], "department_administrator");
+            assert_eq!(made["manageableDepartmentIds"], serde_json::json!([acme::SALES]));
+        } else {
+            assert_eq!(made["roleId"], acme::VIEWER_ROLE);
+            // No password given: nobody can sign in until one is set.
+            assert!(!signs_in(stack, "list@acme.example.com", PASSWORD).await);
+        }
+    }
+}
+
+async fn a_taken_login_is_409_whose_last_word_is_the_existing_id(stack: &TestStack) {
+    let before = stack.snapshot().await;
+    let xml = stack
+        .post_xml(
+            "/user",
+            world::OWNER,
+            &new_user_xml("Learner@Acme.example.com", acme::SALES, ""),
+        )
+        .await;
+    xml.assert_error(409, "already exists");
+    let message = xml.error_message();
+    assert_eq!(
+        message.split_whitespace().last(),
+        Some(acme::LEARNER),
+        "{message}"
+    );
+    let json = post_json(
+        stack,
+        "/user",
+        world::OWNER,
+        &format!(
+            r#"{{"departmentId":"{}","fields":{{"email":"learner@acme.example.com"}}}}"#,
+            acme::SALES
+        ),
+    )
+    .await;
+    assert_eq!(json.status, 409, "{}", json.body);
+    let body: Value = serde_json::from_str(&json.body).expect("JSON");
+    let message = body["message"].as_str().expect("a message");
+    assert_eq!(
+        message.split_whitespace().last(),
+        Some(acme::LEARNER),
+        "{message}"
+    );
+    assert_eq!(stack.snapshot().await, before);
+}
+
+async fn a_password_or_status_change_applies_on_the_next_request(stack: &TestStack) {
+    let learner = world::LEARNER.email;
+    assert!(signs_in(stack, learner, world::PASSWORD).await);
+    let path = format!("/user/{}/password", acme::LEARNER);
+    let changed = stack
+        .post_xml(
+            &path,
+            world::OWNER,
+            &format!("<request><password>{PASSWORD}</password></request>"),
+        )
+        .await;
+    assert_eq!((changed.status, changed.body.as_str()), (200, ""));
+    assert!(!signs_in(stack, learner, world::PASSWORD).await);
+    assert!(signs_in(stack, learner, PASSWORD).await);
+
+    let status = format!("/user/{}/status", acme::LEARNER);
+    for (code, signs) in [("3", false), ("1", true), ("5", false), ("1", true)] {
+        let reply = post_json(
+            stack,
+            &status,
+            world::OWNER,
+            &format!(r#"{{"status":{code}}}"#),
+        )
+        .await;
+        assert_eq!(
+            (reply.status, reply.body.as_str()),
+            (200, ""),
+            "status {code}"
+        );
+        assert_eq!(
+            signs_in(stack, learner, PASSWORD).await,
+            signs,
+            "status {code}"
+        );
+        let shown = profile(stack, acme::LEARNER).await;
+        assert_eq!(shown["status"], if signs { 1 } else { 3 });
+    }
+    let xml = stack
+        .post_xml(
+            &status,
+            world::OWNER,
+            "<request><status>3</status></request>",
+        )
+        .await;
+    assert_eq!(xml.status, 200, "{}", xml.body);
+    assert!(!signs_in(stack, learner, PASSWORD).await);
+}
+
+async fn scoped_callers_add_and_change_only_users_of_their_subtrees(stack: &TestStack) {
+    let made = stack
+        .post_xml(
+            "/user",
+            world::DEPT_ADMIN,
+            &new_user_xml("east@acme.example.com", acme::SALES_EAST, ""),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let before = stack.snapshot().await;
+    stack
+        .post_xml(
+            "/user",
+            world::DEPT_ADMIN,
+            &new_user_xml("eng@acme.example.com", acme::ENGINEERING, ""),
+        )
+        .await
+        .assert_error(403, "outside the departments you manage");
+    stack
+        .post_xml(
+            "/user",
+            world::DEPT_ADMIN,
+            &new_user_xml(
+                "boss@acme.example.com",
+                acme::SALES,
+                "<role>administrator</role>",
+            ),
+        )
+        .await
+        .assert_error(403, "administrators");
+    let password = format!("<request><password>{PASSWORD}</password></request>");
+    stack
+        .post_xml(
+            &format!("/user/{}/password", acme::ENGINEER),
+            world::DEPT_ADMIN,
+            &password,
+        )
+        .await
+        .assert_error(403, "departments you manage");
+    for login in [
+        world::LEARNER,
+        world::PUBLISHER,
+        world::AUTHOR,
+        world::VIEWER,
+    ] {
+        stack
+            .post_xml(
+                "/user",
+                login,
+                &new_user_xml("x@acme.example.com", acme::SALES_EAST, ""),
+            )
+            .await
+            .assert_error(403, "add users");
+        stack
+            .post_xml(
+                &format!("/user/{}/status", acme::LEARNER),
+                login,
+                "<request><status>3</status></request>",
+            )
+            .await
+            .assert_error(403, "change users");
+    }
+    assert_eq!(stack.snapshot().await, before, "refusals change nothing");
+    let changed = stack
+        .post_xml(
+            &format!("/user/{}/password", acme::LEARNER),
+            world::DEPT_ADMIN,
+            &password,
+        )
+        .await;
+    assert_eq!(changed.status, 200, "{}", changed.body);
+}
+
+async fn bad_input_and_other_accounts_are_refused_and_nothing_changes(stack: &TestStack) {
+    let before = stack.snapshot().await;
+    let status = format!("/user/{}/status", acme::LEARNER);
+    for (body, needle) in [
+        ("<request><status>7</status></request>", "status '7'"),
+        ("<request><status>on</status></request>", "status 'on'"),
+        ("<request/>", "status"),
+    ] {
+        stack
+            .post_xml(&status, world::OWNER, body)
+            .await
+            .assert_error(400, needle);
+    }
+    stack
+        .post_xml(
+            &format!("/user/{}/password", acme::LEARNER),
+            world::OWNER,
+            "<request><password>short</password></request>",
+        )
+        .await
+        .assert_error(400, "password");
+    stack
+        .post_xml(
+            "/user",
+            world::OWNER,
+            &new_user_xml("not-an-address", acme::SALES, ""),
+        )
+        .await
+        .assert_error(400, "email");
+    stack
+        .post_xml(
+            "/user",
+            world::OWNER,
+            &new_user_xml("a@acme.example.com", "nope", ""),
+        )
+        .await
+        .assert_error(400, "departmentId");
+    stack
+        .post_xml(
+            "/user",
+            world::OWNER,
+            &new_user_xml("a@acme.example.com", acme::SALES, "<role>boss</role>"),
+        )
+        .await
+        .assert_error(400, "role");
+    // Another account's user is not found; its department is unknown here.
+    stack
+        .post_xml(
+            &status,
+            world::GLOBEX_OWNER,
+            "<request><status>3</status></request>",
+        )
+        .await
+        .assert_error(404, "User");
+    stack
+        .post_xml(
+            "/user",
+            world::GLOBEX_OWNER,
+            &new_user_xml("a@globex.example.com", acme::SALES, ""),
+        )
+        .await
+        .assert_error(400, "departmentId");
+    assert_eq!(stack.snapshot().await, before);
+}

@@ -1,0 +1,267 @@
+//! The user writes: `POST /user` (201 with the new id), `POST /user/{userId}/password` and
+//! `POST /user/{userId}/status` (200, no body).
+//!
+//! `POST /user` takes the profile fields in their write form: XML `<fields><email>…</email>
+//! <login>…</login><first_name>…</first_name></fields>`; JSON either the same as an object
+//! (`"fields": {"email": …}`) or as `[{"name": "EMAIL", "value": …}]` with `login`/`email`
+//! also at the top level (neighbours 4.6, Q6). The e-mail address is the login users sign in
+//! with, so it wins over a separate `login`, which is used only when no e-mail is given.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use lms_proto::v1::{AddUserRequest, ChangeUserPasswordRequest, ChangeUserStatusRequest};
+use serde_json::Value;
+
+use crate::body::Body;
+use crate::core_client::{Caller, CoreClient};
+use crate::error::GatewayError;
+use crate::json::{FromJson, JsonError, JsonObject};
+use crate::representation::Answer;
+use crate::routes::department::Created;
+use crate::routes::{NoQuery, PathId};
+use crate::xml::{Element, FromXml, XmlError};
+
+/// The body of `POST /user`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct NewUserBody {
+    pub(crate) department_id: Option<String>,
+    pub(crate) password: Option<String>,
+    pub(crate) login: Option<String>,
+    pub(crate) email: Option<String>,
+    pub(crate) role: Option<String>,
+    pub(crate) role_id: Option<String>,
+    pub(crate) manageable_department_ids: Vec<String>,
+}
+
+impl NewUserBody {
+    fn into_request(self) -> AddUserRequest {
+        let email = self.email.filter(|email| !email.is_empty());
+        AddUserRequest {
+            login: email.or(self.login).unwrap_or_default(),
+            password: self.password,
+            role: self.role.unwrap_or_default(),
+            role_id: self.role_id.filter(|id| !id.is_empty()),
+            department_id: self.department_id.unwrap_or_default(),
+            managed_department_ids: self.manageable_department_ids,
+        }
+    }
+}
+
+fn xml_ids(root: &Element, name: &str) -> Result<Vec<String>, XmlError> {
+    let Some(list) = root.single_child(name)? else {
+        return Ok(Vec::new());
+    };
+    let mut ids = Vec::new();
+    for id in list.children_named("id") {
+        let id = id.text_value()?;
+        if !id.is_empty() {
+            ids.push(id.to_owned());
+        }
+    }
+    Ok(ids)
+}
+
+impl FromXml for NewUserBody {
+    const ROOT: &'static str = "request";
+
+    fn from_root(root: &Element) -> Result<Self, XmlError> {
+        let fields = root.single_child("fields")?;
+        let field = |name: &str| match fields {
+            Some(fields) => fields.optional_text(name),
+            None => Ok(None),
+        };
+        Ok(Self {
+            department_id: root.optional_text("departmentId")?,
+            password: root.optional_text("password")?,
+            login: field("login")?,
+            email: field("email")?,
+            role: root.optional_text("role")?,
+            role_id: root.optional_text("roleId")?,
+            manageable_department_ids: xml_ids(root, "manageableDepartmentIds")?,
+        })
+    }
+}
+
+/// `fields` as an object map or a `[{name, value}]` list, keys compared case-insensitively;
+/// the value of `wanted`, if given.
+fn json_field(object: &JsonObject<'_>, wanted: &str) -> Result<Option<String>, JsonError> {
+    let bad = || JsonError::NotFields("fields".to_owned());
+    let text = |value: &Value| match value {
+        Value::Null => Ok(None),
+        Value::String(text) => Ok(Some(text.trim().to_owned())),
+        Value::Number(number) => Ok(Some(number.to_string())),
+        _ => Err(bad()),
+    };
+    match object.value("fields") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(map)) => map
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(wanted))
+            .map_or(Ok(None), |(_, value)| text(value)),
+        Some(Value::Array(items)) => {
+            for item in items {
+                let Value::Object(pair) = item else {
+                    return Err(bad());
+                };
+                let name = pair.get("name").and_then(Value::as_str).ok_or_else(bad)?;
+                if name.eq_ignore_ascii_case(wanted) {
+                    return text(pair.get("value").unwrap_or(&Value::Null));
+                }
+            }
+            Ok(None)
+        }
+        Some(_) => Err(bad()),
+    }
+}
+
+impl FromJson for NewUserBody {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        let either = |name: &str| -> Result<Option<String>, JsonError> {
+            Ok(json_field(object, name)?.or(object.optional_text(name)?))
+        };
+        Ok(Self {
+            department_id: object.optional_text("departmentId")?,
+            password: object.optional_text("password")?,
+            login: either("login")?,
+            email: either("email")?,
+            role: object.optional_text("role")?,
+            role_id: object.optional_text("roleId")?,
+            manageable_department_ids: object
+                .optional_text_list("manageableDepartmentIds")?
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// `<request><password>…</password></request>` / `{"password": "…"}`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct PasswordBody(Option<String>);
+
+impl FromXml for PasswordBody {
+    const ROOT: &'static str = "request";
+
+    fn from_root(root: &Element) -> Result<Self, XmlError> {
+        Ok(Self(root.optional_text("password")?))
+    }
+}
+
+impl FromJson for PasswordBody {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        Ok(Self(object.optional_text("password")?))
+    }
+}
+
+/// `<request><status>3</status></request>` / `{"status": 3}`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct StatusBody(Option<String>);
+
+impl FromXml for StatusBody {
+    const ROOT: &'static str = "request";
+
+    fn from_root(root: &Element) -> Result<Self, XmlError> {
+        Ok(Self(root.optional_text("status")?))
+    }
+}
+
+impl FromJson for StatusBody {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        Ok(Self(object.optional_text("status")?))
+    }
+}
+
+#[tracing::instrument(skip_all)]
+pub(crate) async fn add_user(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    Body(body): Body<NewUserBody>,
+) -> Result<Answer, GatewayError> {
+    let created = core
+        .unary(
+            &caller,
+            body.into_request(),
+            |mut admin, request| async move { admin.add_user(request).await },
+        )
+        .await?;
+    Ok(Answer::new(StatusCode::CREATED, Created(created.user_id)))
+}
+
+#[tracing::instrument(skip_all, fields(user_id = %user_id))]
+pub(crate) async fn change_password(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    PathId(user_id): PathId,
+    Body(PasswordBody(password)): Body<PasswordBody>,
+) -> Result<StatusCode, GatewayError> {
+    let message = ChangeUserPasswordRequest {
+        user_id,
+        password: password.unwrap_or_default(),
+    };
+    core.unary(&caller, message, |mut admin, request| async move {
+        admin.change_user_password(request).await
+    })
+    .await?;
+    Ok(StatusCode::OK)
+}
+
+/// A status that is no whole number is refused here with the same message the core gives
+/// for an unknown code.
+#[tracing::instrument(skip_all, fields(user_id = %user_id))]
+pub(crate) async fn change_status(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    PathId(user_id): PathId,
+    Body(StatusBody(status)): Body<StatusBody>,
+) -> Result<StatusCode, GatewayError> {
+    let raw = status.unwrap_or_default();
+    let status = raw.parse::<u32>().map_err(|_| {
+        GatewayError::BadRequest(format!(
+            "status '{}' is not one of 1 (active), 3 (blocked), 5 (employment ended).",
+            crate::clip::clip(&raw)
+        ))
+    })?;
+    let message = ChangeUserStatusRequest { user_id, status };
+    core.unary(&caller, message, |mut admin, request| async move {
+        admin.change_user_status(request).await
+    })
+    .await?;
+    Ok(StatusCode::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::json::parse_json;
+    use crate::xml::reader::parse_document;
+
+    #[test]
+    fn the_xml_write_form_of_fields_is_read_and_the_email_is_the_login() {
+        let body = "<request><departmentId>d</departmentId><fields><login>jdoe</login>\
+                    <email>JDoe@x.example</email><first_name>J</first_name></fields>\
+                    <role>learner</role><manageableDepartmentIds><id>m</id></manageableDepartmentIds>\
+                    </request>";
+        let parsed =
+            NewUserBody::from_root(&parse_document(body.as_bytes(), "request").unwrap()).unwrap();
+        let request = parsed.into_request();
+        assert_eq!(request.login, "JDoe@x.example");
+        assert_eq!(request.department_id, "d");
+        assert_eq!(request.managed_department_ids, ["m"]);
+        assert_eq!(request.password, None);
+    }
+
+    #[test]
+    fn json_fields_may_be_a_map_or_a_name_value_list_or_top_level() {
+        for body in [
+            r#"{"departmentId":"d","fields":{"login":"a@x","first_name":"A"}}"#,
+            r#"{"departmentId":"d","fields":[{"name":"LOGIN","value":"a@x"}]}"#,
+            r#"{"request":{"departmentId":"d","login":"a@x","email":null,"fields":[]}}"#,
+        ] {
+            let parsed: NewUserBody = parse_json(body.as_bytes()).unwrap();
+            assert_eq!(parsed.into_request().login, "a@x", "{body}");
+        }
+        let bad: Result<NewUserBody, _> = parse_json(br#"{"fields":"a@x"}"#);
+        assert!(matches!(bad, Err(JsonError::NotFields(_))));
+    }
+}
