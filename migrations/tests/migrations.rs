@@ -533,3 +533,69 @@ async fn sqlite_audit_rows_survive_losing_their_keys() {
 async fn postgres_audit_rows_survive_losing_their_keys() {
     audit_rows_survive_losing_their_keys(Backend::Postgres).await;
 }
+
+/// An enrollment written before the enrollment dates keeps working: no access or due date
+/// (read as "from its creation", "never due") and not locked after a due date.
+async fn enrollments_survive_gaining_their_dates(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    let before_dates = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == "m20261123_000014_enrollment_dates")
+        .expect("the dates migration is listed");
+    Migrator::up(&db, Some(before_dates as u32))
+        .await
+        .expect("up to enrollments without dates");
+    insert_user(&db, USER, "learner").await.expect("user");
+    const PROJECT: &str = "0192a000-0000-7000-8000-0000000000b1";
+    const ITEM: &str = "0192a000-0000-7000-8000-0000000000b2";
+    const ENROLLMENT: &str = "0192a000-0000-7000-8000-0000000000b3";
+    let now = "2026-11-23 06:34:57+00:00";
+    for statement in [
+        format!(
+            "INSERT INTO projects (id, account_id, name) VALUES ('{PROJECT}', '{ACCOUNT}', 'P')"
+        ),
+        format!(
+            "INSERT INTO content_items (id, account_id, project_id, title, description, user_id, \
+                                        added_at, content_type, view_url) \
+             VALUES ('{ITEM}', '{ACCOUNT}', '{PROJECT}', 'T', '', '{USER}', '{now}', 'Course', NULL)"
+        ),
+        format!(
+            "INSERT INTO enrollments (id, account_id, learner_id, content_item_id, created_at) \
+             VALUES ('{ENROLLMENT}', '{ACCOUNT}', '{USER}', '{ITEM}', '{now}')"
+        ),
+    ] {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+    Migrator::up(&db, None).await.expect("the dates migration");
+    assert_full_schema(&db).await;
+    let rows = strings(
+        &db,
+        "SELECT CAST(id AS TEXT), \
+                CASE WHEN access_at IS NULL AND due_at IS NULL THEN 'no dates' ELSE 'dates' END, \
+                CASE WHEN lock_after_due THEN 'locks' ELSE 'open' END \
+         FROM enrollments",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        [vec![
+            ENROLLMENT.to_owned(),
+            "no dates".to_owned(),
+            "open".to_owned()
+        ]]
+    );
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_enrollments_survive_gaining_their_dates() {
+    enrollments_survive_gaining_their_dates(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_enrollments_survive_gaining_their_dates() {
+    enrollments_survive_gaining_their_dates(Backend::Postgres).await;
+}

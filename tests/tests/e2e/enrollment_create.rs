@@ -284,6 +284,28 @@ async fn due_types_set_the_due_and_expiration_dates(stack: &TestStack) {
         );
         assert_eq!(one["shouldLockAfterDueDate"], u8::from(lock), "{one}");
     }
+    // As C11 sends it: JSON, an ISO 8601 access date with milliseconds, no dueDateType, a
+    // JSON boolean.
+    let reply = post_json(
+        stack,
+        "/enrollment",
+        world::OWNER,
+        &format!(
+            r#"{{"courseIds":["{}"],"learnerIds":["{}"],"accessDate":"2030-03-04T05:06:07.000Z","lockAfterDueDate":true}}"#,
+            acme::WELCOME_COURSE,
+            acme::COORDINATOR
+        ),
+    )
+    .await;
+    assert_created(&reply);
+    let made = pairs(stack, acme::COORDINATOR, acme::WELCOME_COURSE).await;
+    assert_eq!(made.len(), 1);
+    assert_eq!(
+        made[0].access_at.map(|at| at.to_rfc3339()).as_deref(),
+        Some("2030-03-04T05:06:07+00:00")
+    );
+    assert_eq!(made[0].due_at, None);
+    assert!(made[0].lock_after_due);
 }
 
 async fn scoped_callers_enroll_only_learners_in_their_subtrees_all_or_nothing(stack: &TestStack) {
