@@ -25,6 +25,7 @@ mod m20261123_000009_api_token_rights;
 mod m20261123_000010_account_url_keys;
 mod m20261123_000011_audit_log_history;
 mod m20261123_000012_department_keyset_index;
+mod m20261123_000013_user_profiles;
 mod schema;
 
 /// All migrations of the schema, oldest first.
@@ -47,6 +48,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000010_account_url_keys::Migration),
             Box::new(m20261123_000011_audit_log_history::Migration),
             Box::new(m20261123_000012_department_keyset_index::Migration),
+            Box::new(m20261123_000013_user_profiles::Migration),
         ]
     }
 }

@@ -42,7 +42,12 @@ pub fn router(core: CoreClient) -> Router {
         .route("/departments", get(department::page_departments))
         .route("/user", get(user::list_users).post(user_writes::add_user))
         .route("/user/v2", get(user::list_users_v2))
-        .route("/user/{user_id}", get(user::get_user))
+        .route(
+            "/user/{user_id}",
+            get(user::get_user)
+                .post(user_writes::update_user)
+                .delete(user_writes::delete_user),
+        )
         .route("/user/{user_id}/v2", get(user::get_user_v2))
         .route(
             "/user/{user_id}/password",

@@ -33,10 +33,13 @@ pub enum AuditAction {
     Imported,
     ApiClientCreated,
     ApiClientRevoked,
+    /// A user's profile changed over HTTP (login, names, role, department, managed ones).
+    UserUpdated,
+    UserDeleted,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 19] = [
+    pub const ALL: [AuditAction; 21] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -56,6 +59,8 @@ impl AuditAction {
         AuditAction::Imported,
         AuditAction::ApiClientCreated,
         AuditAction::ApiClientRevoked,
+        AuditAction::UserUpdated,
+        AuditAction::UserDeleted,
     ];
 
     /// The stored value.
@@ -80,6 +85,8 @@ impl AuditAction {
             AuditAction::Imported => "import",
             AuditAction::ApiClientCreated => "api_client.create",
             AuditAction::ApiClientRevoked => "api_client.revoke",
+            AuditAction::UserUpdated => "user.update",
+            AuditAction::UserDeleted => "user.delete",
         }
     }
 
@@ -101,7 +108,9 @@ impl AuditAction {
             | AuditAction::UserRoleSet
             | AuditAction::UserManagedDepartmentsSet
             | AuditAction::UserActiveSet
-            | AuditAction::PointsAdded => AuditEntity::User,
+            | AuditAction::PointsAdded
+            | AuditAction::UserUpdated
+            | AuditAction::UserDeleted => AuditEntity::User,
             AuditAction::GroupCreated
             | AuditAction::GroupUpdated
             | AuditAction::GroupMembersAdded => AuditEntity::Group,
@@ -124,6 +133,8 @@ impl AuditAction {
                 | AuditAction::UserRoleSet
                 | AuditAction::UserManagedDepartmentsSet
                 | AuditAction::UserActiveSet
+                | AuditAction::UserUpdated
+                | AuditAction::UserDeleted
         )
     }
 }

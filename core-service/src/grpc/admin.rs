@@ -287,6 +287,30 @@ impl AdminService for AdminApi {
             .await?;
         Ok(Response::new(pb::ChangeUserStatusResponse {}))
     }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateUser")]
+    async fn update_user(
+        &self,
+        request: Request<pb::UpdateUserRequest>,
+    ) -> Result<Response<pb::UpdateUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let changes = convert::profile_changes(&request);
+        let user = ResourceRef::parse(request.user_id);
+        user_writes::update_user(&self.state.db, &caller, user, changes).await?;
+        Ok(Response::new(pb::UpdateUserResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/DeleteUser")]
+    async fn delete_user(
+        &self,
+        request: Request<pb::DeleteUserRequest>,
+    ) -> Result<Response<pb::DeleteUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let user = ResourceRef::parse(request.into_inner().user_id);
+        user_writes::delete_user(&self.state.db, &caller, &user).await?;
+        Ok(Response::new(pb::DeleteUserResponse {}))
+    }
 }
 
 fn department_message(department: department::Model) -> pb::Department {

@@ -231,6 +231,8 @@ async fn call_user_methods(
                             role_id: None,
                             department_id: acme::SALES_EAST.into(),
                             managed_department_ids: vec![],
+                            first_name: None,
+                            last_name: None,
                         },
                     ))
                     .await,
@@ -259,6 +261,34 @@ async fn call_user_methods(
                         pb::ChangeUserStatusRequest {
                             user_id: acme::ENGINEER.into(),
                             status: 1,
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "UpdateUser",
+            done(
+                admin
+                    .update_user(request(
+                        login,
+                        pb::UpdateUserRequest {
+                            user_id: acme::ENGINEER.into(),
+                            first_name: Some("Grace".into()),
+                            ..Default::default()
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "DeleteUser",
+            done(
+                admin
+                    .delete_user(request(
+                        login,
+                        pb::DeleteUserRequest {
+                            user_id: acme::SUPPORTER.into(),
                         },
                     ))
                     .await,
@@ -513,7 +543,7 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     let mut outcomes =
         call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
     outcomes.extend(call_user_methods(stack.grpc_channel().await, Some(world::LEARNER)).await);
-    assert_eq!(outcomes.len(), 15);
+    assert_eq!(outcomes.len(), 17);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,

@@ -47,8 +47,8 @@ fn date(rfc3339: &str) -> &str {
 /// The profile fields by name, in the order of the real capture.
 fn fields(profile: &UserProfile) -> [(&'static str, &str); 4] {
     [
-        ("FIRST_NAME", ""),
-        ("LAST_NAME", ""),
+        ("FIRST_NAME", &profile.first_name),
+        ("LAST_NAME", &profile.last_name),
         ("LOGIN", &profile.login),
         ("EMAIL", &profile.email),
     ]
@@ -255,6 +255,8 @@ mod tests {
             added_at: "2026-11-23T10:00:00Z".into(),
             group_ids: vec![],
             managed_department_ids: vec!["d-1".into()],
+            first_name: String::new(),
+            last_name: String::new(),
         }
     }
 
