@@ -42,6 +42,7 @@ pub fn router(core: CoreClient) -> Router {
         .route("/departments", get(department::page_departments))
         .route("/user", get(user::list_users).post(user_writes::add_user))
         .route("/user/v2", get(user::list_users_v2))
+        .route("/user/list", post(user::numbered_users))
         .route(
             "/user/{user_id}",
             get(user::get_user)

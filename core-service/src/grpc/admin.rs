@@ -231,6 +231,16 @@ impl AdminService for AdminApi {
         let caller = caller(&self.state, &request).await?;
         let request = request.into_inner();
         let filter = convert::user_filter(&request);
+        if let Some(numbered) = &request.numbered_page {
+            let page = user_reads::NumberedPage::parse(numbered.number, numbered.size);
+            let (users, total) =
+                user_reads::numbered_users(&self.state.db, &caller, filter, page).await?;
+            return Ok(Response::new(pb::ListUsersResponse {
+                users: users.into_iter().map(convert::user_profile).collect(),
+                next_page_token: String::new(),
+                total,
+            }));
+        }
         let page = request
             .page
             .map(|page| Page::parse(Listing::Users, page.page_size, &page.page_token));
@@ -238,6 +248,7 @@ impl AdminService for AdminApi {
         Ok(Response::new(pb::ListUsersResponse {
             users: list.items.into_iter().map(convert::user_profile).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
+            total: 0,
         }))
     }
 

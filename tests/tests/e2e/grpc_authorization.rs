@@ -303,9 +303,7 @@ async fn call_user_methods(
                         pb::ListUsersRequest {
                             page: None,
                             department_ids: vec![acme::ROOT.into()],
-                            group_ids: vec![],
-                            logins: vec![],
-                            emails: vec![],
+                            ..Default::default()
                         },
                     ))
                     .await,

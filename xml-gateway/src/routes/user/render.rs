@@ -239,6 +239,50 @@ impl Document for ProfilePage {
     }
 }
 
+/// `POST /user/list`: `pageNumber`, `totalUsersNumber` and the page's `userProfiles`
+/// (always an array in JSON, which clients tolerate either way).
+pub(crate) struct NumberedProfiles {
+    pub(crate) page_number: u64,
+    pub(crate) total: u64,
+    pub(crate) profiles: Vec<UserProfile>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NumberedProfilesJson<'a> {
+    page_number: u64,
+    total_users_number: u64,
+    user_profiles: Vec<ProfileJson<'a>>,
+}
+
+impl Document for NumberedProfiles {
+    fn xml_bytes_hint(&self) -> usize {
+        profiles_bytes_hint(&self.profiles)
+    }
+
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        xml.text_element("pageNumber", &self.page_number.to_string())
+            .text_element("totalUsersNumber", &self.total.to_string());
+        if self.profiles.is_empty() {
+            xml.empty("userProfiles");
+        } else {
+            xml.open("userProfiles");
+            for profile in &self.profiles {
+                write_profile(xml, Version::V1.profile_element(), profile);
+            }
+            xml.close("userProfiles");
+        }
+    }
+
+    fn to_json(&self) -> String {
+        json_text(&NumberedProfilesJson {
+            page_number: self.page_number,
+            total_users_number: self.total,
+            user_profiles: self.profiles.iter().map(ProfileJson::of).collect(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
