@@ -67,6 +67,8 @@ pub enum Operation {
     CreateUser,
     /// `POST /user/{id}`, its password and its status.
     UpdateUser,
+    /// `DELETE /user/{id}`.
+    DeleteUser,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
 }
@@ -93,6 +95,7 @@ impl Operation {
             Operation::ReadUsers | Operation::PageUsers => Permission::UserRead,
             Operation::CreateUser => Permission::UserCreate,
             Operation::UpdateUser => Permission::UserUpdate,
+            Operation::DeleteUser => Permission::UserDelete,
             Operation::ManageDirectory => return None,
         })
     }
@@ -115,7 +118,8 @@ impl Operation {
             | Operation::ReadUsers
             | Operation::PageUsers
             | Operation::CreateUser
-            | Operation::UpdateUser => Grant::InScope,
+            | Operation::UpdateUser
+            | Operation::DeleteUser => Grant::InScope,
             Operation::UpdateGroup
             | Operation::GetGroup
             | Operation::ListGroups
@@ -149,6 +153,7 @@ impl Operation {
             }
             Operation::CreateUser => "You do not have permission to add users.",
             Operation::UpdateUser => "You do not have permission to change users.",
+            Operation::DeleteUser => "You do not have permission to delete users.",
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
         }
     }
@@ -203,7 +208,7 @@ impl Caller {
             ) => Some(Grant::InScope),
             (
                 Role::DepartmentAdministrator,
-                Op::ReadUsers | Op::PageUsers | Op::CreateUser | Op::UpdateUser,
+                Op::ReadUsers | Op::PageUsers | Op::CreateUser | Op::UpdateUser | Op::DeleteUser,
             ) => Some(Grant::InScope),
             // Only the paged list names Authors among its callers (neighbours 4.4); their
             // profiles are everyone's, as an Author has no scope.

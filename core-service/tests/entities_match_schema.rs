@@ -176,6 +176,8 @@ async fn check_entities(db: &DatabaseConnection) {
         custom_role_id: Some(role_id),
         department_id: child_id,
         active: false,
+        first_name: "Ada".to_owned(),
+        last_name: "Lovelace & <Co>".to_owned(),
         created_at: at(5),
         updated_at: at(6),
     };
@@ -192,6 +194,9 @@ async fn check_entities(db: &DatabaseConnection) {
         custom_role_id: Set(None),
         department_id: Set(root_id),
         active: NotSet,
+        // Empty in the database unless given, as for every user made before the names.
+        first_name: NotSet,
+        last_name: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
     }
@@ -199,6 +204,11 @@ async fn check_entities(db: &DatabaseConnection) {
     .await
     .expect("insert learner");
     assert!(learner.active, "users.active defaults to true");
+    assert_eq!(
+        (learner.first_name.as_str(), learner.last_name.as_str()),
+        ("", ""),
+        "names default to empty"
+    );
     unique_keys_are_conflicts(db, account_id, root_id).await;
 
     round_trip(
@@ -485,6 +495,8 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         custom_role_id: Set(None),
         department_id: Set(root_id),
         active: Set(true),
+        first_name: NotSet,
+        last_name: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
     }

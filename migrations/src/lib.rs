@@ -25,6 +25,7 @@ mod m20261123_000009_api_token_rights;
 mod m20261123_000010_account_url_keys;
 mod m20261123_000011_audit_log_history;
 mod m20261123_000012_department_keyset_index;
+mod m20261123_000013_user_profiles;
 mod m20261123_000014_enrollment_dates;
 mod m20261123_000015_group_listing;
 mod m20261126_000016_users_department_covering_index;
@@ -50,9 +51,10 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000010_account_url_keys::Migration),
             Box::new(m20261123_000011_audit_log_history::Migration),
             Box::new(m20261123_000012_department_keyset_index::Migration),
+            Box::new(m20261123_000013_user_profiles::Migration),
             Box::new(m20261123_000014_enrollment_dates::Migration),
-            Box::new(m20261126_000016_users_department_covering_index::Migration),
             Box::new(m20261123_000015_group_listing::Migration),
+            Box::new(m20261126_000016_users_department_covering_index::Migration),
         ]
     }
 }

@@ -91,6 +91,9 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "smart_department_id",
         "DELETE FROM \"groups\"",
         "DELETE FROM \"group_members\"",
+        "actor_user_id",
+        "DELETE FROM \"users\"",
+        "OFFSET",
     ] {
         assert!(
             statements
@@ -305,7 +308,57 @@ async fn play_the_user_directory(stack: &TestStack, shape: &WorldShape) {
                 .expect("the gateway answers");
             assert_eq!(status, 200, "{login:?} {path}");
         }
+        let list = with_body(
+            stack,
+            shape,
+            login,
+            "/user/list",
+            r#"{"page":3,"pageSize":10}"#,
+        );
+        assert_eq!(list.await.0, 200, "{login:?} /user/list");
     }
+    // A user made, changed and deleted by the owner: the login lookup, the scope's and the
+    // delete's checks.
+    let new = format!(
+        r#"{{"departmentId":"{}","fields":{{"email":"made@world.example.com"}}}}"#,
+        ids.department(5)
+    );
+    let (status, body) = with_body(stack, shape, RoleLogin::Owner, "/user", &new).await;
+    assert_eq!(status, 201, "{body}");
+    let made: String = serde_json::from_str(&body).expect("the new id");
+    let change = r#"{"fields":{"first_name":"Made","email":"made.again@world.example.com"}}"#;
+    let path = format!("/user/{made}");
+    let (status, body) = with_body(stack, shape, RoleLogin::Owner, &path, change).await;
+    assert_eq!(status, 200, "{body}");
+    let status = Call::delete(path)
+        .send(stack, shape, RoleLogin::Owner)
+        .await
+        .expect("the gateway answers");
+    assert_eq!(status, 204, "the new user is deleted");
+}
+
+/// `POST path` with a JSON `body` as `login`; status and body.
+async fn with_body(
+    stack: &TestStack,
+    shape: &WorldShape,
+    login: RoleLogin,
+    path: &str,
+    body: &str,
+) -> (u16, String) {
+    let response = stack
+        .http
+        .post(format!("{}{path}", stack.base_url))
+        .header("X-Auth-Account-Url", &shape.account_url)
+        .header("X-Auth-Email", login.email())
+        .header("X-Auth-Password", WORLD_PASSWORD)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .expect("the gateway answers");
+    let status = response.status().as_u16();
+    (status, response.text().await.expect("a body"))
 }
 
 /// `method path` as `login`, with a new department's body when it is a POST; status and body.

@@ -43,7 +43,13 @@ pub fn router(core: CoreClient) -> Router {
         .route("/group", get(group::list_groups).post(group::create_group))
         .route("/user", get(user::list_users).post(user_writes::add_user))
         .route("/user/v2", get(user::list_users_v2))
-        .route("/user/{user_id}", get(user::get_user))
+        .route("/user/list", post(user::numbered_users))
+        .route(
+            "/user/{user_id}",
+            get(user::get_user)
+                .post(user_writes::update_user)
+                .delete(user_writes::delete_user),
+        )
         .route("/user/{user_id}/v2", get(user::get_user_v2))
         .route(
             "/user/{user_id}/password",

@@ -37,10 +37,13 @@ pub enum AuditAction {
     GroupMembersReplaced,
     PointsAwarded,
     PointsWithdrawn,
+    /// A user's profile changed over HTTP (login, names, role, department, managed ones).
+    UserUpdated,
+    UserDeleted,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 23] = [
+    pub const ALL: [AuditAction; 25] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -64,6 +67,8 @@ impl AuditAction {
         AuditAction::GroupMembersReplaced,
         AuditAction::PointsAwarded,
         AuditAction::PointsWithdrawn,
+        AuditAction::UserUpdated,
+        AuditAction::UserDeleted,
     ];
 
     /// The stored value.
@@ -92,6 +97,8 @@ impl AuditAction {
             AuditAction::GroupMembersReplaced => "group.replace_members",
             AuditAction::PointsAwarded => "points.award",
             AuditAction::PointsWithdrawn => "points.withdraw",
+            AuditAction::UserUpdated => "user.update",
+            AuditAction::UserDeleted => "user.delete",
         }
     }
 
@@ -115,7 +122,9 @@ impl AuditAction {
             | AuditAction::UserActiveSet
             | AuditAction::PointsAdded
             | AuditAction::PointsAwarded
-            | AuditAction::PointsWithdrawn => AuditEntity::User,
+            | AuditAction::PointsWithdrawn
+            | AuditAction::UserUpdated
+            | AuditAction::UserDeleted => AuditEntity::User,
             AuditAction::GroupCreated
             | AuditAction::GroupUpdated
             | AuditAction::GroupMembersAdded
@@ -140,6 +149,8 @@ impl AuditAction {
                 | AuditAction::UserRoleSet
                 | AuditAction::UserManagedDepartmentsSet
                 | AuditAction::UserActiveSet
+                | AuditAction::UserUpdated
+                | AuditAction::UserDeleted
         )
     }
 }

@@ -202,6 +202,8 @@ mod tests {
             custom_role_id: Set(None),
             department_id: Set(root.id),
             active: Set(true),
+            first_name: Set(String::new()),
+            last_name: Set(String::new()),
             created_at: Set(now),
             updated_at: Set(now),
         }

@@ -24,6 +24,12 @@ pub struct Model {
     pub custom_role_id: Option<Uuid>,
     pub department_id: Uuid,
     pub active: bool,
+    /// The profile's `FIRST_NAME`; empty when never given.
+    #[sea_orm(column_type = "String(StringLen::N(255))")]
+    pub first_name: String,
+    /// The profile's `LAST_NAME`; empty when never given.
+    #[sea_orm(column_type = "String(StringLen::N(255))")]
+    pub last_name: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

@@ -347,6 +347,16 @@ impl AdminService for AdminApi {
         let caller = caller(&self.state, &request).await?;
         let request = request.into_inner();
         let filter = convert::user_filter(&request);
+        if let Some(numbered) = &request.numbered_page {
+            let page = user_reads::NumberedPage::parse(numbered.number, numbered.size);
+            let (users, total) =
+                user_reads::numbered_users(&self.state.db, &caller, filter, page).await?;
+            return Ok(Response::new(pb::ListUsersResponse {
+                users: users.into_iter().map(convert::user_profile).collect(),
+                next_page_token: String::new(),
+                total,
+            }));
+        }
         let page = request
             .page
             .map(|page| Page::parse(Listing::Users, page.page_size, &page.page_token));
@@ -354,6 +364,7 @@ impl AdminService for AdminApi {
         Ok(Response::new(pb::ListUsersResponse {
             users: list.items.into_iter().map(convert::user_profile).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
+            total: 0,
         }))
     }
 
@@ -402,6 +413,30 @@ impl AdminService for AdminApi {
         user_writes::change_status(&self.state.db, &caller, user, convert::user_status(status))
             .await?;
         Ok(Response::new(pb::ChangeUserStatusResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateUser")]
+    async fn update_user(
+        &self,
+        request: Request<pb::UpdateUserRequest>,
+    ) -> Result<Response<pb::UpdateUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let changes = convert::profile_changes(&request);
+        let user = ResourceRef::parse(request.user_id);
+        user_writes::update_user(&self.state.db, &caller, user, changes).await?;
+        Ok(Response::new(pb::UpdateUserResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/DeleteUser")]
+    async fn delete_user(
+        &self,
+        request: Request<pb::DeleteUserRequest>,
+    ) -> Result<Response<pb::DeleteUserResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let user = ResourceRef::parse(request.into_inner().user_id);
+        user_writes::delete_user(&self.state.db, &caller, &user).await?;
+        Ok(Response::new(pb::DeleteUserResponse {}))
     }
 }
 

@@ -26,7 +26,8 @@ use crate::{
         points_writes::PointsMove,
         user_reads, user_writes,
         users::{
-            ActiveChange, ManagedDepartmentsChange, NewUser, PasswordChange, RoleChange, RoleChoice,
+            ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange, RoleChange,
+            RoleChoice,
         },
     },
 };
@@ -87,6 +88,7 @@ impl TryFrom<pb::CreateUserRequest> for NewUser {
     fn try_from(req: pb::CreateUserRequest) -> Result<Self, Invalid> {
         Ok(Self {
             login: Login::parse(&req.email)?,
+            names: Names::default(),
             password: PlainPassword::parse(&req.password)?,
             role: role_choice(req.role.as_ref())?,
             department_id: parse_field_id("departmentId", &req.department_id)?,
@@ -364,6 +366,8 @@ pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile 
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         group_ids: ids(group_ids),
         managed_department_ids: ids(managed_department_ids),
+        first_name: user.first_name,
+        last_name: user.last_name,
     }
 }
 
@@ -402,6 +406,10 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
     };
     Ok(user_writes::NewProfile {
         login: Login::parse(&req.login)?,
+        names: Names {
+            first: person_name("first_name", req.first_name.as_deref())?.unwrap_or_default(),
+            last: person_name("last_name", req.last_name.as_deref())?.unwrap_or_default(),
+        },
         password: req
             .password
             .as_deref()
@@ -413,6 +421,53 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
             "manageableDepartmentIds",
             &req.managed_department_ids,
         )?,
+    })
+}
+
+/// A first or last name: trimmed, at most 255 characters; empty is allowed (it clears).
+fn person_name(field: &'static str, raw: Option<&str>) -> Result<Option<String>, Invalid> {
+    let Some(raw) = raw else {
+        return Ok(None);
+    };
+    let name = raw.trim();
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(Invalid::new(
+            field,
+            Reason::TooLong {
+                max: MAX_NAME_CHARS,
+            },
+        ));
+    }
+    Ok(Some(name.to_owned()))
+}
+
+/// The changes of `POST /user/{id}`; the role named as in [`new_profile`].
+pub(super) fn profile_changes(
+    req: &pb::UpdateUserRequest,
+) -> Result<user_writes::ProfileChanges, Invalid> {
+    let role = match req.role.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some("owner") => Some("account_owner"),
+        Some("administrator") => Some("account_administrator"),
+        Some(other) => Some(other),
+    };
+    Ok(user_writes::ProfileChanges {
+        login: req.login.as_deref().map(Login::parse).transpose()?,
+        first_name: person_name("first_name", req.first_name.as_deref())?,
+        last_name: person_name("last_name", req.last_name.as_deref())?,
+        role: role
+            .map(|role| RoleChoice::parse(Some(role), req.role_id.as_deref()))
+            .transpose()?,
+        department_id: req
+            .department_id
+            .as_deref()
+            .map(|raw| parse_field_id("departmentId", raw))
+            .transpose()?,
+        managed_department_ids: req
+            .managed_department_ids
+            .as_ref()
+            .map(|list| IdList::parse("manageableDepartmentIds", &list.ids))
+            .transpose()?,
     })
 }
 

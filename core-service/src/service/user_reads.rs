@@ -8,8 +8,8 @@
 use std::collections::{BTreeSet, HashMap};
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, EntityTrait as _, PaginatorTrait as _, QueryFilter as _,
+    QueryOrder as _, QuerySelect as _, prelude::Uuid,
 };
 
 use super::{
@@ -52,6 +52,84 @@ pub struct UserFilter {
 }
 
 pub type UserList = super::keyset::Paged<UserProfile>;
+
+/// Page `number` (1-based) of `size` users, for the page-number list (`POST /user/list`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumberedPage {
+    pub number: u64,
+    pub size: u64,
+}
+
+impl NumberedPage {
+    pub fn parse(number: u64, size: Option<u64>) -> Result<Self, crate::domain::Invalid> {
+        use crate::domain::{
+            Invalid, Reason,
+            page::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE},
+        };
+        let size = size.unwrap_or(DEFAULT_PAGE_SIZE);
+        if !(1..=MAX_PAGE_SIZE).contains(&size) {
+            let range = Reason::OutOfRange {
+                min: 1,
+                max: MAX_PAGE_SIZE,
+            };
+            return Err(Invalid::new("pageSize", range));
+        }
+        // Far enough that no account reaches it, small enough that no offset overflows.
+        let max = u64::from(u32::MAX);
+        if !(1..=max).contains(&number) {
+            return Err(Invalid::new("page", Reason::OutOfRange { min: 1, max }));
+        }
+        Ok(Self { number, size })
+    }
+}
+
+/// Page `page` of the matching users the caller may see, and how many match in all.
+///
+/// Numbered pages cannot start from a key: page `n` skips `(n - 1) * size` entries of the
+/// `(account_id, id)` index (or of the in-memory id list of a scope or filter), so a walk
+/// through the whole account costs more the further it goes. Clients of this list fetch
+/// each page once in order, and the keyset `/users` is there for the large walks.
+pub async fn numbered_users(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    filter: Parsed<UserFilter>,
+    page: Parsed<NumberedPage>,
+) -> ServiceResult<(Vec<UserProfile>, u64)> {
+    let grant = caller.grant(Operation::PageUsers)?;
+    let filter = filter?;
+    let page = page?;
+    let candidates = candidates(conn, caller, grant, &filter).await?;
+    let skip = (page.number - 1).saturating_mul(page.size);
+    let (rows, total) = match candidates {
+        Some(ids) => {
+            let total = ids.len() as u64;
+            let start = usize::try_from(skip).unwrap_or(usize::MAX).min(ids.len());
+            let end = ids.len().min(start.saturating_add(page.size as usize));
+            let rows = read_after(
+                conn,
+                caller.account_id,
+                Some(&ids[start..end]),
+                None,
+                page.size,
+            )
+            .await?;
+            (rows, total)
+        }
+        None => {
+            let in_account =
+                user::Entity::find().filter(user::Column::AccountId.eq(caller.account_id));
+            let total = in_account.clone().count(conn).await?;
+            let rows = in_account
+                .order_by_asc(user::Column::Id)
+                .offset(skip)
+                .limit(page.size)
+                .all(conn)
+                .await?;
+            (rows, total)
+        }
+    };
+    Ok((profiles(conn, rows).await?, total))
+}
 
 pub async fn get_user(
     conn: &impl ConnectionTrait,

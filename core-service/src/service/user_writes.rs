@@ -9,20 +9,31 @@
 //! subtrees, never making or changing an owner or administrator (a scoped caller must not
 //! reach above its scope by resetting an administrator's password).
 
-use sea_orm::{ConnectionTrait, DatabaseConnection, prelude::Uuid};
+use sea_orm::{
+    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
+    QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
+};
 
 use super::{
     Parsed,
-    lookups::{department_in_scope, find_user},
-    users::{self, ActiveChange, NewUser, PasswordChange, RoleChoice},
+    lookups::{department_in_scope, find_user, require_department, require_departments},
+    users::{
+        self, ActiveChange, Names, NewUser, PasswordChange, RoleChoice, insert_managed,
+        keep_an_active_owner, managed_of, user_snapshot,
+    },
 };
 use crate::{
     access::{Caller, Grant, Operation},
     auth::Verifier,
+    db::{self, AuditAction, Change},
     domain::{
-        ids::{IdList, ResourceRef},
+        ids::{IdList, ResourceRef, clip},
         login::{Login, PlainPassword},
         roles::Role,
+    },
+    entities::{
+        api_client, api_token, audit_log, content_item, enrollment, group_member, project_author,
+        user, user_managed_department, user_points,
     },
     error::{ServiceError, ServiceResult},
 };
@@ -31,6 +42,7 @@ use crate::{
 #[derive(Debug, Clone)]
 pub struct NewProfile {
     pub login: Login,
+    pub names: Names,
     /// Absent: the user gets a random password nobody knows, and signs in once one is set.
     pub password: Option<PlainPassword>,
     pub role: RoleChoice,
@@ -74,6 +86,7 @@ pub async fn add_user(
     };
     let new = NewUser {
         login: new.login,
+        names: new.names,
         password,
         role: new.role,
         department_id: new.department_id,
@@ -106,6 +119,233 @@ pub async fn change_status(
     let active = status? == UserStatus::Active;
     reachable_user(db, caller, grant, &user).await?;
     users::store_active(db, caller, ActiveChange { user, active }).await
+}
+
+/// The fields of `POST /user/{id}` that were given; the others stay.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileChanges {
+    pub login: Option<Login>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub role: Option<RoleChoice>,
+    pub department_id: Option<Uuid>,
+    pub managed_department_ids: Option<IdList>,
+}
+
+pub async fn update_user(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    user: ResourceRef,
+    changes: Parsed<ProfileChanges>,
+) -> ServiceResult<()> {
+    let grant = caller.grant(Operation::UpdateUser)?;
+    let changes = changes?;
+    reachable_user(db, caller, grant, &user).await?;
+    if grant == Grant::InScope {
+        if let Some(role) = &changes.role {
+            refuse_above_scope(role.role)?;
+        }
+        let managed = changes.managed_department_ids.as_ref();
+        let departments = changes
+            .department_id
+            .iter()
+            .chain(managed.map_or(&[][..], IdList::as_slice));
+        for department in departments {
+            if !department_in_scope(db, &caller.managed_department_ids, *department).await? {
+                return Err(ServiceError::denied(format!(
+                    "Department '{department}' is outside the departments you manage."
+                )));
+            }
+        }
+    }
+    let id = user.id("User")?;
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        let managed_before = managed_of(txn, id).await?;
+        let mut next = current.clone();
+        if let Some(login) = &changes.login {
+            let key = login.key();
+            if key != current.email_key {
+                let taken: Option<Uuid> = user::Entity::find()
+                    .select_only()
+                    .column(user::Column::Id)
+                    .filter(user::Column::AccountId.eq(caller.account_id))
+                    .filter(user::Column::EmailKey.eq(key.as_str()))
+                    .into_tuple()
+                    .one(txn)
+                    .await?;
+                if let Some(existing) = taken {
+                    return Err(ServiceError::invalid(format!(
+                        "email '{}' must be unique: it is the login of user {existing}",
+                        clip(login.as_str())
+                    )));
+                }
+            }
+            next.email = login.as_str().to_owned();
+            next.email_key = key;
+        }
+        if let Some(first) = &changes.first_name {
+            next.first_name = first.clone();
+        }
+        if let Some(last) = &changes.last_name {
+            next.last_name = last.clone();
+        }
+        if let Some(role) = &changes.role {
+            role.check_exists(txn, caller.account_id).await?;
+            next.role = role.role;
+            next.custom_role_id = role.custom_role_id;
+            let demoted = current.role == Role::AccountOwner && next.role != Role::AccountOwner;
+            if demoted && current.active {
+                keep_an_active_owner(txn, caller.account_id, id).await?;
+            }
+        }
+        if let Some(department_id) = changes.department_id {
+            require_department(txn, caller.account_id, department_id, "departmentId").await?;
+            next.department_id = department_id;
+        }
+        let mut managed_after = managed_before.clone();
+        if let Some(managed) = &changes.managed_department_ids {
+            let managed = managed.as_slice();
+            require_departments(txn, caller.account_id, managed, "manageableDepartmentIds").await?;
+            managed_after = managed.to_vec();
+        }
+        if next == current && managed_after == managed_before {
+            return Ok(());
+        }
+        if managed_after != managed_before {
+            user_managed_department::Entity::delete_many()
+                .filter(user_managed_department::Column::UserId.eq(id))
+                .exec(txn)
+                .await?;
+            insert_managed(txn, id, &managed_after).await?;
+        }
+        if next != current {
+            let mut updated: user::ActiveModel = current.clone().into();
+            updated.email = Set(next.email.clone());
+            updated.email_key = Set(next.email_key.clone());
+            updated.first_name = Set(next.first_name.clone());
+            updated.last_name = Set(next.last_name.clone());
+            updated.role = Set(next.role);
+            updated.custom_role_id = Set(next.custom_role_id);
+            updated.department_id = Set(next.department_id);
+            updated.updated_at = Set(chrono::Utc::now());
+            next = updated.update(txn).await?;
+        }
+        w.record(Change {
+            action: AuditAction::UserUpdated,
+            entity_id: id,
+            before: Some(user_snapshot(&current, &managed_before)),
+            after: Some(user_snapshot(&next, &managed_after)),
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// Deletes the user with what only it owns: memberships, managed departments, points,
+/// enrollments, authorships, API clients and their tokens. The audit history keeps naming
+/// whoever acted, and content items their author, so such users are refused (400): block
+/// them instead (status 3).
+pub async fn delete_user(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    user: &ResourceRef,
+) -> ServiceResult<()> {
+    let grant = caller.grant(Operation::DeleteUser)?;
+    reachable_user(db, caller, grant, user).await?;
+    let id = user.id("User")?;
+    if id == caller.user_id {
+        return Err(ServiceError::invalid(
+            "You cannot delete yourself; another administrator can.",
+        ));
+    }
+    db::write(db, caller, async |w| {
+        let txn = w.txn();
+        let current = find_user(txn, caller.account_id, id)
+            .await?
+            .ok_or_else(|| user.not_found("User"))?;
+        if current.role == Role::AccountOwner && current.active {
+            keep_an_active_owner(txn, caller.account_id, id).await?;
+        }
+        let acted = audit_log::Entity::find()
+            .select_only()
+            .column(audit_log::Column::Id)
+            .filter(audit_log::Column::ActorUserId.eq(id))
+            .limit(1)
+            .into_tuple::<Uuid>()
+            .one(txn)
+            .await?;
+        if acted.is_some() {
+            return Err(ServiceError::invalid(format!(
+                "User '{id}' cannot be deleted: the audit history records changes they made; \
+                 block the user instead (status 3)."
+            )));
+        }
+        let authored = content_item::Entity::find()
+            .select_only()
+            .column(content_item::Column::Id)
+            .filter(content_item::Column::UserId.eq(id))
+            .limit(1)
+            .into_tuple::<Uuid>()
+            .one(txn)
+            .await?;
+        if authored.is_some() {
+            return Err(ServiceError::invalid(format!(
+                "User '{id}' cannot be deleted: they are the author of content items; \
+                 block the user instead (status 3)."
+            )));
+        }
+        let managed = managed_of(txn, id).await?;
+        let clients: Vec<Uuid> = api_client::Entity::find()
+            .select_only()
+            .column(api_client::Column::Id)
+            .filter(api_client::Column::UserId.eq(id))
+            .into_tuple()
+            .all(txn)
+            .await?;
+        if !clients.is_empty() {
+            api_token::Entity::delete_many()
+                .filter(api_token::Column::ClientId.is_in(clients.iter().copied()))
+                .exec(txn)
+                .await?;
+            api_client::Entity::delete_many()
+                .filter(api_client::Column::UserId.eq(id))
+                .exec(txn)
+                .await?;
+        }
+        group_member::Entity::delete_many()
+            .filter(group_member::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        user_managed_department::Entity::delete_many()
+            .filter(user_managed_department::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        project_author::Entity::delete_many()
+            .filter(project_author::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        user_points::Entity::delete_many()
+            .filter(user_points::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        enrollment::Entity::delete_many()
+            .filter(enrollment::Column::LearnerId.eq(id))
+            .exec(txn)
+            .await?;
+        user::Entity::delete_by_id(id).exec(txn).await?;
+        w.record(Change {
+            action: AuditAction::UserDeleted,
+            entity_id: id,
+            before: Some(user_snapshot(&current, &managed)),
+            after: None,
+        });
+        Ok(())
+    })
+    .await
 }
 
 /// The user `user` names, if the caller may change it: 404 when it names no user of the

@@ -85,7 +85,7 @@ impl RoleChoice {
         })
     }
 
-    async fn check_exists(
+    pub(super) async fn check_exists(
         &self,
         conn: &impl ConnectionTrait,
         account_id: Uuid,
@@ -102,9 +102,17 @@ impl RoleChoice {
     }
 }
 
+/// A user's first and last name as the profile shows them (empty when not given).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names {
+    pub first: String,
+    pub last: String,
+}
+
 #[derive(Debug, Clone)]
 pub struct NewUser {
     pub login: Login,
+    pub names: Names,
     pub password: PlainPassword,
     pub role: RoleChoice,
     pub department_id: Uuid,
@@ -159,6 +167,7 @@ pub(super) async fn insert_user(
     let password_hash = verifier.hash(new.password.expose()).await?;
     let managed = new.managed_department_ids.into_inner();
     let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
+    let names = new.names;
     db::write(db, caller, async |w| {
         let txn = w.txn();
         let key = login.key();
@@ -192,6 +201,8 @@ pub(super) async fn insert_user(
             custom_role_id: Set(role.custom_role_id),
             department_id: Set(department_id),
             active: Set(active),
+            first_name: Set(names.first),
+            last_name: Set(names.last),
             created_at: Set(now),
             updated_at: Set(now),
         }
@@ -379,7 +390,10 @@ pub(super) async fn store_active(
 }
 
 /// The departments `user_id` manages, ascending.
-async fn managed_of(conn: &impl ConnectionTrait, user_id: Uuid) -> ServiceResult<Vec<Uuid>> {
+pub(super) async fn managed_of(
+    conn: &impl ConnectionTrait,
+    user_id: Uuid,
+) -> ServiceResult<Vec<Uuid>> {
     let mut ids: Vec<Uuid> = user_managed_department::Entity::find()
         .select_only()
         .column(user_managed_department::Column::DepartmentId)
@@ -391,7 +405,7 @@ async fn managed_of(conn: &impl ConnectionTrait, user_id: Uuid) -> ServiceResult
     Ok(ids)
 }
 
-async fn insert_managed(
+pub(super) async fn insert_managed(
     conn: &impl ConnectionTrait,
     user_id: Uuid,
     department_ids: &[Uuid],
@@ -409,7 +423,7 @@ async fn insert_managed(
 
 /// Refuses a change that would leave the account without an active account owner
 /// (nobody could then manage the directory or administer the account).
-async fn keep_an_active_owner(
+pub(super) async fn keep_an_active_owner(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     user_id: Uuid,
@@ -430,7 +444,7 @@ async fn keep_an_active_owner(
 }
 
 /// What the audit table records of a user: never the password hash.
-fn user_snapshot(user: &user::Model, managed: &[Uuid]) -> serde_json::Value {
+pub(super) fn user_snapshot(user: &user::Model, managed: &[Uuid]) -> serde_json::Value {
     json!({
         "email": user.email,
         "role": user.role,
@@ -438,6 +452,8 @@ fn user_snapshot(user: &user::Model, managed: &[Uuid]) -> serde_json::Value {
         "departmentId": user.department_id,
         "managedDepartmentIds": managed,
         "active": user.active,
+        "firstName": user.first_name,
+        "lastName": user.last_name,
     })
 }
 

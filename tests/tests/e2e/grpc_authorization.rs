@@ -379,6 +379,8 @@ async fn call_user_methods(
                             role_id: None,
                             department_id: acme::SALES_EAST.into(),
                             managed_department_ids: vec![],
+                            first_name: None,
+                            last_name: None,
                         },
                     ))
                     .await,
@@ -413,6 +415,34 @@ async fn call_user_methods(
             ),
         ),
         (
+            "UpdateUser",
+            done(
+                admin
+                    .update_user(request(
+                        login,
+                        pb::UpdateUserRequest {
+                            user_id: acme::ENGINEER.into(),
+                            first_name: Some("Grace".into()),
+                            ..Default::default()
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
+            "DeleteUser",
+            done(
+                admin
+                    .delete_user(request(
+                        login,
+                        pb::DeleteUserRequest {
+                            user_id: acme::SUPPORTER.into(),
+                        },
+                    ))
+                    .await,
+            ),
+        ),
+        (
             "ListUsers",
             done(
                 admin
@@ -421,9 +451,7 @@ async fn call_user_methods(
                         pb::ListUsersRequest {
                             page: None,
                             department_ids: vec![acme::ROOT.into()],
-                            group_ids: vec![],
-                            logins: vec![],
-                            emails: vec![],
+                            ..Default::default()
                         },
                     ))
                     .await,
@@ -666,7 +694,7 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     assert_eq!(outcomes.len(), 6);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     let outcomes = call_user_methods(stack.grpc_channel().await, Some(world::LEARNER)).await;
-    assert_eq!(outcomes.len(), 5);
+    assert_eq!(outcomes.len(), 7);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,

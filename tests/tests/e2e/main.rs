@@ -18,6 +18,7 @@ mod enrollment_create;
 mod enrollment_lists;
 mod enrollments;
 mod every_operation;
+mod export_workflow;
 mod group_get;
 mod group_lists;
 mod group_update;

@@ -17,6 +17,7 @@ on_both_backends!(
     scoped_callers_see_their_subtrees_and_other_roles_are_refused,
     another_accounts_users_are_not_found,
     bad_filters_and_parameters_are_400_naming_them,
+    numbered_pages_are_full_until_the_last_and_count_every_match,
 );
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
@@ -410,4 +411,89 @@ async fn bad_filters_and_parameters_are_400_naming_them(stack: &TestStack) {
     get(stack, &format!("/user/{}?x=1", acme::LEARNER), world::OWNER)
         .await
         .assert_error(400, "\"x\"");
+}
+
+async fn post_json(stack: &TestStack, path: &str, login: Login, body: String) -> Reply {
+    Reply::from(
+        stack
+            .request(reqwest::Method::POST, path, login)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(body)
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+}
+
+async fn numbered_pages_are_full_until_the_last_and_count_every_match(stack: &TestStack) {
+    // As the Node org-sync walks it: until an empty batch or the total is collected.
+    let mut seen = Vec::new();
+    for page in 1.. {
+        let reply = post_json(
+            stack,
+            "/api/v2/user/list",
+            world::OWNER,
+            format!(r#"{{"page":{page},"pageSize":5}}"#),
+        )
+        .await;
+        let body = json_of(&reply);
+        assert_eq!(body["pageNumber"], page);
+        assert_eq!(body["totalUsersNumber"], ACME_USERS.len());
+        let ids = json_ids(&body["userProfiles"]);
+        if ids.is_empty() {
+            break;
+        }
+        if seen.len() + ids.len() < ACME_USERS.len() {
+            assert_eq!(ids.len(), 5, "page {page} is full");
+        }
+        seen.extend(ids);
+        if seen.len() >= ACME_USERS.len() {
+            break;
+        }
+    }
+    assert_eq!(seen, sorted(ACME_USERS.to_vec()));
+    let scoped = json_of(
+        &post_json(
+            stack,
+            "/user/list",
+            world::DEPT_ADMIN,
+            r#"{"page":1}"#.to_owned(),
+        )
+        .await,
+    );
+    assert_eq!(scoped["totalUsersNumber"], 3);
+    let filtered = stack
+        .post_xml(
+            "/user/list",
+            world::OWNER,
+            &format!(
+                "<request><page>2</page><pageSize>1</pageSize><departments><id>{}</id></departments></request>",
+                acme::SUPPORT
+            ),
+        )
+        .await;
+    assert_eq!(filtered.status, 200, "{}", filtered.body);
+    assert_eq!(
+        text_of(&filtered.body, "totalUsersNumber").as_deref(),
+        Some("2")
+    );
+    assert_eq!(texts_of(&filtered.body, "userId"), [acme::SUPPORTER]);
+    for (login, body, status, needle) in [
+        (world::OWNER, r#"{"page":0}"#, 400, "page"),
+        (world::OWNER, r#"{"page":"two"}"#, 400, "page"),
+        (world::OWNER, r#"{"page":1,"pageSize":0}"#, 400, "pageSize"),
+        (world::LEARNER, r#"{"page":1}"#, 403, "read users"),
+    ] {
+        let reply = post_json(stack, "/user/list", login, body.to_owned()).await;
+        assert_eq!(reply.status, status, "{body}: {}", reply.body);
+        let error: Value = serde_json::from_str(&reply.body).expect("a JSON error");
+        assert!(
+            error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(needle)),
+            "{error}"
+        );
+    }
 }

@@ -18,6 +18,8 @@ on_both_backends!(
     a_password_or_status_change_applies_on_the_next_request,
     scoped_callers_add_and_change_only_users_of_their_subtrees,
     bad_input_and_other_accounts_are_refused_and_nothing_changes,
+    an_update_changes_only_the_fields_given,
+    a_delete_removes_the_user_and_what_only_it_owns,
 );
 
 const PASSWORD: &str = "a brand new password";
@@ -100,6 +102,14 @@ async fn the_owner_adds_users_in_xml_and_json_and_they_sign_in(stack: &TestStack
     let id = text_of(&xml.body, "response").expect("the new id");
     let made = profile(stack, &id).await;
     assert_eq!(made["role"], "learner");
+    assert_eq!(
+        made["fields"][0],
+        serde_json::json!({"name": "FIRST_NAME", "value": "New"})
+    );
+    assert_eq!(
+        made["fields"][1],
+        serde_json::json!({"name": "LAST_NAME", "value": "Hire"})
+    );
     assert_eq!(made["departmentId"], acme::SALES_EAST);
     assert_eq!(made["status"], 1);
     assert!(signs_in(stack, "NEW.HIRE@acme.example.com", PASSWORD).await);
@@ -362,4 +372,147 @@ async fn bad_input_and_other_accounts_are_refused_and_nothing_changes(stack: &Te
         .await
         .assert_error(400, "departmentId");
     assert_eq!(stack.snapshot().await, before);
+}
+
+async fn an_update_changes_only_the_fields_given(stack: &TestStack) {
+    let path = format!("/user/{}", acme::LEARNER);
+    let reply = stack
+        .post_xml(
+            &path,
+            world::OWNER,
+            &format!(
+                "<request><departmentId>{}</departmentId><role></role><fields>\
+                 <login>renamed@acme.example.com</login><first_name>Lea</first_name></fields></request>",
+                acme::SUPPORT
+            ),
+        )
+        .await;
+    assert_eq!((reply.status, reply.body.as_str()), (200, ""));
+    let changed = profile(stack, acme::LEARNER).await;
+    assert_eq!(changed["departmentId"], acme::SUPPORT);
+    assert_eq!(changed["role"], "learner");
+    assert_eq!(changed["fields"][0]["value"], "Lea");
+    assert_eq!(changed["fields"][3]["value"], "renamed@acme.example.com");
+    // The login is what the user signs in with, from the next request on.
+    assert!(!signs_in(stack, world::LEARNER.email, world::PASSWORD).await);
+    assert!(signs_in(stack, "renamed@acme.example.com", world::PASSWORD).await);
+    // JSON, the PHP client's shape; a role and managed departments.
+    let reply = post_json(
+        stack,
+        &path,
+        world::OWNER,
+        &format!(
+            r#"{{"role":"department_administrator","manageableDepartmentIds":["{}"],"fields":[{{"name":"LAST_NAME","value":"Lee"}}]}}"#,
+            acme::SUPPORT
+        ),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let changed = profile(stack, acme::LEARNER).await;
+    assert_eq!(changed["role"], "department_administrator");
+    assert_eq!(
+        changed["manageableDepartmentIds"],
+        serde_json::json!([acme::SUPPORT])
+    );
+    assert_eq!(changed["fields"][1]["value"], "Lee");
+    assert_eq!(
+        changed["fields"][0]["value"], "Lea",
+        "not given, not changed"
+    );
+    // Another user's login is taken: 400 naming it and that user.
+    let before = stack.snapshot().await;
+    stack
+        .post_xml(
+            &path,
+            world::OWNER,
+            "<request><fields><email>engineer@acme.example.com</email></fields></request>",
+        )
+        .await
+        .assert_error(400, acme::ENGINEER);
+    // A department administrator may not move a user out of its subtrees.
+    stack
+        .post_xml(
+            &format!("/user/{}", acme::COORDINATOR),
+            world::DEPT_ADMIN,
+            &format!(
+                "<request><departmentId>{}</departmentId></request>",
+                acme::ENGINEERING
+            ),
+        )
+        .await
+        .assert_error(403, "outside the departments you manage");
+    stack
+        .post_xml(&path, world::GLOBEX_OWNER, "<request/>")
+        .await
+        .assert_error(404, "User");
+    assert_eq!(stack.snapshot().await, before);
+}
+
+async fn a_delete_removes_the_user_and_what_only_it_owns(stack: &TestStack) {
+    let path = format!("/api/v2/user/{}", acme::LEARNER);
+    let before = stack.snapshot().await;
+    for login in [world::LEARNER, world::PUBLISHER, world::AUTHOR] {
+        let reply = Reply::from(
+            stack
+                .request(reqwest::Method::DELETE, &path, login)
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await;
+        reply.assert_error(403, "delete users");
+    }
+    let foreign = Reply::from(
+        stack
+            .request(reqwest::Method::DELETE, &path, world::GLOBEX_OWNER)
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await;
+    foreign.assert_error(404, "User");
+    // The author of content items stays (the items name it): refused, nothing changes.
+    let owner = Reply::from(
+        stack
+            .request(
+                reqwest::Method::DELETE,
+                &format!("/user/{}", acme::AUTHOR),
+                world::OWNER,
+            )
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await;
+    owner.assert_error(400, "content items");
+    assert_eq!(stack.snapshot().await, before);
+
+    // The learner has enrollments, points and a group: all go with it.
+    let deleted = Reply::from(
+        stack
+            .request(reqwest::Method::DELETE, &path, world::DEPT_ADMIN)
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await;
+    assert_eq!((deleted.status, deleted.body.as_str()), (204, ""));
+    stack
+        .get(&format!("/user/{}", acme::LEARNER), world::OWNER)
+        .await
+        .assert_error(404, "User");
+    assert!(!signs_in(stack, world::LEARNER.email, world::PASSWORD).await);
+    let group = stack
+        .get(&format!("/group/{}", acme::INTERNS), world::OWNER)
+        .await;
+    assert!(!group.body.contains(acme::LEARNER), "{}", group.body);
+    let again = Reply::from(
+        stack
+            .request(reqwest::Method::DELETE, &path, world::OWNER)
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await;
+    again.assert_error(404, "User");
 }

@@ -5,7 +5,7 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use lms_proto::v1::{ListUsersRequest, PageRequest};
+use lms_proto::v1::{ListUsersRequest, NumberedPage, PageRequest};
 
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
@@ -42,6 +42,7 @@ impl UserFilters {
             group_ids: self.groups,
             logins: self.logins,
             emails: self.emails,
+            numbered_page: None,
         }
     }
 }
@@ -126,12 +127,34 @@ pub(crate) struct PageBody {
     pub(crate) filters: UserFilters,
     pub(crate) page_size: Option<String>,
     pub(crate) page_token: Option<String>,
+    /// The 1-based page of `POST /user/list`.
+    pub(crate) page: Option<String>,
 }
 
 impl PageBody {
     pub(crate) fn into_request(self) -> Result<ListUsersRequest, GatewayError> {
         let page = page_request(self.page_size, self.page_token)?;
         Ok(self.filters.request(Some(page)))
+    }
+
+    /// `POST /user/list`: `page` (1-based, default 1) of `pageSize` users.
+    pub(crate) fn into_numbered(self) -> Result<(u64, ListUsersRequest), GatewayError> {
+        let whole = |name: &str, raw: Option<String>| -> Result<Option<u64>, GatewayError> {
+            match raw.as_deref().map(str::trim) {
+                None | Some("") => Ok(None),
+                Some(text) => text.parse::<u64>().map(Some).map_err(|_| {
+                    GatewayError::BadRequest(format!(
+                        "{name} must be a whole number; got \"{}\".",
+                        crate::clip::clip(text)
+                    ))
+                }),
+            }
+        };
+        let number = whole("page", self.page)?.unwrap_or(1);
+        let size = whole("pageSize", self.page_size)?;
+        let mut request = self.filters.request(None);
+        request.numbered_page = Some(NumberedPage { number, size });
+        Ok((number, request))
     }
 }
 
@@ -155,6 +178,7 @@ impl FromXml for PageBody {
             filters,
             page_size: root.optional_text("pageSize")?,
             page_token: root.optional_text("pageToken")?,
+            page: root.optional_text("page")?,
         })
     }
 }
@@ -172,6 +196,7 @@ impl FromJson for PageBody {
             filters,
             page_size: object.optional_text("pageSize")?,
             page_token: object.optional_text("pageToken")?,
+            page: object.optional_text("page")?,
         })
     }
 }

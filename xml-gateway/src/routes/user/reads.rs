@@ -6,7 +6,7 @@ use lms_proto::v1::{GetUserRequest, ListUsersRequest};
 
 use super::Version;
 use super::parse::{ListQuery, PageBody, PageQuery};
-use super::render::{OneProfile, ProfileList, ProfilePage};
+use super::render::{NumberedProfiles, OneProfile, ProfileList, ProfilePage};
 use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
@@ -133,4 +133,25 @@ pub(crate) async fn post_page_users_v2(
     Body(body): Body<PageBody>,
 ) -> Result<Answer, GatewayError> {
     list(core, caller, body.into_request()?, Version::V2).await
+}
+
+/// `POST /user/list`: page-number paging, `{"pageNumber","totalUsersNumber","userProfiles"}`.
+#[tracing::instrument(skip_all)]
+pub(crate) async fn numbered_users(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    Body(body): Body<PageBody>,
+) -> Result<Answer, GatewayError> {
+    let (page_number, request) = body.into_numbered()?;
+    let answer = core
+        .unary(&caller, request, |mut admin, request| async move {
+            admin.list_users(request).await
+        })
+        .await?;
+    Ok(Answer::ok(NumberedProfiles {
+        page_number,
+        total: answer.total,
+        profiles: answer.users,
+    }))
 }

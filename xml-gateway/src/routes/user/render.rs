@@ -47,8 +47,8 @@ fn date(rfc3339: &str) -> &str {
 /// The profile fields by name, in the order of the real capture.
 fn fields(profile: &UserProfile) -> [(&'static str, &str); 4] {
     [
-        ("FIRST_NAME", ""),
-        ("LAST_NAME", ""),
+        ("FIRST_NAME", &profile.first_name),
+        ("LAST_NAME", &profile.last_name),
         ("LOGIN", &profile.login),
         ("EMAIL", &profile.email),
     ]
@@ -239,6 +239,50 @@ impl Document for ProfilePage {
     }
 }
 
+/// `POST /user/list`: `pageNumber`, `totalUsersNumber` and the page's `userProfiles`
+/// (always an array in JSON, which clients tolerate either way).
+pub(crate) struct NumberedProfiles {
+    pub(crate) page_number: u64,
+    pub(crate) total: u64,
+    pub(crate) profiles: Vec<UserProfile>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NumberedProfilesJson<'a> {
+    page_number: u64,
+    total_users_number: u64,
+    user_profiles: Vec<ProfileJson<'a>>,
+}
+
+impl Document for NumberedProfiles {
+    fn xml_bytes_hint(&self) -> usize {
+        profiles_bytes_hint(&self.profiles)
+    }
+
+    fn write_xml(&self, xml: &mut XmlWriter) {
+        xml.text_element("pageNumber", &self.page_number.to_string())
+            .text_element("totalUsersNumber", &self.total.to_string());
+        if self.profiles.is_empty() {
+            xml.empty("userProfiles");
+        } else {
+            xml.open("userProfiles");
+            for profile in &self.profiles {
+                write_profile(xml, Version::V1.profile_element(), profile);
+            }
+            xml.close("userProfiles");
+        }
+    }
+
+    fn to_json(&self) -> String {
+        json_text(&NumberedProfilesJson {
+            page_number: self.page_number,
+            total_users_number: self.total,
+            user_profiles: self.profiles.iter().map(ProfileJson::of).collect(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +299,8 @@ mod tests {
             added_at: "2026-11-23T10:00:00Z".into(),
             group_ids: vec![],
             managed_department_ids: vec!["d-1".into()],
+            first_name: String::new(),
+            last_name: String::new(),
         }
     }
 

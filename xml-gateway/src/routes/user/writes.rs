@@ -9,7 +9,10 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use lms_proto::v1::{AddUserRequest, ChangeUserPasswordRequest, ChangeUserStatusRequest};
+use lms_proto::v1::{
+    AddUserRequest, ChangeUserPasswordRequest, ChangeUserStatusRequest, DeleteUserRequest,
+    ManagedDepartmentIds, UpdateUserRequest,
+};
 use serde_json::Value;
 
 use crate::body::Body;
@@ -30,26 +33,53 @@ pub(crate) struct NewUserBody {
     pub(crate) email: Option<String>,
     pub(crate) role: Option<String>,
     pub(crate) role_id: Option<String>,
-    pub(crate) manageable_department_ids: Vec<String>,
+    /// Absent (`None`) leaves an update's managed departments as they are.
+    pub(crate) manageable_department_ids: Option<Vec<String>>,
+    pub(crate) first_name: Option<String>,
+    pub(crate) last_name: Option<String>,
 }
 
 impl NewUserBody {
-    fn into_request(self) -> AddUserRequest {
-        let email = self.email.filter(|email| !email.is_empty());
+    /// The e-mail address when given, else `login`.
+    fn login(&mut self) -> Option<String> {
+        let email = self.email.take().filter(|email| !email.is_empty());
+        email.or(self.login.take())
+    }
+
+    fn into_request(mut self) -> AddUserRequest {
         AddUserRequest {
-            login: email.or(self.login).unwrap_or_default(),
+            login: self.login().unwrap_or_default(),
             password: self.password,
             role: self.role.unwrap_or_default(),
             role_id: self.role_id.filter(|id| !id.is_empty()),
             department_id: self.department_id.unwrap_or_default(),
-            managed_department_ids: self.manageable_department_ids,
+            managed_department_ids: self.manageable_department_ids.unwrap_or_default(),
+            first_name: self.first_name,
+            last_name: self.last_name,
+        }
+    }
+
+    /// The fields given, for `POST /user/{id}`; empty role and department mean "unchanged",
+    /// as generic array-to-XML clients send every element.
+    fn into_update(mut self, user_id: String) -> UpdateUserRequest {
+        UpdateUserRequest {
+            user_id,
+            login: self.login(),
+            role: self.role.filter(|role| !role.is_empty()),
+            role_id: self.role_id.filter(|id| !id.is_empty()),
+            department_id: self.department_id.filter(|id| !id.is_empty()),
+            managed_department_ids: self
+                .manageable_department_ids
+                .map(|ids| ManagedDepartmentIds { ids }),
+            first_name: self.first_name,
+            last_name: self.last_name,
         }
     }
 }
 
-fn xml_ids(root: &Element, name: &str) -> Result<Vec<String>, XmlError> {
+fn xml_ids(root: &Element, name: &str) -> Result<Option<Vec<String>>, XmlError> {
     let Some(list) = root.single_child(name)? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
     let mut ids = Vec::new();
     for id in list.children_named("id") {
@@ -58,7 +88,7 @@ fn xml_ids(root: &Element, name: &str) -> Result<Vec<String>, XmlError> {
             ids.push(id.to_owned());
         }
     }
-    Ok(ids)
+    Ok(Some(ids))
 }
 
 impl FromXml for NewUserBody {
@@ -78,6 +108,8 @@ impl FromXml for NewUserBody {
             role: root.optional_text("role")?,
             role_id: root.optional_text("roleId")?,
             manageable_department_ids: xml_ids(root, "manageableDepartmentIds")?,
+            first_name: field("first_name")?,
+            last_name: field("last_name")?,
         })
     }
 }
@@ -126,9 +158,9 @@ impl FromJson for NewUserBody {
             email: either("email")?,
             role: object.optional_text("role")?,
             role_id: object.optional_text("roleId")?,
-            manageable_department_ids: object
-                .optional_text_list("manageableDepartmentIds")?
-                .unwrap_or_default(),
+            manageable_department_ids: object.optional_text_list("manageableDepartmentIds")?,
+            first_name: json_field(object, "first_name")?,
+            last_name: json_field(object, "last_name")?,
         })
     }
 }
@@ -184,6 +216,40 @@ pub(crate) async fn add_user(
         )
         .await?;
     Ok(Answer::new(StatusCode::CREATED, Created(created.user_id)))
+}
+
+/// 200 with no body (neighbours Q10: the documented status, which a client checks).
+#[tracing::instrument(skip_all, fields(user_id = %user_id))]
+pub(crate) async fn update_user(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    PathId(user_id): PathId,
+    Body(body): Body<NewUserBody>,
+) -> Result<StatusCode, GatewayError> {
+    core.unary(
+        &caller,
+        body.into_update(user_id),
+        |mut admin, request| async move { admin.update_user(request).await },
+    )
+    .await?;
+    Ok(StatusCode::OK)
+}
+
+#[tracing::instrument(skip_all, fields(user_id = %user_id))]
+pub(crate) async fn delete_user(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    PathId(user_id): PathId,
+) -> Result<StatusCode, GatewayError> {
+    core.unary(
+        &caller,
+        DeleteUserRequest { user_id },
+        |mut admin, request| async move { admin.delete_user(request).await },
+    )
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[tracing::instrument(skip_all, fields(user_id = %user_id))]
@@ -248,6 +314,7 @@ mod tests {
         assert_eq!(request.login, "JDoe@x.example");
         assert_eq!(request.department_id, "d");
         assert_eq!(request.managed_department_ids, ["m"]);
+        assert_eq!(request.first_name.as_deref(), Some("J"));
         assert_eq!(request.password, None);
     }
 
