@@ -180,7 +180,8 @@ fn is_keyword(word: &str) -> bool {
     )
 }
 
-async fn explain(db: &DatabaseConnection, statement: &str) -> String {
+/// The plan the database would use for a recorded `statement`, one line per step.
+pub async fn explain(db: &DatabaseConnection, statement: &str) -> String {
     match db.get_database_backend() {
         DbBackend::Sqlite => {
             let values = vec![sea_orm::Value::Int(None); sqlite_parameters(statement)];

@@ -104,6 +104,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
     }
     let bad: Vec<BadPlan> = query_plan::check(stack.db(), &statements).await;
     assert!(bad.is_empty(), "{}", describe(&bad));
+    groups::check_the_group_list(&stack, &statements).await;
     stack.stop().await;
 }
 
