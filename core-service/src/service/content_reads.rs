@@ -122,6 +122,9 @@ pub async fn list_content_items(
     })
 }
 
+/// The fewest rows one statement of an author's walk reads.
+const MIN_BATCH: u64 = 500;
+
 /// Up to `limit` items the caller may see with ids greater than `after`, ascending.
 async fn read_after(
     conn: &impl ConnectionTrait,
@@ -139,9 +142,12 @@ async fn read_after(
     }
     let mut found = Vec::new();
     let mut cursor = after;
+    // Other projects' items are dropped after the read: a small page would otherwise cost
+    // many statements.
+    let batch_size = limit.max(MIN_BATCH);
     loop {
-        let batch = candidates(conn, account_id, filter, cursor, limit).await?;
-        let exhausted = (batch.len() as u64) < limit;
+        let batch = candidates(conn, account_id, filter, cursor, batch_size).await?;
+        let exhausted = (batch.len() as u64) < batch_size;
         let Some(last) = batch.last() else {
             break;
         };

@@ -120,9 +120,16 @@ async fn read_after(
     }
     let mut found = Vec::new();
     let mut cursor = after;
+    // Where rows are dropped after the read, a small page would otherwise cost many
+    // statements.
+    let batch_size = if scoped || filter.lists() > 1 {
+        limit.max(MIN_BATCH)
+    } else {
+        limit
+    };
     loop {
-        let batch = walk(conn, caller.account_id, filter, cursor, limit).await?;
-        let exhausted = (batch.len() as u64) < limit;
+        let batch = walk(conn, caller.account_id, filter, cursor, batch_size).await?;
+        let exhausted = (batch.len() as u64) < batch_size;
         let Some(last) = batch.last() else {
             break;
         };
@@ -152,7 +159,18 @@ async fn read_after(
     Ok(found)
 }
 
+/// The fewest rows one statement of a walk reads when it drops some of them.
+const MIN_BATCH: u64 = 500;
+
 impl EnrollmentFilter {
+    /// How many of the lists narrow: beyond the first, each is applied to the rows walked.
+    fn lists(&self) -> usize {
+        [&self.learner_ids, &self.course_ids, &self.enrollment_ids]
+            .iter()
+            .filter(|ids| !ids.is_empty())
+            .count()
+    }
+
     /// Whether `e` passes every filter (the walk's own included, which it passes anyway).
     fn selects(&self, e: &enrollment::Model) -> bool {
         let passes =
