@@ -3,13 +3,13 @@
 //! shapes of `fields`, the 409 whose last word is the existing user's id, changes that apply
 //! on the next request, scopes, tenant isolation and refusals that change nothing.
 
-use lms_core::entities::audit_log;
+use lms_core::entities::{audit_log, custom_role_permission};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
     world::{self, acme},
     xml::text_of,
 };
-use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _};
+use sea_orm::{ActiveModelTrait as _, ColumnTrait as _, EntityTrait as _, QueryFilter as _, Set};
 use serde_json::Value;
 
 on_both_backends!(
@@ -20,6 +20,7 @@ on_both_backends!(
     bad_input_and_other_accounts_are_refused_and_nothing_changes,
     an_update_changes_only_the_fields_given,
     a_delete_removes_the_user_and_what_only_it_owns,
+    a_custom_role_deletes_with_user_delete_within_its_scope_only,
 );
 
 const PASSWORD: &str = "a brand new password";
@@ -515,4 +516,53 @@ async fn a_delete_removes_the_user_and_what_only_it_owns(stack: &TestStack) {
     )
     .await;
     again.assert_error(404, "User");
+}
+
+async fn a_custom_role_deletes_with_user_delete_within_its_scope_only(stack: &TestStack) {
+    let made = stack
+        .post_xml(
+            "/user",
+            world::OWNER,
+            &new_user_xml("leaver@acme.example.com", acme::SALES_EAST, ""),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let id = text_of(&made.body, "response").expect("the new id");
+    // Without the permission (another custom role): 403. With it, within its subtrees only.
+    Reply::from(
+        stack
+            .request(
+                reqwest::Method::DELETE,
+                &format!("/user/{id}"),
+                world::VIEWER,
+            )
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+    .assert_error(403, "delete users");
+    // Granted before the coordinator's first request, as an administrator would.
+    custom_role_permission::ActiveModel {
+        custom_role_id: Set(uuid::Uuid::parse_str(acme::COORDINATOR_ROLE).unwrap()),
+        permission: Set("user.delete".to_owned()),
+    }
+    .insert(stack.db())
+    .await
+    .expect("a permission added");
+    let delete = |path: String| async move {
+        Reply::from(
+            stack
+                .request(reqwest::Method::DELETE, &path, world::COORDINATOR)
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
+    };
+    delete(format!("/user/{}", acme::ENGINEER))
+        .await
+        .assert_error(403, "departments you manage");
+    let deleted = delete(format!("/user/{id}")).await;
+    assert_eq!(deleted.status, 204, "{}", deleted.body);
 }
