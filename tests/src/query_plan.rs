@@ -267,6 +267,8 @@ fn postgres_parameters(statement: &str) -> usize {
 /// Why `plan` is bad for `statement`, if it is.
 fn problem(backend: DbBackend, statement: &str, plan: &str) -> Option<String> {
     let names = large_table_names(statement);
+    // The primary-key scan being read and whether its condition is a range of ids.
+    let mut key_range_scan = false;
     for line in plan.lines() {
         let line = line.trim_start_matches(['|', '`', '-', ' ']);
         match backend {
@@ -300,6 +302,20 @@ fn problem(backend: DbBackend, statement: &str, plan: &str) -> Option<String> {
                 if line.starts_with("Sort ") || line.starts_with("Incremental Sort") {
                     return Some(format!("sorts ({line})"));
                 }
+                if line.starts_with("Index Scan") || line.starts_with("Index Only Scan") {
+                    key_range_scan = line.contains("_pkey on ");
+                } else if key_range_scan && line.starts_with("Index Cond:") {
+                    key_range_scan = line.contains(" > ") || line.contains(" < ");
+                } else if key_range_scan
+                    && line.starts_with("Filter:")
+                    && line.contains("account_id =")
+                {
+                    // A range of ids filtered by account steps over every other tenant's
+                    // rows in that range: it costs in proportion to the database.
+                    return Some(format!(
+                        "walks the primary key filtered by account ({line})"
+                    ));
+                }
             }
         }
     }
@@ -324,6 +340,15 @@ mod tests {
         assert_eq!(sqlite_parameters("a = ? AND b IN (?, ?)"), 3);
         assert_eq!(sqlite_parameters("a = ?1 AND b = ?2 OR c = ?1"), 2);
         assert_eq!(postgres_parameters("a = $1 AND b IN ($2, $10)"), 10);
+    }
+
+    #[test]
+    fn a_primary_key_range_filtered_by_account_is_a_problem() {
+        let statement = "SELECT id FROM users WHERE account_id = $1 AND id > $2 ORDER BY id";
+        let walk = "Limit\n  ->  Index Scan using users_pkey on users\n        Index Cond: (id > $2)\n        Filter: (account_id = $1)";
+        assert!(problem(DbBackend::Postgres, statement, walk).is_some());
+        let lookup = "Index Scan using users_pkey on users\n  Index Cond: (id = $1)\n  Filter: (account_id = $2)";
+        assert!(problem(DbBackend::Postgres, statement, lookup).is_none());
     }
 
     #[test]

@@ -9,8 +9,8 @@
 use std::collections::{BTreeSet, HashSet};
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QuerySelect as _,
+    prelude::Uuid,
 };
 
 use super::{Parsed, content::ContentItemView, keyset::Paged};
@@ -181,11 +181,19 @@ async fn candidates(
         query = query.filter(content_item::Column::ContentType.is_in(filter.types.iter().cloned()));
     }
     if filter.ids.is_empty() {
-        return Ok(query
-            .order_by_asc(content_item::Column::Id)
-            .limit(limit)
-            .all(conn)
-            .await?);
+        let mut walk = super::keyset::account_range(
+            conn.get_database_backend(),
+            content_item::Entity::find(),
+            content_item::Column::AccountId,
+            content_item::Column::Id,
+            account_id,
+            after,
+        );
+        if !filter.types.is_empty() {
+            walk =
+                walk.filter(content_item::Column::ContentType.is_in(filter.types.iter().cloned()));
+        }
+        return Ok(walk.limit(limit).all(conn).await?);
     }
     // A bounded list of primary keys: read them all, order and cut here.
     let mut rows = Vec::new();

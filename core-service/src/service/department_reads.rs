@@ -72,10 +72,14 @@ async fn read_after(
     let in_account =
         department::Entity::find().filter(department::Column::AccountId.eq(caller.account_id));
     if grant != Grant::InScope {
-        let mut query = in_account.order_by_asc(department::Column::Id);
-        if let Some(after) = after {
-            query = query.filter(department::Column::Id.gt(after));
-        }
+        let query = super::keyset::account_range(
+            conn.get_database_backend(),
+            department::Entity::find(),
+            department::Column::AccountId,
+            department::Column::Id,
+            caller.account_id,
+            after,
+        );
         return Ok(query.limit(limit).all(conn).await?);
     }
     // A scope is one or a few subtrees: each is walked in id order on the closure's primary

@@ -221,11 +221,15 @@ async fn walk(
             filter.course_ids.as_slice(),
         )
     } else {
-        return Ok(in_account()
-            .order_by_asc(enrollment::Column::Id)
-            .limit(limit)
-            .all(conn)
-            .await?);
+        let walk = super::keyset::account_range(
+            conn.get_database_backend(),
+            enrollment::Entity::find(),
+            enrollment::Column::AccountId,
+            enrollment::Column::Id,
+            account_id,
+            after,
+        );
+        return Ok(walk.limit(limit).all(conn).await?);
     };
     // One walk per named learner (or course), merged: the first `limit` of the union are
     // among the first `limit` of each walk. The map never holds more than `limit` rows.

@@ -4,10 +4,7 @@
 //! Groups belong to the account, not to a department, so a department administrator lists
 //! every group of the account, as it reads and renames any of them (open question 17).
 
-use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, prelude::Uuid,
-};
+use sea_orm::{ConnectionTrait, EntityTrait as _, QuerySelect as _, prelude::Uuid};
 
 use crate::{
     access::{Caller, Operation},
@@ -43,11 +40,13 @@ async fn read_after(
     after: Option<Uuid>,
     limit: u64,
 ) -> ServiceResult<Vec<group::Model>> {
-    let mut query = group::Entity::find()
-        .filter(group::Column::AccountId.eq(account_id))
-        .order_by_asc(group::Column::Id);
-    if let Some(after) = after {
-        query = query.filter(group::Column::Id.gt(after));
-    }
+    let query = super::keyset::account_range(
+        conn.get_database_backend(),
+        group::Entity::find(),
+        group::Column::AccountId,
+        group::Column::Id,
+        account_id,
+        after,
+    );
     Ok(query.limit(limit).all(conn).await?)
 }

@@ -8,7 +8,10 @@
 
 use std::future::Future;
 
-use sea_orm::prelude::Uuid;
+use sea_orm::{
+    ColumnTrait, DbBackend, EntityTrait, QueryFilter as _, QueryOrder as _, Select, prelude::Uuid,
+    sea_query::Expr,
+};
 
 use crate::{
     domain::page::{MAX_PAGE_SIZE, Page},
@@ -65,4 +68,86 @@ where
         items,
         next_page_token,
     })
+}
+
+/// `query` narrowed to the rows of `account_id` with ids greater than `after` (all of them
+/// when `None`), in id order: one range of the table's `(account_id, id)` index.
+///
+/// On PostgreSQL the account is matched as `account_id = ANY('{…}'::uuid[])` and the rows are
+/// ordered by `(account_id, id)`. The plain `account_id = $1 AND id > $2 ORDER BY id` is
+/// planned there (generic and custom plans alike) as a walk of the primary key filtered by
+/// account: in a database of many tenants that walk steps over every other tenant's rows whose
+/// ids fall between this account's, so a page costs in proportion to the database. An array
+/// match is no equality the planner folds into a constant, so only the composite index gives
+/// the requested order, and it still positions the scan at `(account, after)`. SQLite plans
+/// the plain form on the composite index already.
+pub fn account_range<E, C>(
+    backend: DbBackend,
+    query: Select<E>,
+    account_column: C,
+    id_column: C,
+    account_id: Uuid,
+    after: Option<Uuid>,
+) -> Select<E>
+where
+    E: EntityTrait,
+    C: ColumnTrait,
+{
+    let mut query = if backend == DbBackend::Postgres {
+        let column = format!(
+            "\"{}\".\"{}\"",
+            E::default().table_name(),
+            account_column.as_str()
+        );
+        query
+            .filter(Expr::cust_with_values(
+                format!("{column} = ANY(CAST($1 AS text)::uuid[])"),
+                [crate::db::bulk::uuid_array(&[account_id])],
+            ))
+            .order_by_asc(account_column)
+    } else {
+        query.filter(account_column.eq(account_id))
+    };
+    if let Some(after) = after {
+        query = query.filter(id_column.gt(after));
+    }
+    query.order_by_asc(id_column)
+}
+
+#[cfg(test)]
+mod tests {
+    use sea_orm::QueryTrait as _;
+
+    use super::*;
+    use crate::entities::user;
+
+    fn sql(backend: DbBackend, after: Option<Uuid>) -> String {
+        account_range(
+            backend,
+            user::Entity::find(),
+            user::Column::AccountId,
+            user::Column::Id,
+            Uuid::from_u128(7),
+            after,
+        )
+        .build(backend)
+        .to_string()
+    }
+
+    #[test]
+    fn postgresql_matches_the_account_as_an_array_and_orders_by_account_and_id() {
+        let sql = sql(DbBackend::Postgres, Some(Uuid::from_u128(9)));
+        assert!(sql.contains("= ANY(CAST("), "{sql}");
+        assert!(
+            sql.ends_with("ORDER BY \"users\".\"account_id\" ASC, \"users\".\"id\" ASC"),
+            "{sql}"
+        );
+    }
+
+    #[test]
+    fn sqlite_keeps_the_plain_equality() {
+        let sql = sql(DbBackend::Sqlite, None);
+        assert!(sql.contains("\"users\".\"account_id\" = "), "{sql}");
+        assert!(sql.ends_with("ORDER BY \"users\".\"id\" ASC"), "{sql}");
+    }
 }

@@ -8,8 +8,7 @@ use std::collections::HashMap;
 use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
-    EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, Set, Statement,
-    prelude::Uuid,
+    EntityTrait as _, QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
 };
 use serde_json::json;
 
@@ -181,16 +180,20 @@ impl Pager {
                 return self.packed_page(after).await;
             }
             None => {
-                let mut query = user::Entity::find()
-                    .select_only()
+                let walk = super::keyset::account_range(
+                    DbBackend::Postgres,
+                    user::Entity::find(),
+                    user::Column::AccountId,
+                    user::Column::Id,
+                    self.account_id,
+                    after,
+                );
+                walk.select_only()
                     .column(user::Column::Id)
-                    .filter(user::Column::AccountId.eq(self.account_id))
-                    .order_by_asc(user::Column::Id)
-                    .limit(PAGE);
-                if let Some(after) = after {
-                    query = query.filter(user::Column::Id.gt(after));
-                }
-                query.into_tuple().all(&self.db).await?
+                    .limit(PAGE)
+                    .into_tuple()
+                    .all(&self.db)
+                    .await?
             }
         };
         if ids.is_empty() {

@@ -305,10 +305,14 @@ async fn read_after(
 ) -> ServiceResult<Vec<user::Model>> {
     let in_account = user::Entity::find().filter(user::Column::AccountId.eq(account_id));
     let Some(candidates) = candidates else {
-        let mut query = in_account.order_by_asc(user::Column::Id);
-        if let Some(after) = after {
-            query = query.filter(user::Column::Id.gt(after));
-        }
+        let query = super::keyset::account_range(
+            conn.get_database_backend(),
+            user::Entity::find(),
+            user::Column::AccountId,
+            user::Column::Id,
+            account_id,
+            after,
+        );
         return Ok(query.limit(limit).all(conn).await?);
     };
     let start = after.map_or(0, |a| candidates.partition_point(|id| *id <= a));
