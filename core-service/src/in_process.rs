@@ -21,12 +21,9 @@ use std::{
 };
 
 use tonic::{body::Body, service::Routes};
-use tower::{Layer as _, Service};
+use tower::{BoxError, Layer as _, Service};
 
 use crate::telemetry::{Observe, ObserveLayer};
-
-/// The error of an in-process call the core did not take.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The core's gRPC services as one `tower` service; cheap to clone.
 #[derive(Clone)]

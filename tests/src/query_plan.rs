@@ -322,6 +322,65 @@ fn problem(backend: DbBackend, statement: &str, plan: &str) -> Option<String> {
     None
 }
 
+/// The recorder hears the whole process: one scenario at a time, or each would check the
+/// other's statements (written for the other backend).
+pub static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A stack (no test world) whose database holds a generated account of `users` users and
+/// `departments` departments (world 1) and `neighbours` accounts of 200 users beside it, as a
+/// shared database holds many, analysed so that plans are those of a populated database; with
+/// that account's shape. `None` when the backend is not configured.
+pub async fn populated_stack(
+    backend: crate::Backend,
+    users: usize,
+    departments: usize,
+    neighbours: u16,
+) -> Option<(crate::TestStack, crate::large_world::WorldShape)> {
+    use crate::large_world::{WORLD_PASSWORD, WorldShape};
+    use lms_core::auth::PasswordHasher;
+    use sea_orm::ConnectionTrait as _;
+
+    let stack = crate::TestStack::start_with(crate::stack::StackOptions {
+        with_world: false,
+        ..crate::stack::StackOptions::new(backend)
+    })
+    .await?;
+    let hasher = PasswordHasher::new(crate::stack::TEST_POLICY).expect("policy");
+    let hash = hasher.hash(WORLD_PASSWORD).expect("hash");
+    let mut shape = WorldShape::with_users(users);
+    shape.world = 1;
+    shape.departments = departments;
+    import(&stack, &hasher, &shape, &hash).await;
+    for world in 2..2 + neighbours {
+        let mut neighbour = WorldShape::with_users(200);
+        neighbour.world = world;
+        neighbour.account_url = format!("https://neighbour-{world}.example.com");
+        import(&stack, &hasher, &neighbour, &hash).await;
+    }
+    stack
+        .db()
+        .execute_unprepared("ANALYZE")
+        .await
+        .expect("analyse");
+    Some((stack, shape))
+}
+
+async fn import(
+    stack: &crate::TestStack,
+    hasher: &lms_core::auth::PasswordHasher,
+    shape: &crate::large_world::WorldShape,
+    hash: &str,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("world.json");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
+    crate::large_world::write_world(shape, hash, &mut file).expect("document");
+    drop(file);
+    lms_core::import::import_file(stack.db(), &path, hasher)
+        .await
+        .expect("the generated account imports");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

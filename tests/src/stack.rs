@@ -269,6 +269,27 @@ pub async fn import_world(db: &DatabaseConnection) {
         .expect("the world imports");
 }
 
+/// `GET path` as `login` with `Accept: application/json`.
+pub async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
+    Reply::from(
+        stack
+            .request(reqwest::Method::GET, path, login)
+            .header("Accept", "application/json")
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+}
+
+/// The JSON body of a 200 answer served as `application/json`.
+#[track_caller]
+pub fn json_of(reply: &Reply) -> serde_json::Value {
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    serde_json::from_str(&reply.body).unwrap_or_else(|error| panic!("{error}: {}", reply.body))
+}
+
 /// A response, read whole.
 #[derive(Debug, Clone)]
 pub struct Reply {

@@ -6,16 +6,12 @@
 //! Its own test binary: the statement recorder is this process's `tracing` subscriber.
 
 use lms_core::entities::user;
-use lms_core::{auth::PasswordHasher, import::import_file};
 use lms_tests::{
     Backend, TestStack,
-    large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, world_token, write_world},
+    large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, world_token},
     query_plan::{self, BadPlan},
-    stack::{StackOptions, TEST_POLICY},
 };
-use sea_orm::{
-    ColumnTrait as _, ConnectionTrait as _, EntityTrait as _, QueryFilter as _, sea_query::Expr,
-};
+use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, sea_query::Expr};
 
 #[path = "query_plans/groups.rs"]
 mod groups;
@@ -37,38 +33,14 @@ async fn on_postgres_every_statement_of_the_seven_operations_is_served_by_an_ind
     every_statement_is_served_by_an_index(Backend::Postgres).await;
 }
 
-/// The recorder hears the whole process: one scenario at a time, or each would check the
-/// other's statements (written for the other backend).
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 async fn every_statement_is_served_by_an_index(backend: Backend) {
-    let _alone = ONE_AT_A_TIME.lock().await;
+    let _alone = query_plan::ONE_AT_A_TIME.lock().await;
     query_plan::install_recorder();
-    let Some(stack) = TestStack::start_with(StackOptions {
-        with_world: false,
-        ..StackOptions::new(backend)
-    })
-    .await
+    let Some((stack, shape)) =
+        query_plan::populated_stack(backend, USERS, DEPARTMENTS, NEIGHBOURS).await
     else {
         return;
     };
-    let hasher = PasswordHasher::new(TEST_POLICY).expect("policy");
-    let hash = hasher.hash(WORLD_PASSWORD).expect("hash");
-    let mut shape = WorldShape::with_users(USERS);
-    shape.world = 1;
-    shape.departments = DEPARTMENTS;
-    import(&stack, &hasher, &shape, &hash).await;
-    for world in 2..2 + NEIGHBOURS {
-        let mut neighbour = WorldShape::with_users(200);
-        neighbour.world = world;
-        neighbour.account_url = format!("https://neighbour-{world}.example.com");
-        import(&stack, &hasher, &neighbour, &hash).await;
-    }
-    stack
-        .db()
-        .execute_unprepared("ANALYZE")
-        .await
-        .expect("analyse");
 
     let statements = query_plan::record(async {
         play_the_seven_operations(&stack, &shape).await;
@@ -106,17 +78,6 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
     assert!(bad.is_empty(), "{}", describe(&bad));
     groups::check_the_group_list(&stack, &statements).await;
     stack.stop().await;
-}
-
-async fn import(stack: &TestStack, hasher: &PasswordHasher, shape: &WorldShape, hash: &str) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("world.json");
-    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
-    write_world(shape, hash, &mut file).expect("document");
-    drop(file);
-    import_file(stack.db(), &path, hasher)
-        .await
-        .expect("the generated account imports");
 }
 
 /// Every operation, as the account's owner, its department administrator and its custom-role

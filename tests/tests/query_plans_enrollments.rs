@@ -6,14 +6,11 @@
 //! Its own test binary beside `query_plans.rs`: the statement recorder is this process's
 //! `tracing` subscriber.
 
-use lms_core::{auth::PasswordHasher, import::import_file};
 use lms_tests::{
     Backend, TestStack,
-    large_world::{Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    large_world::{Ids, RoleLogin, WORLD_PASSWORD, WorldShape},
     query_plan::{self, BadPlan},
-    stack::{StackOptions, TEST_POLICY},
 };
-use sea_orm::ConnectionTrait as _;
 
 /// Users of the account the scenario plays in: enough that a scan costs more than a search.
 const USERS: usize = 5_000;
@@ -31,37 +28,14 @@ async fn on_postgres_every_enrollment_and_content_statement_is_served_by_an_inde
     every_statement_is_served_by_an_index(Backend::Postgres).await;
 }
 
-/// The recorder hears the whole process: one scenario at a time.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 async fn every_statement_is_served_by_an_index(backend: Backend) {
-    let _alone = ONE_AT_A_TIME.lock().await;
+    let _alone = query_plan::ONE_AT_A_TIME.lock().await;
     query_plan::install_recorder();
-    let Some(stack) = TestStack::start_with(StackOptions {
-        with_world: false,
-        ..StackOptions::new(backend)
-    })
-    .await
+    let Some((stack, shape)) =
+        query_plan::populated_stack(backend, USERS, DEPARTMENTS, NEIGHBOURS).await
     else {
         return;
     };
-    let hasher = PasswordHasher::new(TEST_POLICY).expect("policy");
-    let hash = hasher.hash(WORLD_PASSWORD).expect("hash");
-    let mut shape = WorldShape::with_users(USERS);
-    shape.world = 1;
-    shape.departments = DEPARTMENTS;
-    import(&stack, &hasher, &shape, &hash).await;
-    for world in 2..2 + NEIGHBOURS {
-        let mut neighbour = WorldShape::with_users(200);
-        neighbour.world = world;
-        neighbour.account_url = format!("https://neighbour-{world}.example.com");
-        import(&stack, &hasher, &neighbour, &hash).await;
-    }
-    stack
-        .db()
-        .execute_unprepared("ANALYZE")
-        .await
-        .expect("analyse");
 
     let statements = query_plan::record(async {
         play_the_enrollment_lists(&stack, &shape).await;
@@ -86,17 +60,6 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
     let bad: Vec<BadPlan> = query_plan::check(stack.db(), &statements).await;
     assert!(bad.is_empty(), "{}", describe(&bad));
     stack.stop().await;
-}
-
-async fn import(stack: &TestStack, hasher: &PasswordHasher, shape: &WorldShape, hash: &str) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("world.json");
-    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
-    write_world(shape, hash, &mut file).expect("document");
-    drop(file);
-    import_file(stack.db(), &path, hasher)
-        .await
-        .expect("the generated account imports");
 }
 
 /// `method path` as `login` with an optional XML body; status and body.

@@ -61,16 +61,12 @@ pub(super) async fn table(
         small.shape.users, large.shape.users, large.shape.users
     )?;
     for listing in &LISTINGS {
-        let first = |_: &Account| String::new();
-        let small_first = rate(stack, small, page_call(listing, first(small)), seconds).await?;
-        let large_first = rate(stack, large, page_call(listing, first(large)), seconds).await?;
+        let small_first = rate(stack, small, page_call(listing, String::new()), seconds).await?;
+        let large_first = rate(stack, large, page_call(listing, String::new()), seconds).await?;
         let cell =
             |rate: &super::Rate| format!("{:.0} req/s, p50 {:.1} ms", rate.per_second, rate.p50_ms);
         let deep = match token_of_page(stack, large, listing, DEEP_PAGE).await? {
-            Some(token) => {
-                let deep = rate(stack, large, page_call(listing, token), seconds).await?;
-                Some(deep)
-            }
+            Some(token) => Some(rate(stack, large, page_call(listing, token), seconds).await?),
             None => None,
         };
         writeln!(

@@ -10,6 +10,7 @@ use lms_core::entities::{audit_log, custom_role_permission, department, departme
 use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
+    stack::{get_json, json_of},
     world::{self, Login, acme, globex},
     xml::{text_of, texts_of},
 };
@@ -54,26 +55,8 @@ async fn send(stack: &TestStack, method: reqwest::Method, path: &str, login: Log
     .await
 }
 
-async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::GET, path, login)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
-}
-
 async fn delete(stack: &TestStack, path: &str, login: Login) -> Reply {
     send(stack, reqwest::Method::DELETE, path, login).await
-}
-
-fn json_of(reply: &Reply) -> Value {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_eq!(reply.header("content-type"), Some("application/json"));
-    serde_json::from_str(&reply.body).unwrap_or_else(|error| panic!("{error}: {}", reply.body))
 }
 
 /// The `departmentId`s of an XML answer, in order.

@@ -6,6 +6,7 @@
 use lms_core::entities::{custom_role_permission, enrollment};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
+    stack::{get_json, json_of},
     world::{self, Login, acme, globex},
     xml::{text_of, texts_of},
 };
@@ -34,24 +35,6 @@ const ACME: [&str; 4] = [
 
 async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
     stack.get(path, login).await
-}
-
-async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::GET, path, login)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
-}
-
-fn json_of(reply: &Reply) -> Value {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_eq!(reply.header("content-type"), Some("application/json"));
-    serde_json::from_str(&reply.body).unwrap_or_else(|error| panic!("{error}: {}", reply.body))
 }
 
 fn xml_ids(reply: &Reply) -> Vec<String> {

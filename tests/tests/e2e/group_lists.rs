@@ -7,7 +7,8 @@ use lms_core::entities::custom_role_permission;
 use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
-    world::{self, Login, acme, globex},
+    stack::{get_json, json_of},
+    world::{self, acme, globex},
     xml::{text_of, texts_of},
 };
 use sea_orm::{ActiveModelTrait as _, Set, prelude::Uuid};
@@ -25,24 +26,6 @@ on_both_backends!(
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 /// The world's Acme groups, ascending by id.
 const ACME: [&str; 3] = [acme::INTERNS, acme::ALL_OF_SALES, acme::EMPTY_GROUP];
-
-pub(crate) async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::GET, path, login)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
-}
-
-pub(crate) fn json_of(reply: &Reply) -> Value {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    assert_eq!(reply.header("content-type"), Some("application/json"));
-    serde_json::from_str(&reply.body).unwrap_or_else(|error| panic!("{error}: {}", reply.body))
-}
 
 fn xml_ids(reply: &Reply) -> Vec<String> {
     assert_eq!(reply.status, 200, "{}", reply.body);
