@@ -12,7 +12,7 @@ use lms_core::{
     entities::{
         account, audit_log, content_item, custom_role, custom_role_permission, department,
         department_closure, enrollment, group, group_member, project, project_author, user,
-        user_managed_department, user_points,
+        user_field, user_managed_department, user_points, user_sign_in,
     },
     error::ServiceError,
     import::ImportError,
@@ -176,12 +176,34 @@ async fn check_entities(db: &DatabaseConnection) {
         custom_role_id: Some(role_id),
         department_id: child_id,
         active: false,
+        contact_email: Some("Ada@Elsewhere.example".to_owned()),
+        contact_email_key: Some("ada@elsewhere.example".to_owned()),
+        employment_ended: true,
         first_name: "Ada".to_owned(),
         last_name: "Lovelace & <Co>".to_owned(),
         created_at: at(5),
         updated_at: at(6),
     };
     round_trip(db, owner.clone(), user_id).await;
+    round_trip(
+        db,
+        user_field::Model {
+            user_id,
+            name: "JOB_TITLE".to_owned(),
+            value: "Analyst & <Engine>".to_owned(),
+        },
+        (user_id, "JOB_TITLE".to_owned()),
+    )
+    .await;
+    round_trip(
+        db,
+        user_sign_in::Model {
+            user_id,
+            last_at: at(9),
+        },
+        user_id,
+    )
+    .await;
     // `active` defaults to true in the database.
     let learner_id = id();
     let learner = user::ActiveModel {
@@ -195,6 +217,9 @@ async fn check_entities(db: &DatabaseConnection) {
         department_id: Set(root_id),
         active: NotSet,
         // Empty in the database unless given, as for every user made before the names.
+        contact_email: NotSet,
+        contact_email_key: NotSet,
+        employment_ended: NotSet,
         first_name: NotSet,
         last_name: NotSet,
         created_at: Set(at(7)),
@@ -204,6 +229,10 @@ async fn check_entities(db: &DatabaseConnection) {
     .await
     .expect("insert learner");
     assert!(learner.active, "users.active defaults to true");
+    assert!(
+        !learner.employment_ended && learner.contact_email.is_none(),
+        "a user's employment has not ended and its login is its e-mail unless said otherwise"
+    );
     assert_eq!(
         (learner.first_name.as_str(), learner.last_name.as_str()),
         ("", ""),
@@ -495,6 +524,9 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         custom_role_id: Set(None),
         department_id: Set(root_id),
         active: Set(true),
+        contact_email: NotSet,
+        contact_email_key: NotSet,
+        employment_ended: NotSet,
         first_name: NotSet,
         last_name: NotSet,
         created_at: Set(at(7)),

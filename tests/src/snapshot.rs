@@ -2,7 +2,7 @@
 
 use lms_core::entities::{
     account, audit_log, content_item, custom_role, custom_role_permission, department,
-    department_closure, enrollment, group, group_member, project, project_author, user,
+    department_closure, enrollment, group, group_member, project, project_author, user, user_field,
     user_managed_department, user_points,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder as _};
@@ -48,6 +48,14 @@ pub async fn snapshot(db: &DatabaseConnection) -> String {
     )
     .await;
     out += &dump::<user::Entity>(db, "users", user::Column::Id, None).await;
+    out += &dump::<user_field::Entity>(
+        db,
+        "user_fields",
+        user_field::Column::UserId,
+        Some(user_field::Column::Name),
+    )
+    .await;
+    // `user_sign_ins` is left out: a refused request still signs its caller in.
     out += &dump::<user_managed_department::Entity>(
         db,
         "user_managed_departments",

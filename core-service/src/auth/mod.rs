@@ -23,6 +23,7 @@ pub mod credentials;
 mod lookup;
 pub mod password;
 pub mod revision;
+mod sign_ins;
 pub mod throttle;
 pub mod tokens;
 pub mod verifier;
@@ -131,6 +132,7 @@ pub struct Authenticator {
     throttled_reply_delay: Duration,
     held_throttled_replies: Semaphore,
     turns: LoginTurns,
+    sign_ins: sign_ins::SignIns,
 }
 
 impl Authenticator {
@@ -153,6 +155,7 @@ impl Authenticator {
         let revision_watchers =
             revision::spawn_watchers(&revision, &db, settings.revision_poll_interval);
         Ok(Self {
+            sign_ins: sign_ins::SignIns::new(db.clone()),
             db,
             verifier,
             revision,
@@ -205,9 +208,12 @@ impl Authenticator {
         request_id: Option<String>,
     ) -> ServiceResult<Caller> {
         let span = tracing::info_span!("authenticate", otel.name = "authenticate");
-        self.authenticate_inner(credentials, request_id)
+        let caller = self
+            .authenticate_inner(credentials, request_id)
             .instrument(span)
-            .await
+            .await?;
+        self.sign_ins.record(caller.user_id);
+        Ok(caller)
     }
 
     async fn authenticate_inner(

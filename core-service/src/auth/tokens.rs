@@ -179,6 +179,7 @@ impl Authenticator {
                 .await?;
             return Err(ServiceError::Unauthenticated);
         }
+        self.sign_ins.record(caller.user_id);
         Ok(caller)
     }
 

@@ -96,6 +96,15 @@ pub enum Reason {
     NotAnEnrollmentDate {
         raw: String,
     },
+    /// A list with more entries than allowed.
+    TooManyEntries {
+        max: usize,
+    },
+    /// One entry of a user's profile fields is wrong; `problem` says how.
+    ProfileField {
+        name: String,
+        problem: String,
+    },
 }
 
 impl Invalid {
@@ -182,6 +191,10 @@ impl fmt::Display for Invalid {
                 f,
                 "{other} × {field} must make at most {max} enrollments in one request; {given} were asked for"
             ),
+            Reason::TooManyEntries { max } => write!(f, "{field} must hold at most {max} entries"),
+            Reason::ProfileField { name, problem } => {
+                write!(f, "{field}: field '{}' {problem}", clip(name))
+            }
             Reason::NotAnEnrollmentDate { raw } => write!(
                 f,
                 "{field} '{}' must be a date as YYYY-MM-DD HH:MM:SS (UTC), YYYY-MM-DD or with an offset, e.g. 2019-09-26T10:30:00+00:00",

@@ -16,38 +16,28 @@ pub fn email_key(email: &str) -> String {
     email.trim().to_lowercase()
 }
 
-/// A login: trimmed, 1 to 255 characters, one `@` between a local part and a domain,
-/// and only visible ASCII, since it travels in the `X-Auth-Email` header.
+/// A login: trimmed, 1 to 255 characters of visible ASCII, since it travels in the
+/// `X-Auth-Email` header. The contract's logins (the directory's, the import's) are e-mail
+/// addresses ([`Login::parse`]); a login set over HTTP may be any such name
+/// ([`Login::parse_name`], neighbours 4.1 shows `owner`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Login(String);
 
 impl Login {
+    /// A login that must be an e-mail address (reported as field `email`).
     pub fn parse(raw: &str) -> Result<Self, Invalid> {
-        let invalid = |reason| Invalid::new("email", reason);
-        let email = raw.trim();
-        if email.is_empty() {
-            return Err(invalid(Reason::Blank));
-        }
-        if email.chars().count() > MAX_EMAIL_CHARS {
-            return Err(invalid(Reason::TooLong {
-                max: MAX_EMAIL_CHARS,
-            }));
-        }
-        if !email.chars().all(|c| c.is_ascii_graphic()) {
-            return Err(invalid(Reason::NotVisibleAscii {
-                raw: email.to_owned(),
-            }));
-        }
-        match email.split_once('@') {
-            Some((local, domain))
-                if !local.is_empty() && !domain.is_empty() && !domain.contains('@') =>
-            {
-                Ok(Self(email.to_owned()))
-            }
-            _ => Err(invalid(Reason::NotAnAddress {
-                raw: email.to_owned(),
-            })),
-        }
+        address("email", raw).map(Self)
+    }
+
+    /// A login that may be any name (reported as field `login`).
+    pub fn parse_name(raw: &str) -> Result<Self, Invalid> {
+        header_text("login", raw).map(|name| Self(name.to_owned()))
+    }
+
+    /// Whether the login is an e-mail address (then it is the profile's `EMAIL` too,
+    /// unless another address is given).
+    pub fn is_address(&self) -> bool {
+        address("email", &self.0).is_ok()
     }
 
     /// The login as given (trimmed): what is shown back.
@@ -62,6 +52,63 @@ impl Login {
 
     pub fn into_inner(self) -> String {
         self.0
+    }
+}
+
+/// An e-mail address shown in a profile (`EMAIL`) apart from the login: the same form as an
+/// address login, compared case-insensitively too, but not used to sign in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmailAddress(String);
+
+impl EmailAddress {
+    pub fn parse(raw: &str) -> Result<Self, Invalid> {
+        address("email", raw).map(Self)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn key(&self) -> String {
+        email_key(&self.0)
+    }
+}
+
+/// `raw` trimmed, if it can travel in a header: 1 to 255 visible ASCII characters.
+fn header_text<'a>(field: &'static str, raw: &'a str) -> Result<&'a str, Invalid> {
+    let invalid = |reason| Invalid::new(field, reason);
+    let text = raw.trim();
+    if text.is_empty() {
+        return Err(invalid(Reason::Blank));
+    }
+    if text.chars().count() > MAX_EMAIL_CHARS {
+        return Err(invalid(Reason::TooLong {
+            max: MAX_EMAIL_CHARS,
+        }));
+    }
+    if !text.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(invalid(Reason::NotVisibleAscii {
+            raw: text.to_owned(),
+        }));
+    }
+    Ok(text)
+}
+
+/// `raw` trimmed, if it is a header text with one `@` between a local part and a domain.
+fn address(field: &'static str, raw: &str) -> Result<String, Invalid> {
+    let text = header_text(field, raw)?;
+    match text.split_once('@') {
+        Some((local, domain))
+            if !local.is_empty() && !domain.is_empty() && !domain.contains('@') =>
+        {
+            Ok(text.to_owned())
+        }
+        _ => Err(Invalid::new(
+            field,
+            Reason::NotAnAddress {
+                raw: text.to_owned(),
+            },
+        )),
     }
 }
 

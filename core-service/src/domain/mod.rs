@@ -6,7 +6,9 @@
 //! - [`ids`]: identifiers in request fields, addressed resources ([`ids::ResourceRef`])
 //!   and id lists with their one limit ([`ids::MAX_LIST_IDS`]).
 //! - [`account_url`]: [`account_url::AccountUrl`], the one stored form of an account URL.
-//! - [`login`]: [`login::Login`] (with [`login::email_key`]) and [`login::PlainPassword`].
+//! - [`login`]: [`login::Login`] (with [`login::email_key`]), [`login::EmailAddress`] and
+//!   [`login::PlainPassword`].
+//! - [`profile_fields`]: a user's other profile fields ([`profile_fields::ProfileFields`]).
 //! - [`client_secret`]: [`client_secret::ClientSecret`], an API client's secret as an import
 //!   document gives it.
 //! - [`text`]: bounded required text ([`text::required_text`]) and descriptions.
@@ -23,6 +25,7 @@ pub mod invalid;
 pub mod login;
 pub mod names;
 pub mod page;
+pub mod profile_fields;
 pub mod roles;
 pub mod text;
 

@@ -18,8 +18,10 @@ pub mod group_member;
 pub mod project;
 pub mod project_author;
 pub mod user;
+pub mod user_field;
 pub mod user_managed_department;
 pub mod user_points;
+pub mod user_sign_in;
 
 /// The entities under their table-like names, for `use crate::entities::prelude::*`.
 pub mod prelude {
@@ -38,6 +40,8 @@ pub mod prelude {
     pub use super::project::Entity as Project;
     pub use super::project_author::Entity as ProjectAuthor;
     pub use super::user::Entity as User;
+    pub use super::user_field::Entity as UserField;
     pub use super::user_managed_department::Entity as UserManagedDepartment;
     pub use super::user_points::Entity as UserPoints;
+    pub use super::user_sign_in::Entity as UserSignIn;
 }

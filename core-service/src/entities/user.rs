@@ -10,10 +10,11 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub id: Uuid,
     pub account_id: Uuid,
-    /// The e-mail address as given.
+    /// The login as given: the sign-in name of `X-Auth-Email`. The contract (and the import
+    /// document) calls it the e-mail, and it is one unless set otherwise over HTTP.
     #[sea_orm(column_type = "String(StringLen::N(255))")]
     pub email: String,
-    /// The lower-cased e-mail address, unique within the account (the login lookup key).
+    /// The lower-cased login, unique within the account (the sign-in lookup key).
     #[sea_orm(column_type = "String(StringLen::N(255))")]
     pub email_key: String,
     /// An argon2id PHC string.
@@ -24,6 +25,14 @@ pub struct Model {
     pub custom_role_id: Option<Uuid>,
     pub department_id: Uuid,
     pub active: bool,
+    /// The profile's `EMAIL` when it is not the login; `None`: the login is the address.
+    #[sea_orm(column_type = "String(StringLen::N(255))", nullable)]
+    pub contact_email: Option<String>,
+    /// `contact_email` lower-cased, for the `emails` filter.
+    #[sea_orm(column_type = "String(StringLen::N(255))", nullable)]
+    pub contact_email_key: Option<String>,
+    /// Status 5 rather than 3: inactive because the employment ended.
+    pub employment_ended: bool,
     /// The profile's `FIRST_NAME`; empty when never given.
     #[sea_orm(column_type = "String(StringLen::N(255))")]
     pub first_name: String,

@@ -11,8 +11,9 @@ use crate::{
         Invalid, Reason,
         content::{AddedDate, ViewUrl},
         ids::{IdList, ResourceRef, parse_field_id, parse_optional_field_id},
-        login::{Login, PlainPassword},
+        login::{EmailAddress, Login, PlainPassword},
         names::{DepartmentCode, DepartmentName, GroupName, ProjectName},
+        profile_fields::ProfileFields,
         roles::Role,
         text::{Description, MAX_NAME_CHARS, MAX_TYPE_CHARS, required_text},
     },
@@ -24,6 +25,7 @@ use crate::{
         groups::{GroupChanges, NewGroup, NewMembers},
         points::PointsChange,
         points_writes::PointsMove,
+        user_fields::email_of,
         user_reads, user_writes,
         users::{
             ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange, RoleChange,
@@ -89,6 +91,8 @@ impl TryFrom<pb::CreateUserRequest> for NewUser {
         Ok(Self {
             login: Login::parse(&req.email)?,
             names: Names::default(),
+            email: None,
+            fields: ProfileFields::default(),
             password: PlainPassword::parse(&req.password)?,
             role: role_choice(req.role.as_ref())?,
             department_id: parse_field_id("departmentId", &req.department_id)?,
@@ -139,6 +143,7 @@ impl From<pb::SetUserActiveRequest> for ActiveChange {
         Self {
             user: ResourceRef::parse(req.user_id),
             active: req.active,
+            employment_ended: false,
         }
     }
 }
@@ -348,7 +353,14 @@ pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile 
         user,
         group_ids,
         managed_department_ids,
+        fields,
+        last_sign_in_at,
     } = profile;
+    let status = match (user.active, user.employment_ended) {
+        (true, _) => 1,
+        (false, false) => 3,
+        (false, true) => 5,
+    };
     let ids = |ids: Vec<Uuid>| ids.iter().map(ToString::to_string).collect();
     pb::UserProfile {
         user_id: user.id.to_string(),
@@ -359,11 +371,22 @@ pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile 
             .to_string(),
         department_id: user.department_id.to_string(),
         active: user.active,
-        login: user.email.clone(),
-        email: user.email,
+        email: email_of(&user).to_owned(),
+        login: user.email,
         added_at: user
             .created_at
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        status,
+        last_sign_in_at: last_sign_in_at
+            .map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+            .unwrap_or_default(),
+        fields: fields
+            .into_iter()
+            .map(|field| pb::ProfileField {
+                name: field.name,
+                value: field.value,
+            })
+            .collect(),
         group_ids: ids(group_ids),
         managed_department_ids: ids(managed_department_ids),
         first_name: user.first_name,
@@ -404,8 +427,21 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
         "administrator" => "account_administrator",
         other => other,
     };
+    let email = req
+        .email
+        .as_deref()
+        .filter(|email| !email.trim().is_empty())
+        .map(EmailAddress::parse)
+        .transpose()?;
+    // Without a login the e-mail address is the login (as every contract login is).
+    let login = match (req.login.trim(), &email) {
+        ("", Some(email)) => Login::parse(email.as_str())?,
+        (login, _) => Login::parse_name(login)?,
+    };
     Ok(user_writes::NewProfile {
-        login: Login::parse(&req.login)?,
+        login,
+        email,
+        fields: profile_fields(&req.fields)?,
         names: Names {
             first: person_name("first_name", req.first_name.as_deref())?.unwrap_or_default(),
             last: person_name("last_name", req.last_name.as_deref())?.unwrap_or_default(),
@@ -422,6 +458,14 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
             &req.managed_department_ids,
         )?,
     })
+}
+
+fn profile_fields(fields: &[pb::ProfileField]) -> Result<ProfileFields, Invalid> {
+    ProfileFields::parse(
+        fields
+            .iter()
+            .map(|field| (field.name.as_str(), field.value.as_str())),
+    )
 }
 
 /// A first or last name: trimmed, at most 255 characters; empty is allowed (it clears).
@@ -451,8 +495,17 @@ pub(super) fn profile_changes(
         Some("administrator") => Some("account_administrator"),
         Some(other) => Some(other),
     };
+    let given = |raw: &Option<String>| raw.clone().filter(|text| !text.trim().is_empty());
     Ok(user_writes::ProfileChanges {
-        login: req.login.as_deref().map(Login::parse).transpose()?,
+        login: given(&req.login)
+            .as_deref()
+            .map(Login::parse_name)
+            .transpose()?,
+        email: given(&req.email)
+            .as_deref()
+            .map(EmailAddress::parse)
+            .transpose()?,
+        fields: profile_fields(&req.fields)?,
         first_name: person_name("first_name", req.first_name.as_deref())?,
         last_name: person_name("last_name", req.last_name.as_deref())?,
         role: role

@@ -48,6 +48,7 @@ pub mod lookups;
 pub mod points;
 pub mod points_writes;
 pub mod tree;
+pub mod user_fields;
 pub mod user_reads;
 pub mod user_writes;
 pub mod users;

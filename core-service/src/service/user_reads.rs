@@ -15,6 +15,7 @@ use sea_orm::{
 use super::{
     Parsed,
     lookups::{self as scope, find_user, require_departments, unknown, users_in_subtrees},
+    user_fields,
 };
 use crate::{
     access::{Caller, Grant, Operation},
@@ -23,6 +24,7 @@ use crate::{
         ids::{IdList, ResourceRef},
         login::email_key,
         page::Page,
+        profile_fields::ProfileField,
     },
     entities::{group, group_member, user, user_managed_department},
     error::{ServiceError, ServiceResult},
@@ -36,6 +38,10 @@ pub struct UserProfile {
     pub group_ids: Vec<Uuid>,
     /// Departments the user manages, ascending.
     pub managed_department_ids: Vec<Uuid>,
+    /// The other profile fields, ascending by name.
+    pub fields: Vec<ProfileField>,
+    /// The user's last authenticated request; `None`: never.
+    pub last_sign_in_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The filters of `GET /user` and `GET /users`: within one filter any value matches, and
@@ -46,8 +52,9 @@ pub struct UserFilter {
     pub department_ids: IdList,
     /// Stored members of these groups, or users in the subtree a smart group follows.
     pub group_ids: IdList,
-    /// Logins (here the e-mail address, the sign-in name), compared case-insensitively.
+    /// Logins (the sign-in names), compared case-insensitively.
     pub logins: Vec<String>,
+    /// E-mail addresses (the login's, or the one given apart), compared case-insensitively.
     pub emails: Vec<String>,
 }
 
@@ -204,10 +211,11 @@ async fn candidates(
     if !filter.group_ids.is_empty() {
         sets.push(group_users(conn, caller.account_id, filter.group_ids.as_slice()).await?);
     }
-    for keys in [&filter.logins, &filter.emails] {
-        if !keys.is_empty() {
-            sets.push(users_by_login(conn, caller.account_id, keys).await?);
-        }
+    if !filter.logins.is_empty() {
+        sets.push(users_by_login(conn, caller.account_id, &filter.logins).await?);
+    }
+    if !filter.emails.is_empty() {
+        sets.push(users_by_email(conn, caller.account_id, &filter.emails).await?);
     }
     let mut sets = sets.into_iter();
     let Some(first) = sets.next() else {
@@ -294,6 +302,40 @@ async fn users_by_login(
     Ok(found)
 }
 
+/// Users whose e-mail address is one of `emails`: those with an address apart, through
+/// `(account_id, contact_email_key)`, and those whose login is the address, through the
+/// login index (an address apart wins over the login's).
+async fn users_by_email(
+    conn: &impl ConnectionTrait,
+    account_id: Uuid,
+    emails: &[String],
+) -> ServiceResult<BTreeSet<Uuid>> {
+    let keys: Vec<String> = emails.iter().map(|raw| email_key(raw)).collect();
+    let mut found = BTreeSet::new();
+    for chunk in bulk::in_chunks(&keys) {
+        let apart: Vec<Uuid> = user::Entity::find()
+            .select_only()
+            .column(user::Column::Id)
+            .filter(user::Column::AccountId.eq(account_id))
+            .filter(user::Column::ContactEmailKey.is_in(chunk.iter().cloned()))
+            .into_tuple()
+            .all(conn)
+            .await?;
+        let by_login: Vec<Uuid> = user::Entity::find()
+            .select_only()
+            .column(user::Column::Id)
+            .filter(user::Column::AccountId.eq(account_id))
+            .filter(user::Column::EmailKey.is_in(chunk.iter().cloned()))
+            .filter(user::Column::ContactEmailKey.is_null())
+            .into_tuple()
+            .all(conn)
+            .await?;
+        found.extend(apart);
+        found.extend(by_login);
+    }
+    Ok(found)
+}
+
 /// Up to `limit` users with ids greater than `after`, ascending: of the whole account on
 /// its `(account_id, id)` index, or of `candidates` by primary key.
 async fn read_after(
@@ -363,6 +405,8 @@ async fn profiles(
             managed.entry(user_id).or_default().push(department_id);
         }
     }
+    let mut fields = user_fields::fields_of(conn, &ids).await?;
+    let sign_ins = user_fields::sign_ins_of(conn, &ids).await?;
     Ok(users
         .into_iter()
         .map(|user| {
@@ -371,6 +415,8 @@ async fn profiles(
             let mut managed_department_ids = managed.remove(&user.id).unwrap_or_default();
             managed_department_ids.sort_unstable();
             UserProfile {
+                fields: fields.remove(&user.id).unwrap_or_default(),
+                last_sign_in_at: sign_ins.get(&user.id).copied(),
                 user,
                 group_ids,
                 managed_department_ids,

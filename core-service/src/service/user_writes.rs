@@ -17,9 +17,10 @@ use sea_orm::{
 use super::{
     Parsed,
     lookups::{department_in_scope, find_user, require_department, require_departments},
+    user_fields::{self, email_of},
     users::{
-        self, ActiveChange, Names, NewUser, PasswordChange, RoleChoice, insert_managed,
-        keep_an_active_owner, managed_of, user_snapshot,
+        self, ActiveChange, Names, NewUser, PasswordChange, RoleChoice, fields_snapshot,
+        insert_managed, keep_an_active_owner, managed_of, user_snapshot,
     },
 };
 use crate::{
@@ -28,12 +29,13 @@ use crate::{
     db::{self, AuditAction, Change},
     domain::{
         ids::{IdList, ResourceRef, clip},
-        login::{Login, PlainPassword},
+        login::{EmailAddress, Login, PlainPassword, email_key},
+        profile_fields::ProfileFields,
         roles::Role,
     },
     entities::{
         api_client, api_token, audit_log, content_item, enrollment, group_member, project_author,
-        user, user_managed_department, user_points,
+        user, user_field, user_managed_department, user_points, user_sign_in,
     },
     error::{ServiceError, ServiceResult},
 };
@@ -43,6 +45,9 @@ use crate::{
 pub struct NewProfile {
     pub login: Login,
     pub names: Names,
+    /// The e-mail address when given; `None`: the login, if it is one.
+    pub email: Option<EmailAddress>,
+    pub fields: ProfileFields,
     /// Absent: the user gets a random password nobody knows, and signs in once one is set.
     pub password: Option<PlainPassword>,
     pub role: RoleChoice,
@@ -50,8 +55,8 @@ pub struct NewProfile {
     pub managed_department_ids: IdList,
 }
 
-/// The status codes of neighbours 4.10: 1 active, 3 blocked, 5 employment ended (stored as
-/// blocked: both keep the user from signing in).
+/// The status codes of neighbours 4.10: 1 active, 3 blocked, 5 employment ended (both 3 and
+/// 5 keep the user from signing in; the profile tells them apart).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UserStatus {
     Active,
@@ -87,6 +92,8 @@ pub async fn add_user(
     let new = NewUser {
         login: new.login,
         names: new.names,
+        email: new.email,
+        fields: new.fields,
         password,
         role: new.role,
         department_id: new.department_id,
@@ -116,15 +123,23 @@ pub async fn change_status(
     status: Parsed<UserStatus>,
 ) -> ServiceResult<()> {
     let grant = caller.grant(Operation::UpdateUser)?;
-    let active = status? == UserStatus::Active;
+    let status = status?;
     reachable_user(db, caller, grant, &user).await?;
-    users::store_active(db, caller, ActiveChange { user, active }).await
+    let change = ActiveChange {
+        user,
+        active: status == UserStatus::Active,
+        employment_ended: status == UserStatus::EmploymentEnded,
+    };
+    users::store_active(db, caller, change).await
 }
 
 /// The fields of `POST /user/{id}` that were given; the others stay.
 #[derive(Debug, Clone, Default)]
 pub struct ProfileChanges {
     pub login: Option<Login>,
+    pub email: Option<EmailAddress>,
+    /// Fields to set (an empty value removes one); fields not named stay.
+    pub fields: ProfileFields,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub role: Option<RoleChoice>,
@@ -187,6 +202,14 @@ pub async fn update_user(
             next.email = login.as_str().to_owned();
             next.email_key = key;
         }
+        // The address stays what it was unless a new one is given, whatever the login
+        // becomes; it is stored apart only while it differs from the login.
+        let address = changes.email.as_ref().map_or_else(
+            || email_of(&current).to_owned(),
+            |email| email.as_str().to_owned(),
+        );
+        next.contact_email = user_fields::stored_contact(&next.email_key, &address);
+        next.contact_email_key = next.contact_email.as_deref().map(email_key);
         if let Some(first) = &changes.first_name {
             next.first_name = first.clone();
         }
@@ -212,7 +235,9 @@ pub async fn update_user(
             require_departments(txn, caller.account_id, managed, "manageableDepartmentIds").await?;
             managed_after = managed.to_vec();
         }
-        if next == current && managed_after == managed_before {
+        let fields_before = user_fields::fields_of(txn, &[id]).await?.remove(&id);
+        let fields_changed = user_fields::store_fields(txn, id, &changes.fields).await?;
+        if next == current && managed_after == managed_before && !fields_changed {
             return Ok(());
         }
         if managed_after != managed_before {
@@ -226,6 +251,8 @@ pub async fn update_user(
             let mut updated: user::ActiveModel = current.clone().into();
             updated.email = Set(next.email.clone());
             updated.email_key = Set(next.email_key.clone());
+            updated.contact_email = Set(next.contact_email.clone());
+            updated.contact_email_key = Set(next.contact_email_key.clone());
             updated.first_name = Set(next.first_name.clone());
             updated.last_name = Set(next.last_name.clone());
             updated.role = Set(next.role);
@@ -234,11 +261,18 @@ pub async fn update_user(
             updated.updated_at = Set(chrono::Utc::now());
             next = updated.update(txn).await?;
         }
+        let mut before = user_snapshot(&current, &managed_before);
+        let mut after = user_snapshot(&next, &managed_after);
+        if fields_changed {
+            let fields_after = user_fields::fields_of(txn, &[id]).await?.remove(&id);
+            before["fields"] = fields_snapshot(&fields_before.unwrap_or_default());
+            after["fields"] = fields_snapshot(&fields_after.unwrap_or_default());
+        }
         w.record(Change {
             action: AuditAction::UserUpdated,
             entity_id: id,
-            before: Some(user_snapshot(&current, &managed_before)),
-            after: Some(user_snapshot(&next, &managed_after)),
+            before: Some(before),
+            after: Some(after),
         });
         Ok(())
     })
@@ -330,6 +364,14 @@ pub async fn delete_user(
             .await?;
         user_points::Entity::delete_many()
             .filter(user_points::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        user_field::Entity::delete_many()
+            .filter(user_field::Column::UserId.eq(id))
+            .exec(txn)
+            .await?;
+        user_sign_in::Entity::delete_many()
+            .filter(user_sign_in::Column::UserId.eq(id))
             .exec(txn)
             .await?;
         enrollment::Entity::delete_many()

@@ -17,6 +17,7 @@ use serde_json::json;
 use super::{
     Parsed,
     lookups::{find_user, require_department, require_departments, unknown},
+    user_fields,
 };
 use crate::{
     access::{Caller, Operation},
@@ -25,7 +26,8 @@ use crate::{
     domain::{
         Invalid, Reason,
         ids::{IdList, ResourceRef, clip, new_id, parse_field_id},
-        login::{Login, PlainPassword},
+        login::{EmailAddress, Login, PlainPassword, email_key},
+        profile_fields::{ProfileField, ProfileFields},
         roles::Role,
     },
     entities::{custom_role, user, user_managed_department},
@@ -113,6 +115,9 @@ pub struct Names {
 pub struct NewUser {
     pub login: Login,
     pub names: Names,
+    /// The e-mail address when it is not the login; `None`: the login, if it is one.
+    pub email: Option<EmailAddress>,
+    pub fields: ProfileFields,
     pub password: PlainPassword,
     pub role: RoleChoice,
     pub department_id: Uuid,
@@ -143,6 +148,8 @@ pub struct ManagedDepartmentsChange {
 pub struct ActiveChange {
     pub user: ResourceRef,
     pub active: bool,
+    /// Inactive because the employment ended (status 5), not blocked (3).
+    pub employment_ended: bool,
 }
 
 /// Creates a user and returns its id. The login must be new to the account
@@ -168,6 +175,8 @@ pub(super) async fn insert_user(
     let managed = new.managed_department_ids.into_inner();
     let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
     let names = new.names;
+    let contact_email = user_fields::new_contact(&login, new.email.as_ref());
+    let fields = new.fields;
     db::write(db, caller, async |w| {
         let txn = w.txn();
         let key = login.key();
@@ -201,6 +210,9 @@ pub(super) async fn insert_user(
             custom_role_id: Set(role.custom_role_id),
             department_id: Set(department_id),
             active: Set(active),
+            contact_email_key: Set(contact_email.as_deref().map(email_key)),
+            contact_email: Set(contact_email),
+            employment_ended: Set(false),
             first_name: Set(names.first),
             last_name: Set(names.last),
             created_at: Set(now),
@@ -209,11 +221,14 @@ pub(super) async fn insert_user(
         .insert(txn)
         .await?;
         insert_managed(txn, created.id, &managed).await?;
+        user_fields::store_fields(txn, created.id, &fields).await?;
+        let mut after = user_snapshot(&created, &managed);
+        after["fields"] = fields_snapshot(fields.as_slice());
         w.record(Change {
             action: AuditAction::UserCreated,
             entity_id: created.id,
             before: None,
-            after: Some(user_snapshot(&created, &managed)),
+            after: Some(after),
         });
         Ok(created.id)
     })
@@ -361,28 +376,37 @@ pub(super) async fn store_active(
     caller: &Caller,
     change: ActiveChange,
 ) -> ServiceResult<()> {
-    let ActiveChange { user, active } = change;
+    let ActiveChange {
+        user,
+        active,
+        employment_ended,
+    } = change;
+    // Only an inactive user's employment can have ended.
+    let employment_ended = employment_ended && !active;
     let id = user.id("User")?;
     db::write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_user(txn, caller.account_id, id)
             .await?
             .ok_or_else(|| user.not_found("User"))?;
-        if current.active == active {
+        if current.active == active && current.employment_ended == employment_ended {
             return Ok(());
         }
-        if !active && current.role == Role::AccountOwner {
+        if !active && current.active && current.role == Role::AccountOwner {
             keep_an_active_owner(txn, caller.account_id, id).await?;
         }
+        let before =
+            json!({ "active": current.active, "employmentEnded": current.employment_ended });
         let mut updated: user::ActiveModel = current.into();
         updated.active = Set(active);
+        updated.employment_ended = Set(employment_ended);
         updated.updated_at = Set(chrono::Utc::now());
         updated.update(txn).await?;
         w.record(Change {
             action: AuditAction::UserActiveSet,
             entity_id: id,
-            before: Some(json!({ "active": !active })),
-            after: Some(json!({ "active": active })),
+            before: Some(before),
+            after: Some(json!({ "active": active, "employmentEnded": employment_ended })),
         });
         Ok(())
     })
@@ -447,6 +471,8 @@ pub(super) async fn keep_an_active_owner(
 pub(super) fn user_snapshot(user: &user::Model, managed: &[Uuid]) -> serde_json::Value {
     json!({
         "email": user.email,
+        "contactEmail": user.contact_email,
+        "employmentEnded": user.employment_ended,
         "role": user.role,
         "customRoleId": user.custom_role_id,
         "departmentId": user.department_id,
@@ -455,6 +481,15 @@ pub(super) fn user_snapshot(user: &user::Model, managed: &[Uuid]) -> serde_json:
         "firstName": user.first_name,
         "lastName": user.last_name,
     })
+}
+
+/// What the audit table records of profile fields: name to value.
+pub(super) fn fields_snapshot(fields: &[ProfileField]) -> serde_json::Value {
+    fields
+        .iter()
+        .map(|field| (field.name.clone(), json!(field.value)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 #[cfg(test)]

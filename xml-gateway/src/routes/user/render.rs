@@ -34,9 +34,14 @@ fn role_type(role: i32) -> &'static str {
     }
 }
 
-/// 1 active, 3 inactive (neighbours 4.10; 5 is never stored).
-fn status(profile: &UserProfile) -> u8 {
-    if profile.active { 1 } else { 3 }
+/// 1 active, 3 blocked, 5 employment ended (neighbours 4.10); the core always sends one,
+/// a core from before status 5 only `active`.
+fn status(profile: &UserProfile) -> u32 {
+    match profile.status {
+        0 if profile.active => 1,
+        0 => 3,
+        status => status,
+    }
 }
 
 /// `YYYY-MM-DD` of the RFC 3339 time the core sends.
@@ -44,14 +49,27 @@ fn date(rfc3339: &str) -> &str {
     rfc3339.get(..10).unwrap_or(rfc3339)
 }
 
-/// The profile fields by name, in the order of the real capture.
-fn fields(profile: &UserProfile) -> [(&'static str, &str); 4] {
+/// The profile fields by name: the four every profile has, in the order of the real
+/// capture, then the others given, by name.
+fn fields(profile: &UserProfile) -> impl Iterator<Item = (&str, &str)> {
     [
-        ("FIRST_NAME", &profile.first_name),
+        ("FIRST_NAME", profile.first_name.as_str()),
         ("LAST_NAME", &profile.last_name),
         ("LOGIN", &profile.login),
         ("EMAIL", &profile.email),
     ]
+    .into_iter()
+    .chain(
+        profile
+            .fields
+            .iter()
+            .map(|field| (field.name.as_str(), field.value.as_str())),
+    )
+}
+
+/// `lastLoginDate`, when the user ever signed in.
+fn last_login_date(profile: &UserProfile) -> Option<&str> {
+    Some(date(&profile.last_sign_in_at)).filter(|date| !date.is_empty())
 }
 
 fn write_ids(xml: &mut XmlWriter, name: &str, ids: &[String]) {
@@ -81,6 +99,9 @@ pub(crate) fn write_profile(xml: &mut XmlWriter, element: &str, profile: &UserPr
     }
     xml.close("fields")
         .text_element("addedDate", date(&profile.added_at));
+    if let Some(last) = last_login_date(profile) {
+        xml.text_element("lastLoginDate", last);
+    }
     write_ids(xml, "groups", &profile.group_ids);
     write_ids(
         xml,
@@ -101,7 +122,7 @@ pub(crate) fn write_profile(xml: &mut XmlWriter, element: &str, profile: &UserPr
 
 #[derive(serde::Serialize)]
 struct FieldJson<'a> {
-    name: &'static str,
+    name: &'a str,
     value: &'a str,
 }
 
@@ -121,9 +142,11 @@ pub(crate) struct ProfileJson<'a> {
     role_id: &'a str,
     user_id: &'a str,
     department_id: &'a str,
-    status: u8,
+    status: u32,
     fields: Vec<FieldJson<'a>>,
     added_date: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_login_date: Option<&'a str>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     groups: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -140,10 +163,10 @@ impl<'a> ProfileJson<'a> {
             department_id: &profile.department_id,
             status: status(profile),
             fields: fields(profile)
-                .into_iter()
                 .map(|(name, value)| FieldJson { name, value })
                 .collect(),
             added_date: date(&profile.added_at),
+            last_login_date: last_login_date(profile),
             groups: &profile.group_ids,
             manageable_department_ids: &profile.managed_department_ids,
             user_roles: [UserRoleJson {
@@ -158,7 +181,14 @@ impl<'a> ProfileJson<'a> {
 fn profiles_bytes_hint(profiles: &[UserProfile]) -> usize {
     profiles
         .iter()
-        .map(|p| 900 + 2 * (p.login.len() + p.email.len()) + 50 * p.group_ids.len())
+        .map(|p| {
+            let fields: usize = p
+                .fields
+                .iter()
+                .map(|f| 40 + f.name.len() + f.value.len())
+                .sum();
+            900 + 2 * (p.login.len() + p.email.len()) + 50 * p.group_ids.len() + fields
+        })
         .sum::<usize>()
         + 128
 }
@@ -301,6 +331,9 @@ mod tests {
             managed_department_ids: vec!["d-1".into()],
             first_name: String::new(),
             last_name: String::new(),
+            status: 0,
+            last_sign_in_at: String::new(),
+            fields: vec![],
         }
     }
 
@@ -326,6 +359,37 @@ mod tests {
         assert_eq!(
             OneProfile(profile(), Version::V2).to_json(),
             r#"{"role":"department_administrator","roleId":"r-1","userId":"u-1","departmentId":"d-1","status":3,"fields":[{"name":"FIRST_NAME","value":""},{"name":"LAST_NAME","value":""},{"name":"LOGIN","value":"a&b@x"},{"name":"EMAIL","value":"a&b@x"}],"addedDate":"2026-11-23","manageableDepartmentIds":["d-1"],"userRoles":[{"roleId":"r-1","roleType":"department_administrator","manageableDepartmentIds":["d-1"]}]}"#
+        );
+    }
+
+    #[test]
+    fn status_5_other_fields_and_the_last_sign_in_are_shown() {
+        let mut ended = profile();
+        ended.status = 5;
+        ended.login = "jdoe".into();
+        ended.last_sign_in_at = "2026-11-25T08:00:00Z".into();
+        ended.fields = vec![lms_proto::v1::ProfileField {
+            name: "JOB_TITLE".into(),
+            value: "Clerk".into(),
+        }];
+        let mut xml = XmlWriter::fragment();
+        write_profile(&mut xml, "userProfile", &ended);
+        let xml = xml.finish();
+        assert!(xml.contains("<status>5</status>"), "{xml}");
+        assert!(
+            xml.contains(
+                "<field><name>LOGIN</name><value>jdoe</value></field>\
+                 <field><name>EMAIL</name><value>a&amp;b@x</value></field>\
+                 <field><name>JOB_TITLE</name><value>Clerk</value></field></fields>\
+                 <addedDate>2026-11-23</addedDate><lastLoginDate>2026-11-25</lastLoginDate>"
+            ),
+            "{xml}"
+        );
+        let json = OneProfile(ended, Version::V1).to_json();
+        assert!(json.contains(r#""status":5"#), "{json}");
+        assert!(
+            json.contains(r#"{"name":"JOB_TITLE","value":"Clerk"}],"addedDate":"2026-11-23","lastLoginDate":"2026-11-25""#),
+            "{json}"
         );
     }
 

@@ -4,14 +4,15 @@
 //! `POST /user` takes the profile fields in their write form: XML `<fields><email>…</email>
 //! <login>…</login><first_name>…</first_name></fields>`; JSON either the same as an object
 //! (`"fields": {"email": …}`) or as `[{"name": "EMAIL", "value": …}]` with `login`/`email`
-//! also at the top level (neighbours 4.6, Q6). The e-mail address is the login users sign in
-//! with, so it wins over a separate `login`, which is used only when no e-mail is given.
+//! also at the top level (neighbours 4.6, Q6). `login` is the sign-in name and `email` the
+//! address; without a login the address is the login. Every other field (`job_title`,
+//! `phone`, `user_defined_field1`…) goes to the core by name, which stores it.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::{
     AddUserRequest, ChangeUserPasswordRequest, ChangeUserStatusRequest, DeleteUserRequest,
-    ManagedDepartmentIds, UpdateUserRequest,
+    ManagedDepartmentIds, ProfileField, UpdateUserRequest,
 };
 use serde_json::Value;
 
@@ -37,18 +38,26 @@ pub(crate) struct NewUserBody {
     pub(crate) manageable_department_ids: Option<Vec<String>>,
     pub(crate) first_name: Option<String>,
     pub(crate) last_name: Option<String>,
+    /// The other profile fields, by the name given.
+    pub(crate) fields: Vec<(String, String)>,
 }
 
+/// The profile fields with elements of their own in [`NewUserBody`].
+const OWN_FIELDS: [&str; 4] = ["login", "email", "first_name", "last_name"];
+
 impl NewUserBody {
-    /// The e-mail address when given, else `login`.
-    fn login(&mut self) -> Option<String> {
-        let email = self.email.take().filter(|email| !email.is_empty());
-        email.or(self.login.take())
+    fn other_fields(&mut self) -> Vec<ProfileField> {
+        std::mem::take(&mut self.fields)
+            .into_iter()
+            .map(|(name, value)| ProfileField { name, value })
+            .collect()
     }
 
     fn into_request(mut self) -> AddUserRequest {
         AddUserRequest {
-            login: self.login().unwrap_or_default(),
+            fields: self.other_fields(),
+            email: self.email,
+            login: self.login.unwrap_or_default(),
             password: self.password,
             role: self.role.unwrap_or_default(),
             role_id: self.role_id.filter(|id| !id.is_empty()),
@@ -64,7 +73,9 @@ impl NewUserBody {
     fn into_update(mut self, user_id: String) -> UpdateUserRequest {
         UpdateUserRequest {
             user_id,
-            login: self.login(),
+            fields: self.other_fields(),
+            email: self.email,
+            login: self.login,
             role: self.role.filter(|role| !role.is_empty()),
             role_id: self.role_id.filter(|id| !id.is_empty()),
             department_id: self.department_id.filter(|id| !id.is_empty()),
@@ -100,7 +111,14 @@ impl FromXml for NewUserBody {
             Some(fields) => fields.optional_text(name),
             None => Ok(None),
         };
+        let mut others = Vec::new();
+        for other in fields.iter().flat_map(|fields| &fields.children) {
+            if !OWN_FIELDS.contains(&other.name.as_str()) {
+                others.push((other.name.clone(), other.text_value()?.to_owned()));
+            }
+        }
         Ok(Self {
+            fields: others,
             department_id: root.optional_text("departmentId")?,
             password: root.optional_text("password")?,
             login: field("login")?,
@@ -114,9 +132,9 @@ impl FromXml for NewUserBody {
     }
 }
 
-/// `fields` as an object map or a `[{name, value}]` list, keys compared case-insensitively;
-/// the value of `wanted`, if given.
-fn json_field(object: &JsonObject<'_>, wanted: &str) -> Result<Option<String>, JsonError> {
+/// `fields` as an object map or a `[{name, value}]` list: every (name, value) given, a
+/// `null` value left out.
+fn json_fields(object: &JsonObject<'_>) -> Result<Vec<(String, String)>, JsonError> {
     let bad = || JsonError::NotFields("fields".to_owned());
     let text = |value: &Value| match value {
         Value::Null => Ok(None),
@@ -124,43 +142,58 @@ fn json_field(object: &JsonObject<'_>, wanted: &str) -> Result<Option<String>, J
         Value::Number(number) => Ok(Some(number.to_string())),
         _ => Err(bad()),
     };
+    let mut fields = Vec::new();
     match object.value("fields") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(map)) => map
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(wanted))
-            .map_or(Ok(None), |(_, value)| text(value)),
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            for (name, value) in map {
+                if let Some(value) = text(value)? {
+                    fields.push((name.clone(), value));
+                }
+            }
+        }
         Some(Value::Array(items)) => {
             for item in items {
                 let Value::Object(pair) = item else {
                     return Err(bad());
                 };
                 let name = pair.get("name").and_then(Value::as_str).ok_or_else(bad)?;
-                if name.eq_ignore_ascii_case(wanted) {
-                    return text(pair.get("value").unwrap_or(&Value::Null));
+                if let Some(value) = text(pair.get("value").unwrap_or(&Value::Null))? {
+                    fields.push((name.to_owned(), value));
                 }
             }
-            Ok(None)
         }
-        Some(_) => Err(bad()),
+        Some(_) => return Err(bad()),
     }
+    Ok(fields)
 }
 
 impl FromJson for NewUserBody {
     fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
-        let either = |name: &str| -> Result<Option<String>, JsonError> {
-            Ok(json_field(object, name)?.or(object.optional_text(name)?))
+        let mut others = json_fields(object)?;
+        // The fields with elements of their own, names compared case-insensitively.
+        let mut own = |name: &str| {
+            let at = others
+                .iter()
+                .position(|(given, _)| given.eq_ignore_ascii_case(name));
+            at.map(|at| others.remove(at).1)
+        };
+        let (login, email) = (own("login"), own("email"));
+        let (first_name, last_name) = (own("first_name"), own("last_name"));
+        let either = |field: Option<String>, name: &str| -> Result<Option<String>, JsonError> {
+            Ok(field.or(object.optional_text(name)?))
         };
         Ok(Self {
+            login: either(login, "login")?,
+            email: either(email, "email")?,
+            first_name,
+            last_name,
+            fields: others,
             department_id: object.optional_text("departmentId")?,
             password: object.optional_text("password")?,
-            login: either("login")?,
-            email: either("email")?,
             role: object.optional_text("role")?,
             role_id: object.optional_text("roleId")?,
             manageable_department_ids: object.optional_text_list("manageableDepartmentIds")?,
-            first_name: json_field(object, "first_name")?,
-            last_name: json_field(object, "last_name")?,
         })
     }
 }
@@ -303,15 +336,23 @@ mod tests {
     use crate::xml::reader::parse_document;
 
     #[test]
-    fn the_xml_write_form_of_fields_is_read_and_the_email_is_the_login() {
+    fn the_xml_write_form_of_fields_is_read_with_login_and_email_apart() {
         let body = "<request><departmentId>d</departmentId><fields><login>jdoe</login>\
-                    <email>JDoe@x.example</email><first_name>J</first_name></fields>\
+                    <email>JDoe@x.example</email><first_name>J</first_name>\
+                    <job_title>Clerk</job_title><phone></phone></fields>\
                     <role>learner</role><manageableDepartmentIds><id>m</id></manageableDepartmentIds>\
                     </request>";
         let parsed =
             NewUserBody::from_root(&parse_document(body.as_bytes(), "request").unwrap()).unwrap();
         let request = parsed.into_request();
-        assert_eq!(request.login, "JDoe@x.example");
+        assert_eq!(request.login, "jdoe");
+        assert_eq!(request.email.as_deref(), Some("JDoe@x.example"));
+        let others: Vec<(&str, &str)> = request
+            .fields
+            .iter()
+            .map(|field| (field.name.as_str(), field.value.as_str()))
+            .collect();
+        assert_eq!(others, [("job_title", "Clerk"), ("phone", "")]);
         assert_eq!(request.department_id, "d");
         assert_eq!(request.managed_department_ids, ["m"]);
         assert_eq!(request.first_name.as_deref(), Some("J"));
@@ -326,8 +367,27 @@ mod tests {
             r#"{"request":{"departmentId":"d","login":"a@x","email":null,"fields":[]}}"#,
         ] {
             let parsed: NewUserBody = parse_json(body.as_bytes()).unwrap();
-            assert_eq!(parsed.into_request().login, "a@x", "{body}");
+            let request = parsed.into_request();
+            assert_eq!(request.login, "a@x", "{body}");
+            assert!(request.fields.is_empty(), "{body}");
         }
+        let both = r#"{"login":"jdoe","fields":[{"name":"EMAIL","value":"j@x"},
+                       {"name":"JOB_TITLE","value":"Clerk"},{"name":"PHONE","value":null}]}"#;
+        let request = parse_json::<NewUserBody>(both.as_bytes())
+            .unwrap()
+            .into_request();
+        assert_eq!(
+            (request.login.as_str(), request.email.as_deref()),
+            ("jdoe", Some("j@x"))
+        );
+        assert_eq!(request.fields.len(), 1);
+        assert_eq!(
+            (
+                request.fields[0].name.as_str(),
+                request.fields[0].value.as_str()
+            ),
+            ("JOB_TITLE", "Clerk")
+        );
         let bad: Result<NewUserBody, _> = parse_json(br#"{"fields":"a@x"}"#);
         assert!(matches!(bad, Err(JsonError::NotFields(_))));
     }

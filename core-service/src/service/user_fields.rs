@@ -1,0 +1,129 @@
+//! What a profile holds beside the `users` row's own columns: the e-mail address when it is
+//! not the login, the other profile fields (`user_fields`), and the last sign-in
+//! (`user_sign_ins`). Reads take a page of users at a time, through each table's key.
+
+use std::collections::HashMap;
+
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QuerySelect as _, Set,
+    prelude::Uuid,
+};
+
+use crate::{
+    db::bulk,
+    domain::{
+        login::{EmailAddress, Login, email_key},
+        profile_fields::{ProfileField, ProfileFields},
+    },
+    entities::{user, user_field, user_sign_in},
+    error::ServiceResult,
+};
+
+/// `contact_email` for a user whose login's key is `login_key` and whose e-mail address is
+/// `email` (empty: none): `None` when the address is the login itself, which then carries it.
+pub(super) fn stored_contact(login_key: &str, email: &str) -> Option<String> {
+    (email_key(email) != login_key).then(|| email.to_owned())
+}
+
+/// The e-mail address a new user gets: the one given, else the login when it is one.
+pub(super) fn new_contact(login: &Login, email: Option<&EmailAddress>) -> Option<String> {
+    match email {
+        Some(email) => stored_contact(&login.key(), email.as_str()),
+        None if login.is_address() => None,
+        None => Some(String::new()),
+    }
+}
+
+/// The profile's `EMAIL` of a stored user.
+pub fn email_of(user: &user::Model) -> &str {
+    user.contact_email.as_deref().unwrap_or(&user.email)
+}
+
+/// Sets `fields` of `user_id`: each named field takes its value, an empty value removes it,
+/// fields not named stay. Returns whether anything changed.
+pub(super) async fn store_fields(
+    conn: &impl ConnectionTrait,
+    user_id: Uuid,
+    fields: &ProfileFields,
+) -> ServiceResult<bool> {
+    if fields.is_empty() {
+        return Ok(false);
+    }
+    let before = fields_of(conn, &[user_id]).await?.remove(&user_id);
+    let before = before.unwrap_or_default();
+    let names = fields.as_slice().iter().map(|field| field.name.clone());
+    let unchanged = fields.as_slice().iter().all(|field| {
+        let old = before.iter().find(|old| old.name == field.name);
+        old.map_or(field.value.is_empty(), |old| old.value == field.value)
+    });
+    if unchanged {
+        return Ok(false);
+    }
+    user_field::Entity::delete_many()
+        .filter(user_field::Column::UserId.eq(user_id))
+        .filter(user_field::Column::Name.is_in(names))
+        .exec(conn)
+        .await?;
+    let rows: Vec<user_field::ActiveModel> = fields
+        .as_slice()
+        .iter()
+        .filter(|field| !field.value.is_empty())
+        .map(|field| user_field::ActiveModel {
+            user_id: Set(user_id),
+            name: Set(field.name.clone()),
+            value: Set(field.value.clone()),
+        })
+        .collect();
+    bulk::insert_all(conn, rows).await?;
+    Ok(true)
+}
+
+/// The profile fields of `users`, each list ascending by name.
+pub(super) async fn fields_of(
+    conn: &impl ConnectionTrait,
+    users: &[Uuid],
+) -> ServiceResult<HashMap<Uuid, Vec<ProfileField>>> {
+    let mut fields: HashMap<Uuid, Vec<ProfileField>> = HashMap::new();
+    for chunk in bulk::in_chunks(users) {
+        let rows: Vec<(Uuid, String, String)> = user_field::Entity::find()
+            .select_only()
+            .columns([
+                user_field::Column::UserId,
+                user_field::Column::Name,
+                user_field::Column::Value,
+            ])
+            .filter(user_field::Column::UserId.is_in(chunk.iter().copied()))
+            .into_tuple()
+            .all(conn)
+            .await?;
+        for (user_id, name, value) in rows {
+            fields
+                .entry(user_id)
+                .or_default()
+                .push(ProfileField { name, value });
+        }
+    }
+    for list in fields.values_mut() {
+        list.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    Ok(fields)
+}
+
+/// When each of `users` last signed in (absent: never).
+pub(super) async fn sign_ins_of(
+    conn: &impl ConnectionTrait,
+    users: &[Uuid],
+) -> ServiceResult<HashMap<Uuid, chrono::DateTime<chrono::Utc>>> {
+    let mut sign_ins = HashMap::new();
+    for chunk in bulk::in_chunks(users) {
+        let rows: Vec<(Uuid, chrono::DateTime<chrono::Utc>)> = user_sign_in::Entity::find()
+            .select_only()
+            .columns([user_sign_in::Column::UserId, user_sign_in::Column::LastAt])
+            .filter(user_sign_in::Column::UserId.is_in(chunk.iter().copied()))
+            .into_tuple()
+            .all(conn)
+            .await?;
+        sign_ins.extend(rows);
+    }
+    Ok(sign_ins)
+}
