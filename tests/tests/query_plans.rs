@@ -261,6 +261,7 @@ async fn play_the_user_directory(stack: &TestStack, shape: &WorldShape) {
         for path in [
             format!("/user/{}", ids.user(login.user())),
             format!("/user?logins[]={}", lms_tests::large_world::user_email(7)),
+            format!("/user?emails[]={}", lms_tests::large_world::user_email(8)),
             format!("/user?departments[]={}", ids.department(11)),
             format!("/user?groups[]={}", ids.plain_group()),
         ] {
@@ -279,16 +280,17 @@ async fn play_the_user_directory(stack: &TestStack, shape: &WorldShape) {
         );
         assert_eq!(list.await.0, 200, "{login:?} /user/list");
     }
-    // A user made, changed and deleted by the owner: the login lookup, the scope's and the
-    // delete's checks.
+    // A user made, changed and deleted by the owner: the login and address lookups, the
+    // profile fields, the scope's and the delete's checks.
     let new = format!(
-        r#"{{"departmentId":"{}","fields":{{"email":"made@world.example.com"}}}}"#,
+        r#"{{"departmentId":"{}","fields":{{"login":"made","email":"made@world.example.com","job_title":"Maker"}}}}"#,
         ids.department(5)
     );
     let (status, body) = with_body(stack, shape, RoleLogin::Owner, "/user", &new).await;
     assert_eq!(status, 201, "{body}");
     let made: String = serde_json::from_str(&body).expect("the new id");
-    let change = r#"{"fields":{"first_name":"Made","email":"made.again@world.example.com"}}"#;
+    let change =
+        r#"{"fields":{"first_name":"Made","email":"made.again@world.example.com","phone":"1"}}"#;
     let path = format!("/user/{made}");
     let (status, body) = with_body(stack, shape, RoleLogin::Owner, &path, change).await;
     assert_eq!(status, 200, "{body}");

@@ -39,6 +39,45 @@ pub fn email_of(user: &user::Model) -> &str {
     user.contact_email.as_deref().unwrap_or(&user.email)
 }
 
+/// The user other than `except` whose e-mail address is `address` (compared
+/// case-insensitively): e-mail addresses are unique in an account like logins (neighbours
+/// 4.7), whether held apart or as the login. An empty address is no address.
+pub(super) async fn address_taken(
+    conn: &impl ConnectionTrait,
+    account_id: Uuid,
+    address: &str,
+    except: Option<Uuid>,
+) -> ServiceResult<Option<Uuid>> {
+    let key = email_key(address);
+    if key.is_empty() {
+        return Ok(None);
+    }
+    let others = || {
+        let mut query = user::Entity::find()
+            .select_only()
+            .column(user::Column::Id)
+            .filter(user::Column::AccountId.eq(account_id));
+        if let Some(except) = except {
+            query = query.filter(user::Column::Id.ne(except));
+        }
+        query
+    };
+    let apart: Option<Uuid> = others()
+        .filter(user::Column::ContactEmailKey.eq(key.as_str()))
+        .into_tuple()
+        .one(conn)
+        .await?;
+    if apart.is_some() {
+        return Ok(apart);
+    }
+    Ok(others()
+        .filter(user::Column::EmailKey.eq(key.as_str()))
+        .filter(user::Column::ContactEmailKey.is_null())
+        .into_tuple()
+        .one(conn)
+        .await?)
+}
+
 /// Sets `fields` of `user_id`: each named field takes its value, an empty value removes it,
 /// fields not named stay. Returns whether anything changed.
 pub(super) async fn store_fields(

@@ -202,14 +202,27 @@ pub async fn update_user(
             next.email = login.as_str().to_owned();
             next.email_key = key;
         }
-        // The address stays what it was unless a new one is given, whatever the login
-        // becomes; it is stored apart only while it differs from the login.
-        let address = changes.email.as_ref().map_or_else(
-            || email_of(&current).to_owned(),
-            |email| email.as_str().to_owned(),
-        );
-        next.contact_email = user_fields::stored_contact(&next.email_key, &address);
+        // A login that is the e-mail address stays so while it is an address: renaming one
+        // renames the other. Otherwise the address stays what it was unless one is given,
+        // and it is stored apart only while it differs from the login.
+        let linked = current.contact_email.is_none() && Login::parse(&next.email).is_ok();
+        next.contact_email = match &changes.email {
+            Some(email) => user_fields::stored_contact(&next.email_key, email.as_str()),
+            None if linked => None,
+            None => user_fields::stored_contact(&next.email_key, email_of(&current)),
+        };
         next.contact_email_key = next.contact_email.as_deref().map(email_key);
+        let address = next.contact_email.as_deref().unwrap_or(&next.email);
+        if email_key(address) != email_key(email_of(&current)) {
+            let taken =
+                user_fields::address_taken(txn, caller.account_id, address, Some(id)).await?;
+            if let Some(existing) = taken {
+                return Err(ServiceError::invalid(format!(
+                    "email '{}' must be unique: it is the e-mail address of user {existing}",
+                    clip(address)
+                )));
+            }
+        }
         if let Some(first) = &changes.first_name {
             next.first_name = first.clone();
         }

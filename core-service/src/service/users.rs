@@ -196,6 +196,15 @@ pub(super) async fn insert_user(
                 clip(login.as_str())
             )));
         }
+        let address = contact_email.as_deref().unwrap_or(login.as_str());
+        if let Some(existing) =
+            user_fields::address_taken(txn, caller.account_id, address, None).await?
+        {
+            return Err(ServiceError::Conflict(format!(
+                "A user with e-mail address '{}' already exists: {existing}",
+                clip(address)
+            )));
+        }
         role.check_exists(txn, caller.account_id).await?;
         require_department(txn, caller.account_id, department_id, "departmentId").await?;
         require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;

@@ -381,6 +381,8 @@ async fn call_user_methods(
                             managed_department_ids: vec![],
                             first_name: None,
                             last_name: None,
+                            email: None,
+                            fields: vec![],
                         },
                     ))
                     .await,

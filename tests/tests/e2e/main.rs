@@ -32,5 +32,6 @@ mod reflection;
 mod replicas;
 mod tenant_isolation;
 mod tokens;
+mod user_profile;
 mod user_reads;
 mod user_writes;
