@@ -45,7 +45,7 @@ enum UserSignIns {
     LastAt,
 }
 
-const CONTACT_EMAIL: &str = "idx_users_account_contact_email_key";
+const CONTACT_EMAIL: &str = "idx_users_account_id_contact_email_key";
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {

@@ -29,8 +29,10 @@ const TABLES: &[&str] = &[
     "groups",
     "project_authors",
     "projects",
+    "user_fields",
     "user_managed_departments",
     "user_points",
+    "user_sign_ins",
     "users",
 ];
 
@@ -49,6 +51,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("users", "uq_users_account_id_email_key", true),
     ("users", "idx_users_account_id_id", false),
     ("users", "idx_users_department_id_id_account_id", false),
+    ("users", "idx_users_account_id_contact_email_key", false),
     (
         "user_managed_departments",
         "idx_user_managed_departments_department_id",
@@ -120,6 +123,8 @@ const FOREIGN_KEYS: &[(&str, &str, &str)] = &[
 const CASCADING_KEYS: &[(&str, &str, &str)] = &[
     ("api_clients", "user_id", "users"),
     ("api_tokens", "client_id", "api_clients"),
+    ("user_fields", "user_id", "users"),
+    ("user_sign_ins", "user_id", "users"),
 ];
 
 fn expected_indexes() -> BTreeSet<(String, String, bool)> {
