@@ -9,6 +9,7 @@ use std::{collections::HashSet, sync::Mutex};
 
 use chrono::{NaiveDate, Utc};
 use sea_orm::{DatabaseConnection, EntityTrait as _, Set, prelude::Uuid, sea_query::OnConflict};
+use tracing::Instrument as _;
 
 use crate::entities::user_sign_in;
 
@@ -40,7 +41,9 @@ impl SignIns {
             }
         }
         let db = self.db.clone();
-        tokio::spawn(async move {
+        // In the request's trace: a write of its own would otherwise start a trace nobody
+        // asked for.
+        let write = async move {
             let row = user_sign_in::ActiveModel {
                 user_id: Set(user_id),
                 last_at: Set(now),
@@ -55,6 +58,7 @@ impl SignIns {
             if let Err(err) = written {
                 tracing::warn!(%user_id, error = %err, "recording a sign-in failed");
             }
-        });
+        };
+        tokio::spawn(write.in_current_span());
     }
 }
