@@ -93,6 +93,7 @@ impl TryFrom<pb::CreateUserRequest> for NewUser {
             names: Names::default(),
             email: None,
             fields: ProfileFields::default(),
+            group_ids: IdList::default(),
             password: PlainPassword::parse(&req.password)?,
             role: role_choice(req.role.as_ref())?,
             department_id: parse_field_id("departmentId", &req.department_id)?,
@@ -442,6 +443,7 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
         login,
         email,
         fields: profile_fields(&req.fields)?,
+        group_ids: IdList::parse("groupIds", &req.group_ids)?,
         names: Names {
             first: person_name("first_name", req.first_name.as_deref())?.unwrap_or_default(),
             last: person_name("last_name", req.last_name.as_deref())?.unwrap_or_default(),
@@ -506,6 +508,11 @@ pub(super) fn profile_changes(
             .map(EmailAddress::parse)
             .transpose()?,
         fields: profile_fields(&req.fields)?,
+        group_ids: req
+            .group_ids
+            .as_ref()
+            .map(|list| IdList::parse("groupIds", &list.ids))
+            .transpose()?,
         first_name: person_name("first_name", req.first_name.as_deref())?,
         last_name: person_name("last_name", req.last_name.as_deref())?,
         role: role

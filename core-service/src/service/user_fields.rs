@@ -1,6 +1,7 @@
 //! What a profile holds beside the `users` row's own columns: the e-mail address when it is
-//! not the login, the other profile fields (`user_fields`), and the last sign-in
-//! (`user_sign_ins`). Reads take a page of users at a time, through each table's key.
+//! not the login, the other profile fields (`user_fields`), the groups it is a stored member
+//! of (`groupIds` of a write), and the last sign-in (`user_sign_ins`). Reads take a page of
+//! users at a time, through each table's key.
 
 use std::collections::HashMap;
 
@@ -9,14 +10,15 @@ use sea_orm::{
     prelude::Uuid,
 };
 
+use super::lookups::unknown;
 use crate::{
     db::bulk,
     domain::{
         login::{EmailAddress, Login, email_key},
         profile_fields::{ProfileField, ProfileFields},
     },
-    entities::{user, user_field, user_sign_in},
-    error::ServiceResult,
+    entities::{group, group_member, user, user_field, user_sign_in},
+    error::{ServiceError, ServiceResult},
 };
 
 /// `contact_email` for a user whose login's key is `login_key` and whose e-mail address is
@@ -146,6 +148,65 @@ pub(super) async fn fields_of(
         list.sort_by(|a, b| a.name.cmp(&b.name));
     }
     Ok(fields)
+}
+
+/// Makes `user_id` a stored member of exactly `group_ids` (ascending): each must be a plain
+/// group of the account (400 naming `groupIds` otherwise: a smart group's members follow its
+/// department). Returns the groups before, ascending.
+pub(super) async fn replace_groups(
+    conn: &impl ConnectionTrait,
+    account_id: Uuid,
+    user_id: Uuid,
+    group_ids: &[Uuid],
+) -> ServiceResult<Vec<Uuid>> {
+    let mut found: Vec<(Uuid, Option<Uuid>)> = Vec::with_capacity(group_ids.len());
+    for chunk in bulk::in_chunks(group_ids) {
+        found.extend(
+            group::Entity::find()
+                .select_only()
+                .columns([group::Column::Id, group::Column::SmartDepartmentId])
+                .filter(group::Column::AccountId.eq(account_id))
+                .filter(group::Column::Id.is_in(chunk.iter().copied()))
+                .into_tuple::<(Uuid, Option<Uuid>)>()
+                .all(conn)
+                .await?,
+        );
+    }
+    for id in group_ids {
+        match found.iter().find(|(found, _)| found == id) {
+            None => return Err(unknown("groupIds", *id, "group")),
+            Some((_, Some(_))) => {
+                return Err(ServiceError::invalid(format!(
+                    "groupIds: group '{id}' is a smart group; its members follow its department."
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    let mut before: Vec<Uuid> = group_member::Entity::find()
+        .select_only()
+        .column(group_member::Column::GroupId)
+        .filter(group_member::Column::UserId.eq(user_id))
+        .into_tuple()
+        .all(conn)
+        .await?;
+    before.sort_unstable();
+    if before == group_ids {
+        return Ok(before);
+    }
+    group_member::Entity::delete_many()
+        .filter(group_member::Column::UserId.eq(user_id))
+        .exec(conn)
+        .await?;
+    let rows: Vec<group_member::ActiveModel> = group_ids
+        .iter()
+        .map(|group_id| group_member::ActiveModel {
+            group_id: Set(*group_id),
+            user_id: Set(user_id),
+        })
+        .collect();
+    bulk::insert_all(conn, rows).await?;
+    Ok(before)
 }
 
 /// When each of `users` last signed in (absent: never).

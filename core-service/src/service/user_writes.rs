@@ -48,6 +48,8 @@ pub struct NewProfile {
     /// The e-mail address when given; `None`: the login, if it is one.
     pub email: Option<EmailAddress>,
     pub fields: ProfileFields,
+    /// Plain groups the user joins.
+    pub group_ids: IdList,
     /// Absent: the user gets a random password nobody knows, and signs in once one is set.
     pub password: Option<PlainPassword>,
     pub role: RoleChoice,
@@ -94,6 +96,7 @@ pub async fn add_user(
         names: new.names,
         email: new.email,
         fields: new.fields,
+        group_ids: new.group_ids,
         password,
         role: new.role,
         department_id: new.department_id,
@@ -140,6 +143,8 @@ pub struct ProfileChanges {
     pub email: Option<EmailAddress>,
     /// Fields to set (an empty value removes one); fields not named stay.
     pub fields: ProfileFields,
+    /// The whole new set of plain groups, when given.
+    pub group_ids: Option<IdList>,
     pub first_name: Option<String>,
     pub last_name: Option<String>,
     pub role: Option<RoleChoice>,
@@ -250,7 +255,17 @@ pub async fn update_user(
         }
         let fields_before = user_fields::fields_of(txn, &[id]).await?.remove(&id);
         let fields_changed = user_fields::store_fields(txn, id, &changes.fields).await?;
-        if next == current && managed_after == managed_before && !fields_changed {
+        let groups = match &changes.group_ids {
+            Some(groups) => {
+                let groups = groups.as_slice();
+                let before =
+                    user_fields::replace_groups(txn, caller.account_id, id, groups).await?;
+                (before != groups).then(|| (before, groups.to_vec()))
+            }
+            None => None,
+        };
+        let unchanged = next == current && managed_after == managed_before;
+        if unchanged && !fields_changed && groups.is_none() {
             return Ok(());
         }
         if managed_after != managed_before {
@@ -280,6 +295,10 @@ pub async fn update_user(
             let fields_after = user_fields::fields_of(txn, &[id]).await?.remove(&id);
             before["fields"] = fields_snapshot(&fields_before.unwrap_or_default());
             after["fields"] = fields_snapshot(&fields_after.unwrap_or_default());
+        }
+        if let Some((groups_before, groups_after)) = groups {
+            before["groupIds"] = serde_json::json!(groups_before);
+            after["groupIds"] = serde_json::json!(groups_after);
         }
         w.record(Change {
             action: AuditAction::UserUpdated,

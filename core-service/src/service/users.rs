@@ -118,6 +118,8 @@ pub struct NewUser {
     /// The e-mail address when it is not the login; `None`: the login, if it is one.
     pub email: Option<EmailAddress>,
     pub fields: ProfileFields,
+    /// Plain groups the user joins.
+    pub group_ids: IdList,
     pub password: PlainPassword,
     pub role: RoleChoice,
     pub department_id: Uuid,
@@ -177,6 +179,7 @@ pub(super) async fn insert_user(
     let names = new.names;
     let contact_email = user_fields::new_contact(&login, new.email.as_ref());
     let fields = new.fields;
+    let group_ids = new.group_ids.into_inner();
     db::write(db, caller, async |w| {
         let txn = w.txn();
         let key = login.key();
@@ -231,8 +234,10 @@ pub(super) async fn insert_user(
         .await?;
         insert_managed(txn, created.id, &managed).await?;
         user_fields::store_fields(txn, created.id, &fields).await?;
+        user_fields::replace_groups(txn, caller.account_id, created.id, &group_ids).await?;
         let mut after = user_snapshot(&created, &managed);
         after["fields"] = fields_snapshot(fields.as_slice());
+        after["groupIds"] = json!(group_ids);
         w.record(Change {
             action: AuditAction::UserCreated,
             entity_id: created.id,

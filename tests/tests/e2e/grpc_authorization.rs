@@ -383,6 +383,7 @@ async fn call_user_methods(
                             last_name: None,
                             email: None,
                             fields: vec![],
+                            group_ids: vec![],
                         },
                     ))
                     .await,

@@ -16,6 +16,7 @@ on_both_backends!(
     a_login_apart_from_the_email_signs_in_and_both_filter,
     other_profile_fields_are_stored_changed_and_removed,
     the_last_sign_in_date_is_shown_once_the_user_signs_in,
+    group_ids_of_a_write_make_and_replace_memberships,
 );
 
 const PASSWORD: &str = "a password of the new hire";
@@ -360,4 +361,66 @@ async fn the_last_sign_in_date_is_shown_once_the_user_signs_in(stack: &TestStack
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let after = profile(stack, acme::LEARNER).await;
     assert_eq!(owner.get("lastLoginDate"), after.get("lastLoginDate"));
+}
+
+async fn group_ids_of_a_write_make_and_replace_memberships(stack: &TestStack) {
+    let body = format!(
+        "<request><departmentId>{}</departmentId><fields><login>g@acme.example.com</login>\
+         </fields><groupIds><id>{}</id><id>{}</id></groupIds>\
+         <sendLoginEmail>false</sendLoginEmail></request>",
+        acme::SALES,
+        acme::INTERNS,
+        acme::EMPTY_GROUP
+    );
+    let reply = stack.post_xml("/user", world::OWNER, &body).await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let id = text_of(&reply.body, "response").expect("the new id");
+    let mut expected = [acme::INTERNS, acme::EMPTY_GROUP];
+    expected.sort_unstable();
+    assert_eq!(profile(stack, &id).await["groups"], json!(expected));
+    let group = json_of(
+        &get_json(
+            stack,
+            &format!("/group/{}", acme::EMPTY_GROUP),
+            world::OWNER,
+        )
+        .await,
+    );
+    assert_eq!(group["userIds"], json!([id]));
+
+    let path = format!("/user/{id}");
+    let post = |body: Value| {
+        let request = stack
+            .request(reqwest::Method::POST, &path, world::OWNER)
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+        async move { Reply::from(request.send().await.expect("request")).await }
+    };
+    // Absent: unchanged; given: the whole new set.
+    assert_eq!(
+        post(json!({"fields": {"first_name": "G"}})).await.status,
+        200
+    );
+    assert_eq!(profile(stack, &id).await["groups"], json!(expected));
+    let reply = post(json!({"groupIds": [acme::INTERNS]})).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(profile(stack, &id).await["groups"], json!([acme::INTERNS]));
+
+    // A smart group, another account's group or a non-id: 400 naming groupIds, nothing
+    // changes.
+    let before = stack.snapshot().await;
+    post(json!({"groupIds": [acme::ALL_OF_SALES]}))
+        .await
+        .assert_error(400, "smart group");
+    post(json!({"groupIds": [world::globex::CREW]}))
+        .await
+        .assert_error(400, "groupIds");
+    post(json!({"groupIds": ["nope"]}))
+        .await
+        .assert_error(400, "groupIds");
+    assert_eq!(stack.snapshot().await, before);
+
+    let reply = post(json!({"groupIds": []})).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(profile(stack, &id).await.get("groups").is_none());
 }

@@ -12,7 +12,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::{
     AddUserRequest, ChangeUserPasswordRequest, ChangeUserStatusRequest, DeleteUserRequest,
-    ManagedDepartmentIds, ProfileField, UpdateUserRequest,
+    GroupIds, ManagedDepartmentIds, ProfileField, UpdateUserRequest,
 };
 use serde_json::Value;
 
@@ -40,6 +40,9 @@ pub(crate) struct NewUserBody {
     pub(crate) last_name: Option<String>,
     /// The other profile fields, by the name given.
     pub(crate) fields: Vec<(String, String)>,
+    /// `groupIds` (the OpenAPI's name; the help pages say `groups`). Absent (`None`) leaves
+    /// an update's groups as they are.
+    pub(crate) group_ids: Option<Vec<String>>,
 }
 
 /// The profile fields with elements of their own in [`NewUserBody`].
@@ -55,6 +58,7 @@ impl NewUserBody {
 
     fn into_request(mut self) -> AddUserRequest {
         AddUserRequest {
+            group_ids: self.group_ids.take().unwrap_or_default(),
             fields: self.other_fields(),
             email: self.email,
             login: self.login.unwrap_or_default(),
@@ -73,6 +77,7 @@ impl NewUserBody {
     fn into_update(mut self, user_id: String) -> UpdateUserRequest {
         UpdateUserRequest {
             user_id,
+            group_ids: self.group_ids.take().map(|ids| GroupIds { ids }),
             fields: self.other_fields(),
             email: self.email,
             login: self.login,
@@ -117,8 +122,13 @@ impl FromXml for NewUserBody {
                 others.push((other.name.clone(), other.text_value()?.to_owned()));
             }
         }
+        let group_ids = match xml_ids(root, "groupIds")? {
+            Some(ids) => Some(ids),
+            None => xml_ids(root, "groups")?,
+        };
         Ok(Self {
             fields: others,
+            group_ids,
             department_id: root.optional_text("departmentId")?,
             password: root.optional_text("password")?,
             login: field("login")?,
@@ -189,6 +199,10 @@ impl FromJson for NewUserBody {
             first_name,
             last_name,
             fields: others,
+            group_ids: match object.optional_text_list("groupIds")? {
+                Some(ids) => Some(ids),
+                None => object.optional_text_list("groups")?,
+            },
             department_id: object.optional_text("departmentId")?,
             password: object.optional_text("password")?,
             role: object.optional_text("role")?,
