@@ -606,3 +606,54 @@ async fn sqlite_enrollments_survive_gaining_their_dates() {
 async fn postgres_enrollments_survive_gaining_their_dates() {
     enrollments_survive_gaining_their_dates(Backend::Postgres).await;
 }
+
+/// Users made before migration 17 keep working: their login is their e-mail address (no
+/// address apart), their status is what `active` said, and they have no other fields.
+async fn users_survive_gaining_their_profile(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    let before_profile = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == "m20261126_000017_user_directory_profile")
+        .expect("the profile migration is listed");
+    Migrator::up(&db, Some(before_profile as u32))
+        .await
+        .expect("up to users without the profile");
+    insert_user(&db, USER, "learner").await.expect("user");
+    Migrator::up(&db, None).await.expect("the profile migration");
+    assert_full_schema(&db).await;
+    let rows = strings(
+        &db,
+        "SELECT CAST(id AS TEXT), \
+                CASE WHEN contact_email IS NULL AND contact_email_key IS NULL \
+                     THEN 'login is the address' ELSE 'address apart' END, \
+                CASE WHEN employment_ended THEN 'ended' ELSE 'employed' END, \
+                (SELECT CAST(COUNT(*) AS TEXT) FROM user_fields), \
+                (SELECT CAST(COUNT(*) AS TEXT) FROM user_sign_ins) \
+         FROM users",
+    )
+    .await;
+    assert_eq!(
+        rows,
+        [vec![
+            USER.to_owned(),
+            "login is the address".to_owned(),
+            "employed".to_owned(),
+            "0".to_owned(),
+            "0".to_owned(),
+        ]]
+    );
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_users_survive_gaining_their_profile() {
+    users_survive_gaining_their_profile(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_users_survive_gaining_their_profile() {
+    users_survive_gaining_their_profile(Backend::Postgres).await;
+}
