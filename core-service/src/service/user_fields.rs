@@ -36,6 +36,22 @@ pub(super) fn new_contact(login: &Login, email: Option<&EmailAddress>) -> Option
     }
 }
 
+/// `contact_email` of `current` once updated to `next` (whose login is set), with `email`
+/// when one is given. A login that is the address stays so while it is an address: renaming
+/// one renames the other. Otherwise the address stays what it was unless one is given.
+pub(super) fn contact_after(
+    current: &user::Model,
+    next: &user::Model,
+    email: Option<&EmailAddress>,
+) -> Option<String> {
+    let linked = current.contact_email.is_none() && Login::parse(&next.email).is_ok();
+    match email {
+        Some(email) => stored_contact(&next.email_key, email.as_str()),
+        None if linked => None,
+        None => stored_contact(&next.email_key, email_of(current)),
+    }
+}
+
 /// The profile's `EMAIL` of a stored user.
 pub fn email_of(user: &user::Model) -> &str {
     user.contact_email.as_deref().unwrap_or(&user.email)

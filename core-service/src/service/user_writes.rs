@@ -207,15 +207,7 @@ pub async fn update_user(
             next.email = login.as_str().to_owned();
             next.email_key = key;
         }
-        // A login that is the e-mail address stays so while it is an address: renaming one
-        // renames the other. Otherwise the address stays what it was unless one is given,
-        // and it is stored apart only while it differs from the login.
-        let linked = current.contact_email.is_none() && Login::parse(&next.email).is_ok();
-        next.contact_email = match &changes.email {
-            Some(email) => user_fields::stored_contact(&next.email_key, email.as_str()),
-            None if linked => None,
-            None => user_fields::stored_contact(&next.email_key, email_of(&current)),
-        };
+        next.contact_email = user_fields::contact_after(&current, &next, changes.email.as_ref());
         next.contact_email_key = next.contact_email.as_deref().map(email_key);
         let address = next.contact_email.as_deref().unwrap_or(&next.email);
         if email_key(address) != email_key(email_of(&current)) {
