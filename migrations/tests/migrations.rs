@@ -622,7 +622,9 @@ async fn users_survive_gaining_their_profile(backend: Backend) {
         .await
         .expect("up to users without the profile");
     insert_user(&db, USER, "learner").await.expect("user");
-    Migrator::up(&db, None).await.expect("the profile migration");
+    Migrator::up(&db, None)
+        .await
+        .expect("the profile migration");
     assert_full_schema(&db).await;
     let rows = strings(
         &db,
