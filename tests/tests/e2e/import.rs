@@ -1028,7 +1028,8 @@ async fn a_large_import_keeps_every_foreign_key(db: &DatabaseConnection) {
 
 /// PostgreSQL: a database that already holds an account is serving it, and dropping the keys
 /// would lock out its every request for the import's seconds: a large import beside it keeps
-/// the keys and checks them row by row.
+/// the keys (checked row by row, or with the triggers off and one query per key when it may
+/// turn them off).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_import_beside_another_account_keeps_the_keys_in_place() {
     let Some(fixture) = TestConnection::create(Backend::Postgres).await else {
@@ -1049,8 +1050,9 @@ async fn a_large_import_beside_another_account_keeps_the_keys_in_place() {
 }
 
 /// PostgreSQL: a request of the service holding `users` keeps a large import from taking
-/// its locks; the import still lands, its keys checked row by row, without waiting on the
-/// request. (SQLite keeps its keys whatever the import's size.)
+/// its locks; the import still lands, its keys in place (checked row by row, or with the
+/// triggers off, which locks nothing), without waiting on the request. (SQLite keeps its keys
+/// whatever the import's size.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_import_beside_a_busy_postgresql_service_checks_keys_row_by_row() {
     use sea_orm::TransactionTrait as _;
