@@ -1,10 +1,13 @@
 //! The import at scale: a generated account of a few thousand users lands whole through
 //! the streaming JSON reader with its progress reported, a document refused at its very
 //! last entry leaves nothing behind, and lists given out of the contract's order are
-//! refused exactly as when the document is read whole.
+//! refused exactly as when the document is read whole. On PostgreSQL, where such an account
+//! is copied in with its long tables' triggers off, a failure late in the writes and a key
+//! broken by those rows both leave nothing behind.
 //!
 //! Every scenario runs on SQLite, and on PostgreSQL when `LMS_TEST_POSTGRES_URL` names a
-//! server (a fresh database is created per test and dropped afterwards).
+//! server (a fresh database is created per test and dropped afterwards); the PostgreSQL-only
+//! ones are skipped, saying so, without it.
 
 use std::{path::Path, sync::Mutex};
 
@@ -19,7 +22,7 @@ use lms_core::{
     },
 };
 use lms_testkit::{Backend, TestConnection, on_both_backends};
-use sea_orm::{DatabaseConnection, EntityTrait, PaginatorTrait};
+use sea_orm::{ConnectionTrait as _, DatabaseConnection, EntityTrait, PaginatorTrait};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -274,4 +277,110 @@ async fn a_streamed_document_is_refused_as_the_whole_document_is() {
         }
     }
     assert_eq!(count::<account::Entity>(&db.db).await, 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// PostgreSQL: the long tables copied in with their triggers off
+
+/// Nothing of the generated account is in the database.
+async fn assert_nothing_landed(db: &DatabaseConnection) {
+    assert_eq!(count::<account::Entity>(db).await, 0);
+    assert_eq!(count::<department::Entity>(db).await, 0);
+    assert_eq!(count::<user::Entity>(db).await, 0);
+    assert_eq!(count::<group_member::Entity>(db).await, 0);
+    assert_eq!(count::<enrollment::Entity>(db).await, 0);
+    assert_eq!(count::<user_points::Entity>(db).await, 0);
+}
+
+/// `session_replication_role` of every connection the pool hands out: the import's
+/// `SET LOCAL` must end with its transaction.
+async fn assert_triggers_on(db: &DatabaseConnection) {
+    for _ in 0..4 {
+        let row = db
+            .query_one_raw(sea_orm::Statement::from_string(
+                sea_orm::DbBackend::Postgres,
+                "SELECT current_setting('session_replication_role') AS role",
+            ))
+            .await
+            .expect("setting read")
+            .expect("a row");
+        assert_eq!(row.try_get::<String>("", "role").expect("role"), "origin");
+    }
+}
+
+/// The database refuses the last long table's rows (a `CHECK` holds whatever the
+/// triggers do): the users and enrollments already copied in are rolled back with it, and
+/// the same document lands once the rule is gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn postgresql_a_copy_failing_at_the_last_long_table_leaves_nothing() {
+    let Some(fixture) = TestConnection::create(Backend::Postgres).await else {
+        return;
+    };
+    let db = &fixture.db;
+    db.execute_unprepared(
+        "ALTER TABLE user_points ADD CONSTRAINT ck_test_points CHECK (points < 999)",
+    )
+    .await
+    .expect("rule added");
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = write(
+        folder.path(),
+        "scale.json",
+        &generated(&password_hash()),
+        &CONTRACT_ORDER,
+    );
+    let err = import_file(db, &file, &hasher())
+        .await
+        .expect_err("the database refuses a points entry");
+    assert!(matches!(err, ImportError::Database(_)), "{err}");
+    assert!(format!("{err:?}").contains("ck_test_points"), "{err:?}");
+    assert_nothing_landed(db).await;
+    assert_triggers_on(db).await;
+
+    db.execute_unprepared("ALTER TABLE user_points DROP CONSTRAINT ck_test_points")
+        .await
+        .expect("rule dropped");
+    let summary = import_file(db, &file, &hasher())
+        .await
+        .expect("the account imports");
+    assert_eq!(
+        count::<user_points::Entity>(db).await,
+        summary.points as u64
+    );
+    assert_triggers_on(db).await;
+}
+
+/// A foreign key the imported rows break is refused as its own trigger would refuse it,
+/// however the long tables' keys were checked, and nothing lands. The key here points at a
+/// table the import never fills.
+#[tokio::test(flavor = "multi_thread")]
+async fn postgresql_a_key_broken_by_the_copied_rows_refuses_the_import() {
+    let Some(fixture) = TestConnection::create(Backend::Postgres).await else {
+        return;
+    };
+    let db = &fixture.db;
+    for statement in [
+        "CREATE TABLE test_accounts (id uuid PRIMARY KEY)",
+        "ALTER TABLE enrollments ADD CONSTRAINT fk_test_enrollments_account \
+         FOREIGN KEY (account_id) REFERENCES test_accounts (id)",
+    ] {
+        db.execute_unprepared(statement).await.expect("key added");
+    }
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = write(
+        folder.path(),
+        "scale.json",
+        &generated(&password_hash()),
+        &CONTRACT_ORDER,
+    );
+    let err = import_file(db, &file, &hasher())
+        .await
+        .expect_err("the key refuses the enrollments");
+    assert!(matches!(err, ImportError::Database(_)), "{err}");
+    assert!(
+        format!("{err:?}").contains("fk_test_enrollments_account"),
+        "{err:?}"
+    );
+    assert_nothing_landed(db).await;
+    assert_triggers_on(db).await;
 }

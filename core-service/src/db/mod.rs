@@ -11,6 +11,8 @@
 //! - [`audit`]: the audit record, with its actions and entity kinds as enums.
 //! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.
 //! - [`rows`]: plain multi-row `INSERT`s (arrays on PostgreSQL) for the largest writes.
+//! - [`pg_transaction`] and [`copy`]: PostgreSQL only, a transaction on a sqlx connection of
+//!   the pool that answers SeaORM's queries and also `COPY`s rows in, for the import.
 //! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
 //! - [`reads`]: connections held outside the pool for the hottest reads, returned without
 //!   the pool's per-release ping.
@@ -20,7 +22,9 @@ use std::time::Duration;
 pub mod audit;
 pub mod bulk;
 pub mod conflict;
+pub mod copy;
 pub mod fault;
+pub mod pg_transaction;
 pub mod reads;
 pub mod rows;
 pub mod sqlite_file;

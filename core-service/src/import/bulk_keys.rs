@@ -3,55 +3,106 @@
 //!
 //! PostgreSQL checks a foreign key with a trigger per inserted row, each a query of its
 //! own: for the million enrollments of a large account that was two thirds of the import.
-//! So a large import drops the keys of its long tables (`users`, `enrollments`,
-//! `user_points`) inside its transaction, writes their rows, and adds the same keys back
-//! (read from the catalog, not restated here), which PostgreSQL checks with one join per
-//! key. The transaction
-//! commits only with every key in place and satisfied; on any failure the rollback puts
-//! the keys back untouched.
+//! A large import ([`relax_for`]) therefore writes its long tables (`users`, `enrollments`,
+//! `user_points`) in one of two ways, the first PostgreSQL allows:
 //!
-//! The price is the locks: dropping a key locks its table and the table it references
-//! (`accounts`, `departments`, `custom_roles`, `content_items`) exclusively until the
-//! commit, and every request of every account authenticates through `accounts` and
+//! 1. With the triggers off while those tables are written, and each key checked afterwards
+//!    with one query over the imported accounts' rows ([`super::replica`]). It locks nothing,
+//!    but needs the right to set `session_replication_role`.
+//! 2. With the keys dropped inside the transaction and added back (read from the catalog, not
+//!    restated here), which PostgreSQL checks with one join per key. The transaction commits
+//!    only with every key in place and satisfied; on any failure the rollback puts the keys
+//!    back untouched.
+//!
+//! The price of the second is the locks: dropping a key locks its table and the table it
+//! references (`accounts`, `departments`, `custom_roles`, `content_items`) exclusively until
+//! the commit, and every request of every account authenticates through `accounts` and
 //! `users`: on a database that serves anyone, the whole service would stand still for the
 //! seconds of the import. So the keys are dropped only while no user exists yet (a first
 //! load: nobody can be authenticated, so nobody waits), and the locks are tried without
 //! waiting, a few times; any other import checks row by row, slower but never stalling
-//! the service. Small imports never take them either.
+//! the service. Small imports never take either way.
 //! SQLite checks a key with an index probe in the insert itself and keeps its keys.
 
 use std::time::{Duration, Instant};
 
-use sea_orm::{
-    ConnectionTrait as _, DatabaseBackend, DatabaseTransaction, DbErr, Statement,
-    TransactionTrait as _,
-};
+use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, Statement};
+use uuid::Uuid;
 
-/// The tables whose keys are dropped and added back.
-const TABLES: &str = "'users', 'enrollments', 'user_points'";
+use super::replica::{self, Replica, TABLES};
 
-/// Fewer rows than this are checked row by row: the locks are not worth it.
+/// Fewer rows than this are checked row by row: relaxing the checks is not worth it.
 pub(super) const MIN_ROWS: usize = 10_000;
 
 /// How long the import keeps trying to take the locks before checking row by row.
 const LOCK_PATIENCE: Duration = Duration::from_secs(2);
 const LOCK_RETRY: Duration = Duration::from_millis(50);
 
+/// How the long tables' keys are checked once rather than per row, for the rest of the
+/// transaction.
+#[must_use = "the keys must be checked before the commit"]
+pub(super) enum Relaxed {
+    /// The triggers are off while a long table is written ([`replica`]).
+    Replica(Replica),
+    /// The keys are dropped, to be added back.
+    Dropped(Dropped),
+}
+
 /// Keys dropped inside the transaction, to be added back before it commits.
-#[must_use = "the keys must be added back before the commit"]
 pub(super) struct Dropped {
     add_back: Vec<String>,
 }
 
-/// Drops the keys of the long tables when `rows` of them are about to be written and
-/// doing so pays; `None` (nothing dropped) otherwise.
-pub(super) async fn drop_for(
-    txn: &DatabaseTransaction,
+/// Relaxes the per-row checks of the long tables' keys when `rows` of them are about to be
+/// written and doing so pays: the triggers turned off when PostgreSQL allows it, else the keys
+/// dropped on a first load; `None` (checked row by row) otherwise.
+pub(super) async fn relax_for(
+    txn: &impl ConnectionTrait,
     rows: usize,
-) -> Result<Option<Dropped>, DbErr> {
+) -> Result<Option<Relaxed>, DbErr> {
     if txn.get_database_backend() != DatabaseBackend::Postgres || rows < MIN_ROWS {
         return Ok(None);
     }
+    if let Some(replica) = replica::permitted(txn).await? {
+        return Ok(Some(Relaxed::Replica(replica)));
+    }
+    Ok(drop_for(txn).await?.map(Relaxed::Dropped))
+}
+
+impl Relaxed {
+    /// Before a long table is written.
+    pub(super) async fn writing(&self, txn: &impl ConnectionTrait) -> Result<(), DbErr> {
+        match self {
+            Relaxed::Replica(replica) => replica.triggers_off(txn).await,
+            Relaxed::Dropped(_) => Ok(()),
+        }
+    }
+
+    /// After a long table is written.
+    pub(super) async fn written(&self, txn: &impl ConnectionTrait) -> Result<(), DbErr> {
+        match self {
+            Relaxed::Replica(replica) => replica.triggers_on(txn).await,
+            Relaxed::Dropped(_) => Ok(()),
+        }
+    }
+
+    /// Checks the keys over the rows written: each key over the rows of `accounts`, or the
+    /// dropped keys added back, which PostgreSQL checks over their whole tables.
+    pub(super) async fn check(
+        self,
+        txn: &impl ConnectionTrait,
+        accounts: &[Uuid],
+    ) -> Result<(), DbErr> {
+        match self {
+            Relaxed::Replica(replica) => replica.check_keys(txn, accounts).await,
+            Relaxed::Dropped(dropped) => dropped.add_back(txn).await,
+        }
+    }
+}
+
+/// Drops the keys of the long tables while no user exists and their tables can be locked;
+/// `None` (nothing dropped) otherwise.
+async fn drop_for(txn: &impl ConnectionTrait) -> Result<Option<Dropped>, DbErr> {
     if users_exist(txn).await? {
         return Ok(None);
     }
@@ -106,7 +157,7 @@ pub(super) async fn drop_for(
 
 impl Dropped {
     /// Adds the keys back; PostgreSQL checks each over its whole table.
-    pub(super) async fn add_back(self, txn: &DatabaseTransaction) -> Result<(), DbErr> {
+    async fn add_back(self, txn: &impl ConnectionTrait) -> Result<(), DbErr> {
         for add in self.add_back {
             txn.execute_unprepared(&add).await?;
         }
@@ -120,28 +171,31 @@ impl Dropped {
 /// user, so the check that none exists (made before, cheaply) is made again under the locks:
 /// a user committed in between gives the locks back.
 async fn lock_while_no_user_exists(
-    txn: &DatabaseTransaction,
+    txn: &impl ConnectionTrait,
     tables: &[String],
 ) -> Result<bool, DbErr> {
     let sql = format!(
         "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE NOWAIT",
         tables.join(", ")
     );
+    let savepoint = "SAVEPOINT import_keys_lock";
+    let rollback = "ROLLBACK TO SAVEPOINT import_keys_lock; RELEASE SAVEPOINT import_keys_lock";
     let deadline = Instant::now() + LOCK_PATIENCE;
     loop {
-        let attempt = txn.begin().await?;
-        match attempt.execute_unprepared(&sql).await {
-            Ok(_) if users_exist(&attempt).await? => {
-                attempt.rollback().await?;
+        txn.execute_unprepared(savepoint).await?;
+        match txn.execute_unprepared(&sql).await {
+            Ok(_) if users_exist(txn).await? => {
+                txn.execute_unprepared(rollback).await?;
                 return Ok(false);
             }
             Ok(_) => {
                 // Released into the transaction, which keeps the locks until it ends.
-                attempt.commit().await?;
+                txn.execute_unprepared("RELEASE SAVEPOINT import_keys_lock")
+                    .await?;
                 return Ok(true);
             }
             Err(error) => {
-                attempt.rollback().await?;
+                txn.execute_unprepared(rollback).await?;
                 if Instant::now() >= deadline {
                     tracing::debug!(%error, "locking the tables of a large import");
                     return Ok(false);
@@ -153,7 +207,7 @@ async fn lock_while_no_user_exists(
 }
 
 /// Whether any user exists: then the database serves someone, whom the locks would stall.
-async fn users_exist(txn: &DatabaseTransaction) -> Result<bool, DbErr> {
+async fn users_exist(txn: &impl ConnectionTrait) -> Result<bool, DbErr> {
     let row = txn
         .query_one_raw(Statement::from_string(
             DatabaseBackend::Postgres,

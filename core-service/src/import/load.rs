@@ -11,23 +11,25 @@ use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
 use futures::StreamExt as _;
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DatabaseTransaction,
-    DbErr, EntityTrait, QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement,
-    TransactionOptions, TransactionTrait as _, Value,
+    ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait,
+    QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement, TransactionOptions,
+    TransactionTrait as _, Value,
 };
 use serde::Serialize;
 use uuid::Uuid;
 
 use super::{
-    ImportDocument, ImportError, bulk_keys,
+    ImportDocument, ImportError,
+    bulk_keys::{self, Relaxed},
     document::Format,
     progress::{ImportStage, ProgressFn, Reporter},
     stream, tables,
+    transaction::ImportTransaction,
     validate::{AccountPlan, Password, Plan, validate},
 };
 use crate::{
     auth::password::PasswordHasher,
-    db::{audit, bulk, rows::insert_rows},
+    db::{audit, bulk, pg_transaction::PgTransaction, rows::Table},
     domain::account_url::scheme_spellings,
     entities::{
         account, api_client, content_item, custom_role, department, enrollment, group, project,
@@ -180,20 +182,47 @@ async fn import_plan(
         hash_passwords(&mut plan, hasher, progress).await?;
     }
 
+    if db.get_database_backend() == DatabaseBackend::Postgres {
+        // A transaction of its own on a pooled connection, for `COPY`; PostgreSQL's unique
+        // indexes settle a race between two imports.
+        let txn = PgTransaction::begin(db).await?;
+        return run(txn, plan, progress).await;
+    }
     // IMMEDIATE takes SQLite's write lock before the checks read, so the transaction
-    // never has to upgrade a stale read snapshot; PostgreSQL ignores the option (its
-    // unique indexes settle a race between two imports).
+    // never has to upgrade a stale read snapshot.
     let options = TransactionOptions {
         sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
         ..TransactionOptions::default()
     };
     let txn = db.begin_with_options(options).await?;
-    match write(&txn, &mut plan, &progress).await {
-        Ok(summary) => {
-            // The rows are in the transaction; their copies here are not needed again.
-            drop(plan);
+    run(txn, plan, progress).await
+}
+
+/// Writes `plan` in `txn` and commits it, or rolls it back.
+async fn run(
+    txn: impl ImportTransaction,
+    mut plan: Plan,
+    progress: Reporter<'_>,
+) -> Result<ImportSummary, ImportError> {
+    let written = write(&txn, &mut plan, &progress).await;
+    let accounts: Vec<Uuid> = plan.accounts.iter().map(|account| account.id).collect();
+    // The rows are in the transaction; their copies here are not needed again.
+    drop(plan);
+    let checked = match written {
+        Ok((summary, relaxed)) => {
             progress.report(ImportStage::Analyzing, 0, 0);
             analyze(&txn).await?;
+            // After ANALYZE: the keys' checks are planned knowing the imported rows.
+            match relaxed {
+                Some(relaxed) => relaxed.check(&txn, &accounts).await.map(|()| summary),
+                None => Ok(summary),
+            }
+            .map_err(ImportError::from)
+        }
+        Err(err) => Err(err),
+    };
+    match checked {
+        Ok(summary) => {
             txn.commit().await?;
             tracing::info!(%summary, "import committed");
             Ok(summary)
@@ -213,26 +242,46 @@ async fn import_plan(
 /// Inside the import's transaction, so the statistics land with the rows and are read on
 /// the connection that already holds the pages, and under a savepoint, so a failing
 /// ANALYZE is only logged and never costs the import.
-async fn analyze(txn: &DatabaseTransaction) -> Result<(), DbErr> {
-    let savepoint = txn.begin().await?;
+async fn analyze(txn: &impl ConnectionTrait) -> Result<(), DbErr> {
+    txn.execute_unprepared("SAVEPOINT import_analyze").await?;
     // A full ANALYZE, not one bounded by `analysis_limit`: the limit would stay on the
     // pooled connection, and sampled statistics mislead SQLite's choice between an index
     // and a scan for long `IN` lists.
-    match savepoint.execute_unprepared("ANALYZE").await {
-        Ok(_) => savepoint.commit().await,
+    let end = match txn.execute_unprepared("ANALYZE").await {
+        Ok(_) => "RELEASE SAVEPOINT import_analyze",
         Err(error) => {
             tracing::warn!(%error, "refreshing the planner's statistics after an import failed");
-            savepoint.rollback().await
+            "ROLLBACK TO SAVEPOINT import_analyze; RELEASE SAVEPOINT import_analyze"
         }
-    }
+    };
+    txn.execute_unprepared(end).await.map(drop)
 }
 
-/// Inserts the plan, parents before children, and one audit row per account.
+/// Writes one of the long tables, with its keys' per-row checks off when `relaxed`.
+async fn write_long<const N: usize>(
+    txn: &impl ImportTransaction,
+    relaxed: Option<&Relaxed>,
+    table: &Table<N>,
+    rows: impl IntoIterator<Item = [Value; N]> + Send,
+    written: &mut (impl FnMut(usize) + Send),
+) -> Result<(), DbErr> {
+    if let Some(relaxed) = relaxed {
+        relaxed.writing(txn).await?;
+    }
+    txn.write_rows(table, rows, written).await?;
+    if let Some(relaxed) = relaxed {
+        relaxed.written(txn).await?;
+    }
+    Ok(())
+}
+
+/// Inserts the plan, parents before children, and one audit row per account. The long
+/// tables' keys are left to check when their per-row checks were relaxed.
 async fn write(
-    txn: &DatabaseTransaction,
+    txn: &impl ImportTransaction,
     plan: &mut Plan,
     progress: &Reporter<'_>,
-) -> Result<ImportSummary, ImportError> {
+) -> Result<(ImportSummary, Option<Relaxed>), ImportError> {
     check_not_taken(txn, plan).await?;
     // The ids' places only name entries in refusals, and for a million rows they weigh
     // as much as the rows: freed before the writes.
@@ -246,12 +295,15 @@ async fn write(
         progress.report(ImportStage::Writing, done, total);
     };
     let w = &mut written;
-    insert_rows(txn, &tables::ACCOUNTS, tables::accounts(plan, now), w).await?;
-    insert_rows(txn, &tables::DEPARTMENTS, tables::departments(plan, now), w).await?;
-    insert_rows(txn, &tables::CLOSURE, tables::department_closure(plan), w).await?;
-    insert_rows(txn, &tables::CUSTOM_ROLES, tables::custom_roles(plan), w).await?;
-    insert_rows(
-        txn,
+    txn.write_rows(&tables::ACCOUNTS, tables::accounts(plan, now), w)
+        .await?;
+    txn.write_rows(&tables::DEPARTMENTS, tables::departments(plan, now), w)
+        .await?;
+    txn.write_rows(&tables::CLOSURE, tables::department_closure(plan), w)
+        .await?;
+    txn.write_rows(&tables::CUSTOM_ROLES, tables::custom_roles(plan), w)
+        .await?;
+    txn.write_rows(
         &tables::PERMISSIONS,
         tables::custom_role_permissions(plan),
         w,
@@ -262,38 +314,39 @@ async fn write(
         .iter()
         .map(|account| account.users.len() + account.enrollments.len() + account.points.len())
         .sum();
-    let dropped_keys = bulk_keys::drop_for(txn, long_rows).await?;
-    insert_rows(txn, &tables::USERS, tables::users(plan, now)?, w).await?;
-    insert_rows(
+    let relaxed = bulk_keys::relax_for(txn, long_rows).await?;
+    let r = relaxed.as_ref();
+    write_long(txn, r, &tables::USERS, tables::users(plan, now)?, w).await?;
+    txn.write_rows(&tables::MANAGED, tables::user_managed_departments(plan), w)
+        .await?;
+    txn.write_rows(&tables::GROUPS, tables::groups(plan), w)
+        .await?;
+    txn.write_rows(&tables::MEMBERS, tables::group_members(plan), w)
+        .await?;
+    txn.write_rows(&tables::PROJECTS, tables::projects(plan), w)
+        .await?;
+    txn.write_rows(&tables::AUTHORS, tables::project_authors(plan), w)
+        .await?;
+    txn.write_rows(&tables::CONTENT_ITEMS, tables::content_items(plan), w)
+        .await?;
+    write_long(
         txn,
-        &tables::MANAGED,
-        tables::user_managed_departments(plan),
+        r,
+        &tables::ENROLLMENTS,
+        tables::enrollments(plan, now),
         w,
     )
     .await?;
-    insert_rows(txn, &tables::GROUPS, tables::groups(plan), w).await?;
-    insert_rows(txn, &tables::MEMBERS, tables::group_members(plan), w).await?;
-    insert_rows(txn, &tables::PROJECTS, tables::projects(plan), w).await?;
-    insert_rows(txn, &tables::AUTHORS, tables::project_authors(plan), w).await?;
-    insert_rows(txn, &tables::CONTENT_ITEMS, tables::content_items(plan), w).await?;
-    insert_rows(txn, &tables::ENROLLMENTS, tables::enrollments(plan, now), w).await?;
-    insert_rows(txn, &tables::POINTS, tables::user_points(plan), w).await?;
-    insert_rows(txn, &tables::API_CLIENTS, tables::api_clients(plan, now), w).await?;
-    if let Some(keys) = dropped_keys {
-        keys.add_back(txn).await?;
-    }
-    insert_rows(
-        txn,
-        &audit::TABLE,
-        tables::audit_log(plan, now),
-        &mut |_| {},
-    )
-    .await?;
+    write_long(txn, r, &tables::POINTS, tables::user_points(plan), w).await?;
+    txn.write_rows(&tables::API_CLIENTS, tables::api_clients(plan, now), w)
+        .await?;
+    txn.write_rows(&audit::TABLE, tables::audit_log(plan, now), &mut |_| {})
+        .await?;
     let mut total = ImportSummary::default();
     for account in &plan.accounts {
         total.add(&ImportSummary::of(account));
     }
-    Ok(total)
+    Ok((total, relaxed))
 }
 
 /// Refuses the plan when one of its ids or account URLs is already in the database,

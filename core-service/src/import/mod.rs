@@ -10,9 +10,11 @@
 //! - `validate`: every rule checked in memory, giving a plan of rows (the department
 //!   tree ordered parents first, its closure rows computed by `tree`).
 //! - `load`: [`import_document`] / [`import_file`]: the database checks, password
-//!   hashing off the async runtime, and the one transaction; `tables` builds each table's
-//!   rows as plain values for `db::rows`, `bulk_keys` checks the long tables' foreign keys
-//!   once per large import on PostgreSQL, `progress` tells the caller how far it has got.
+//!   hashing off the async runtime, and the one transaction (`transaction`: SeaORM's on
+//!   SQLite, a sqlx one that `COPY`s on PostgreSQL); `tables` builds each table's rows as
+//!   plain values for `db::rows` and `db::copy`, `bulk_keys` (with `replica`) checks the long
+//!   tables' foreign keys once per large import on PostgreSQL, `progress` tells the caller
+//!   how far it has got.
 
 mod bulk_keys;
 pub mod document;
@@ -21,8 +23,10 @@ mod error;
 mod fuzz;
 mod load;
 mod progress;
+mod replica;
 mod stream;
 mod tables;
+mod transaction;
 mod tree;
 mod validate;
 

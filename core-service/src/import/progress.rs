@@ -14,7 +14,8 @@ pub enum ImportStage {
     Hashing,
     /// Writing rows inside the transaction (`done` and `total` count rows).
     Writing,
-    /// Committed; refreshing the planner's statistics.
+    /// Rows written; refreshing the planner's statistics (and, after a large PostgreSQL
+    /// import, checking the long tables' foreign keys) before the commit.
     Analyzing,
 }
 

@@ -959,23 +959,11 @@ async fn foreign_keys(db: &DatabaseConnection) -> Vec<(String, String, String, i
     .collect()
 }
 
-/// The keys without their object ids, and whether every key of the long tables has a new one.
-fn compare_keys(
-    before: &[(String, String, String, i64)],
-    after: &[(String, String, String, i64)],
-) -> (bool, bool) {
-    let definitions = |keys: &[(String, String, String, i64)]| -> Vec<(String, String, String)> {
-        keys.iter()
-            .map(|(t, n, d, _)| (t.clone(), n.clone(), d.clone()))
-            .collect()
-    };
-    let long = |t: &str| t == "users" || t == "enrollments" || t == "user_points";
-    let renewed = before
-        .iter()
-        .zip(after)
-        .filter(|((t, ..), _)| long(t))
-        .all(|((.., old), (.., new))| old != new);
-    (definitions(before) == definitions(after), renewed)
+/// The keys without their object ids.
+fn definitions(keys: &[(String, String, String, i64)]) -> Vec<(String, String, String)> {
+    keys.iter()
+        .map(|(t, n, d, _)| (t.clone(), n.clone(), d.clone()))
+        .collect()
 }
 
 /// The generated account of `users` users, imported from a file.
@@ -1018,9 +1006,10 @@ async fn assert_orphans_refused(db: &DatabaseConnection) {
     assert!(refused.is_err(), "an enrollment of no user must be refused");
 }
 
-/// Enough rows that PostgreSQL drops the long tables' keys and adds them back: afterwards
-/// every key is there as before (with new object ids on PostgreSQL, showing they were
-/// added back and so checked), and the database still refuses an orphan.
+/// Enough rows that PostgreSQL checks the long tables' keys once rather than per row
+/// (triggers off and one query per key, or, without the right to turn triggers off, the keys
+/// dropped and added back): afterwards every key is there as before, and the database still
+/// refuses an orphan.
 async fn a_large_import_keeps_every_foreign_key(db: &DatabaseConnection) {
     let before = foreign_keys(db).await;
     let summary = import_world(db, 1_000).await;
@@ -1029,20 +1018,18 @@ async fn a_large_import_keeps_every_foreign_key(db: &DatabaseConnection) {
         count::<enrollment::Entity>(db).await,
         summary.enrollments as u64
     );
-    let (same, renewed) = compare_keys(&before, &foreign_keys(db).await);
-    assert!(same, "the import must leave every foreign key as it was");
-    if db.get_database_backend() == DbBackend::Postgres {
-        assert!(
-            renewed,
-            "the long tables' keys are checked once, not per row"
-        );
-    }
+    assert_eq!(
+        definitions(&before),
+        definitions(&foreign_keys(db).await),
+        "the import must leave every foreign key as it was"
+    );
     assert_orphans_refused(db).await;
 }
 
 /// PostgreSQL: a database that already holds an account is serving it, and dropping the keys
 /// would lock out its every request for the import's seconds: a large import beside it keeps
-/// the keys and checks them row by row.
+/// the keys (checked row by row, or with the triggers off and one query per key when it may
+/// turn them off).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_import_beside_another_account_keeps_the_keys_in_place() {
     let Some(fixture) = TestConnection::create(Backend::Postgres).await else {
@@ -1063,8 +1050,9 @@ async fn a_large_import_beside_another_account_keeps_the_keys_in_place() {
 }
 
 /// PostgreSQL: a request of the service holding `users` keeps a large import from taking
-/// its locks; the import still lands, its keys checked row by row, without waiting on the
-/// request. (SQLite keeps its keys whatever the import's size.)
+/// its locks; the import still lands, its keys in place (checked row by row, or with the
+/// triggers off, which locks nothing), without waiting on the request. (SQLite keeps its keys
+/// whatever the import's size.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_import_beside_a_busy_postgresql_service_checks_keys_row_by_row() {
     use sea_orm::TransactionTrait as _;
@@ -1084,5 +1072,61 @@ async fn a_large_import_beside_a_busy_postgresql_service_checks_keys_row_by_row(
         "no key was dropped while the table was in use"
     );
     assert_orphans_refused(db).await;
+    fixture.db.close().await.ok();
+}
+
+/// PostgreSQL, imported by the tables' owner who is no superuser and so may not turn
+/// triggers off: a large first load drops the long tables' keys and adds them back (each with
+/// a new object id), and every key holds afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_first_load_without_the_right_to_skip_triggers_drops_and_adds_back_the_keys() {
+    const OWNER: &str = "lms_test_import_owner";
+    let Some(fixture) = TestConnection::create(Backend::Postgres).await else {
+        return;
+    };
+    let db = &fixture.db;
+    for statement in [
+        format!(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{OWNER}') \
+             THEN CREATE ROLE {OWNER} NOLOGIN NOSUPERUSER; END IF; END $$"
+        ),
+        format!(
+            "DO $$ DECLARE t text; BEGIN \
+             FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' LOOP \
+             EXECUTE format('ALTER TABLE %I OWNER TO {OWNER}', t); END LOOP; END $$"
+        ),
+    ] {
+        db.execute_unprepared(&statement)
+            .await
+            .expect("the owner set up");
+    }
+    // Every connection of this pool acts as the owner.
+    let owner =
+        sea_orm::Database::connect(format!("{}?options[role]={OWNER}", fixture.database.url))
+            .await
+            .expect("connected as the owner");
+    let before = foreign_keys(&owner).await;
+    let summary = import_world(&owner, 1_000).await;
+    assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
+    let after = foreign_keys(&owner).await;
+    assert_eq!(definitions(&before), definitions(&after));
+    let long = |t: &str| t == "users" || t == "enrollments" || t == "user_points";
+    assert!(
+        before
+            .iter()
+            .zip(&after)
+            .filter(|((t, ..), _)| long(t))
+            .all(|((.., old), (.., new))| old != new),
+        "the long tables' keys were dropped and added back, so checked once"
+    );
+    assert_orphans_refused(&owner).await;
+    owner.close().await.ok();
+    // The role is the server's, not the test database's.
+    for statement in [
+        format!("REASSIGN OWNED BY {OWNER} TO CURRENT_USER"),
+        format!("DROP ROLE {OWNER}"),
+    ] {
+        db.execute_unprepared(&statement).await.ok();
+    }
     fixture.db.close().await.ok();
 }
