@@ -8,7 +8,7 @@
 //! - [`telemetry`]: the one set-up of logs and traces of every binary: [`Telemetry::build`]
 //!   then [`Telemetry::install`]; logs on stderr as text or JSON lines, filtered by
 //!   `RUST_LOG`, and OTLP trace export switched on by `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
-//!   (or `OTEL_EXPORTER_OTLP_ENDPOINT`).
+//!   (or `OTEL_EXPORTER_OTLP_ENDPOINT`). `text_fields` writes the text log's fields.
 //! - [`metrics`]: the process's Prometheus recorder and its `GET /metrics` endpoint.
 //! - [`propagation`]: W3C trace context in and out: [`HeaderExtractor`] over HTTP headers,
 //!   [`MetadataInjector`] and [`MetadataExtractor`] over tonic metadata.
@@ -23,6 +23,7 @@ pub mod report;
 pub mod secret;
 pub mod shutdown;
 pub mod telemetry;
+mod text_fields;
 
 pub use outage::Outage;
 pub use propagation::{HeaderExtractor, MetadataExtractor, MetadataInjector};

@@ -24,13 +24,16 @@ use opentelemetry_sdk::{
     propagation::TraceContextPropagator,
     trace::{SdkTracerProvider, SpanData, SpanExporter},
 };
+use tracing::Metadata;
 use tracing_subscriber::{
     EnvFilter, Layer as _,
-    field::MakeExt as _,
-    fmt::format::{Writer, debug_fn},
-    layer::SubscriberExt as _,
+    filter::{FilterExt as _, LevelFilter, Targets, filter_fn},
+    layer::{Filter, SubscriberExt as _},
+    registry::LookupSpan,
     util::SubscriberInitExt as _,
 };
+
+use crate::text_fields::OneLineFields;
 
 /// The environment variables that switch OTLP export on, the signal-specific one first.
 pub const OTLP_ENDPOINT_VARIABLES: [&str; 2] = [
@@ -160,38 +163,16 @@ impl Telemetry {
     ///
     /// Call it inside a Tokio runtime: the OTLP exporter's tonic client needs one.
     pub fn build(options: &TelemetryOptions) -> anyhow::Result<Self> {
-        let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-        // The SDK reports failed exports itself, at ERROR each time; the exporter below says
-        // it once per outage instead.
-        let filter = if std::env::var("RUST_LOG").is_ok_and(|v| v.contains("opentelemetry")) {
-            filter
-        } else {
-            [
-                "opentelemetry=off",
-                "opentelemetry_sdk=off",
-                "opentelemetry_otlp=off",
-            ]
-            .into_iter()
-            .filter_map(|directive| directive.parse().ok())
-            .fold(filter, EnvFilter::add_directive)
-        };
         let provider = match &options.otlp_endpoint {
             Some(endpoint) => Some(tracer_provider(options, endpoint)?),
             None => None,
         };
-        let otel_layer = provider.as_ref().map(|provider| {
-            tracing_opentelemetry::layer()
-                .with_tracer(provider.tracer("lms"))
-                .with_target(options.services.len() > 1)
-                .with_location(false)
-                .with_threads(false)
-        });
         // stderr, so what a launcher prints on stdout (addresses, instructions) stays clean.
         let log_layer = match options.log_format {
             LogFormat::Text => tracing_subscriber::fmt::layer()
                 .with_writer(std::io::stderr)
                 .with_ansi(std::io::stderr().is_terminal())
-                .fmt_fields(one_line_fields())
+                .fmt_fields(OneLineFields)
                 .boxed(),
             LogFormat::Json => tracing_subscriber::fmt::layer()
                 .json()
@@ -201,12 +182,25 @@ impl Telemetry {
                 .with_span_list(false)
                 .boxed(),
         };
-        let subscriber = tracing_subscriber::registry()
-            .with(filter)
-            .with(log_layer)
-            .with(otel_layer);
+        // Each layer filters for itself: a filter in front of all layers would keep every
+        // span the log leaves out (`is_logged`) as long as any span can reach a layer.
+        let logged = tracing_subscriber::registry()
+            .with(log_layer.with_filter(level_filter().and(filter_fn(is_logged))));
+        let subscriber: Box<dyn tracing::Subscriber + Send + Sync> = match &provider {
+            Some(provider) => Box::new(
+                logged.with(
+                    tracing_opentelemetry::layer()
+                        .with_tracer(provider.tracer("lms"))
+                        .with_target(options.services.len() > 1)
+                        .with_location(false)
+                        .with_threads(false)
+                        .with_filter(level_filter()),
+                ),
+            ),
+            None => Box::new(logged),
+        };
         Ok(Self {
-            subscriber: Box::new(subscriber),
+            subscriber,
             provider,
         })
     }
@@ -234,6 +228,55 @@ impl Telemetry {
     }
 }
 
+/// What is logged and traced, from `RUST_LOG` (default `info`). Plain directives
+/// (`info,lms_core=debug`) become a [`Targets`] filter, which decides once per call site;
+/// only directives naming spans or fields need an [`EnvFilter`], which also looks up every
+/// span as it is entered and left. The OpenTelemetry crates are silenced unless `RUST_LOG`
+/// names them: the SDK reports failed exports itself, at ERROR each time, where the
+/// exporter below says it once per outage.
+fn level_filter<S>() -> Box<dyn Filter<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+{
+    const QUIET: [&str; 3] = ["opentelemetry", "opentelemetry_sdk", "opentelemetry_otlp"];
+    // Set but blank is left to `EnvFilter`, as it always was.
+    let directives = std::env::var("RUST_LOG").ok();
+    let named = directives
+        .as_deref()
+        .is_some_and(|directives| directives.contains("opentelemetry"));
+    let quiet = if named { &[][..] } else { &QUIET[..] };
+    let plain = match directives.as_deref() {
+        None => Ok(Targets::new().with_default(LevelFilter::INFO)),
+        Some(text) if text.trim().is_empty() => Err(()),
+        Some(text) => text.parse::<Targets>().map_err(|_| ()),
+    };
+    if let Ok(targets) = plain {
+        return Box::new(quiet.iter().fold(targets, |targets, target| {
+            targets.with_target(*target, LevelFilter::OFF)
+        }));
+    }
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    Box::new(
+        quiet
+            .iter()
+            .filter_map(|target| format!("{target}=off").parse().ok())
+            .fold(filter, EnvFilter::add_directive),
+    )
+}
+
+/// What the log layer records: every event, and the spans that name their request (the
+/// gateway's and the core's SERVER spans carry `request_id`), so a line logged while a
+/// request is served says which request it was. The other spans (a handler's, the call to
+/// the core, authentication, each SQL statement) are for traces: formatting their fields
+/// for a log line that is almost never written was most of what logging cost per request
+/// (docs/benchmarks.md, "Hot path"), and with no trace exporter they are not made at all.
+fn is_logged(metadata: &Metadata<'_>) -> bool {
+    !metadata.is_span() || metadata.fields().field(REQUEST_ID_FIELD).is_some()
+}
+
+/// The span field that names the request a span serves.
+const REQUEST_ID_FIELD: &str = "request_id";
+
 fn tracer_provider(
     options: &TelemetryOptions,
     endpoint: &str,
@@ -260,42 +303,6 @@ fn tracer_provider(
     Ok(SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
         .build())
-}
-
-/// Text fields on one line: a newline inside a value (a multi-line error message) is written
-/// as `\n`, so one event is one line for whatever reads the log.
-fn one_line_fields()
--> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + Send + Sync + 'static {
-    debug_fn(
-        |writer: &mut Writer<'_>, field: &tracing::field::Field, value: &dyn fmt::Debug| {
-            let mut line = OneLine(writer);
-            if field.name() == "message" {
-                fmt::Write::write_fmt(&mut line, format_args!("{value:?}"))
-            } else {
-                fmt::Write::write_fmt(&mut line, format_args!("{}={value:?}", field.name()))
-            }
-        },
-    )
-    .delimited(" ")
-}
-
-/// Writes through, escaping line breaks.
-struct OneLine<'a, 'w>(&'a mut Writer<'w>);
-
-impl fmt::Write for OneLine<'_, '_> {
-    fn write_str(&mut self, text: &str) -> fmt::Result {
-        let mut rest = text;
-        while let Some(at) = rest.find(['\n', '\r']) {
-            self.0.write_str(&rest[..at])?;
-            self.0.write_str(if rest.as_bytes()[at] == b'\n' {
-                "\\n"
-            } else {
-                "\\r"
-            })?;
-            rest = &rest[at + 1..];
-        }
-        self.0.write_str(rest)
-    }
 }
 
 /// The services' exporters: each span goes to the service whose targets it came from, and a
@@ -432,44 +439,29 @@ impl Drop for TelemetryGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
-
-    /// A writer into a shared buffer, for reading what the log layer wrote.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
 
     #[test]
-    fn a_multi_line_error_is_logged_on_one_text_line() {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::registry().with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(move || writer.clone())
-                .with_ansi(false)
-                .fmt_fields(one_line_fields()),
-        );
-        tracing::subscriber::with_default(subscriber, || {
-            let error = "connection refused\nCaused by: os error 111\r";
-            tracing::error!(error, "cannot reach\nthe database");
+    fn without_an_exporter_only_the_spans_naming_a_request_are_made() {
+        let telemetry = Telemetry::build(&TelemetryOptions {
+            log_format: LogFormat::Text,
+            services: vec![TracedService::whole("lms")],
+            otlp_endpoint: None,
+            service_name: None,
+        })
+        .unwrap();
+        tracing::subscriber::with_default(telemetry.subscriber, || {
+            // ERROR: whatever RUST_LOG the tests run with, short of `off`.
+            let request = tracing::error_span!("http.server", request_id = "r-1");
+            let statement = tracing::error_span!("sea_orm.query_all", db.statement = "SELECT 1");
+            assert!(
+                !request.is_disabled(),
+                "the request's span gives lines context"
+            );
+            assert!(
+                statement.is_disabled(),
+                "a span only traces would show costs all the same"
+            );
         });
-        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-        assert_eq!(text.lines().count(), 1, "{text}");
-        assert!(text.contains(r"cannot reach\nthe database"), "{text}");
-        assert!(
-            text.contains(r#"error="connection refused\nCaused by: os error 111\r""#),
-            "{text}"
-        );
     }
 
     #[test]

@@ -55,6 +55,30 @@ fn route_of(request: &Request) -> &'static str {
         .unwrap_or(UNMATCHED)
 }
 
+/// The SERVER span's name: method and route template (`GET /group/{group_id}`), or the
+/// method alone for a request no route matched. Made once per pair, not per request.
+fn span_name(method: &'static str, route: &'static str) -> &'static str {
+    type Names = RwLock<HashMap<(&'static str, &'static str), &'static str>>;
+    static NAMES: OnceLock<Names> = OnceLock::new();
+    if route == UNMATCHED {
+        return method;
+    }
+    let names = NAMES.get_or_init(RwLock::default);
+    if let Some(name) = names
+        .read()
+        .ok()
+        .and_then(|map| map.get(&(method, route)).copied())
+    {
+        return name;
+    }
+    // Bounded: both are static labels, ten methods by nine routes at most.
+    let name: &'static str = Box::leak(format!("{method} {route}").into_boxed_str());
+    if let Ok(mut map) = names.write() {
+        map.insert((method, route), name);
+    }
+    name
+}
+
 /// Longest part of a path written in a log line or span (a URI may be 64 KiB long).
 const MAX_LOGGED_PATH: usize = 256;
 
@@ -107,7 +131,7 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     let request_id = request_id.as_ref().map_or("", RequestId::as_str);
     let span = tracing::info_span!(
         "http.server",
-        otel.name = if route == UNMATCHED { method.to_owned() } else { format!("{method} {route}") },
+        otel.name = span_name(method, route),
         otel.kind = "server",
         otel.status_code = tracing::field::Empty,
         http.request.method = method,
