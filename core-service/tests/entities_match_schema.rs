@@ -544,6 +544,36 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         "A user with this login already exists in the account."
     );
 
+    // The owner's address is held apart from its login; another login with that address
+    // collides too (two writers that both checked first meet here).
+    let same_address = user::ActiveModel {
+        id: Set(id()),
+        account_id: Set(account_id),
+        email: Set("someone@acme.example.com".to_owned()),
+        email_key: Set("someone@acme.example.com".to_owned()),
+        password_hash: Set("x".to_owned()),
+        role: Set(Role::Learner),
+        custom_role_id: Set(None),
+        department_id: Set(root_id),
+        active: Set(true),
+        contact_email: Set(Some("ADA@elsewhere.example".to_owned())),
+        contact_email_key: Set(Some("ada@elsewhere.example".to_owned())),
+        employment_ended: NotSet,
+        first_name: NotSet,
+        last_name: NotSet,
+        created_at: Set(at(7)),
+        updated_at: Set(at(7)),
+    }
+    .insert(db)
+    .await
+    .expect_err("a second user with the same e-mail address");
+    assert_eq!(unique_violation(&same_address), Some(UniqueKey::UserEmail));
+    assert!(matches!(
+        ServiceError::from(same_address),
+        ServiceError::Conflict(message)
+            if message == "A user with this e-mail address already exists in the account."
+    ));
+
     let same_id = account::ActiveModel {
         id: Set(account_id),
         url: Set("https://elsewhere.example.com".to_owned()),

@@ -30,6 +30,7 @@ mod m20261123_000014_enrollment_dates;
 mod m20261123_000015_group_listing;
 mod m20261126_000016_users_department_covering_index;
 mod m20261126_000017_user_directory_profile;
+mod m20261126_000018_user_email_unique;
 mod schema;
 
 /// All migrations of the schema, oldest first.
@@ -57,6 +58,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000015_group_listing::Migration),
             Box::new(m20261126_000016_users_department_covering_index::Migration),
             Box::new(m20261126_000017_user_directory_profile::Migration),
+            Box::new(m20261126_000018_user_email_unique::Migration),
         ]
     }
 }

@@ -19,13 +19,15 @@ pub enum UniqueKey {
     AccountUrl,
     /// `uq_users_account_id_email_key`.
     UserLogin,
+    /// `uq_users_account_email_address` (migration 18).
+    UserEmail,
     /// A primary key, or a unique key without a message of its own.
     Row,
 }
 
 /// How each named unique key shows in the error: PostgreSQL names the index, SQLite
 /// lists its columns (or, for an index on an expression, names it).
-const NAMED_KEYS: [(UniqueKey, &str, &str); 3] = [
+const NAMED_KEYS: [(UniqueKey, &str, &str); 4] = [
     (UniqueKey::AccountUrl, "uq_accounts_url", "accounts.url"),
     (
         UniqueKey::AccountUrl,
@@ -37,6 +39,11 @@ const NAMED_KEYS: [(UniqueKey, &str, &str); 3] = [
         "uq_users_account_id_email_key",
         "users.account_id, users.email_key",
     ),
+    (
+        UniqueKey::UserEmail,
+        "uq_users_account_email_address",
+        "index 'uq_users_account_email_address'",
+    ),
 ];
 
 impl UniqueKey {
@@ -45,6 +52,9 @@ impl UniqueKey {
         match self {
             UniqueKey::AccountUrl => "An account with this URL already exists.",
             UniqueKey::UserLogin => "A user with this login already exists in the account.",
+            UniqueKey::UserEmail => {
+                "A user with this e-mail address already exists in the account."
+            }
             UniqueKey::Row => "A row with the same key already exists.",
         }
     }
