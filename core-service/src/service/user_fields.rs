@@ -96,26 +96,43 @@ pub(super) async fn address_taken(
         .await?)
 }
 
+/// A user's profile fields before and after a change, each ascending by name.
+pub(super) struct FieldsChange {
+    pub(super) before: Vec<ProfileField>,
+    pub(super) after: Vec<ProfileField>,
+}
+
 /// Sets `fields` of `user_id`: each named field takes its value, an empty value removes it,
-/// fields not named stay. Returns whether anything changed.
+/// fields not named stay. Returns the change, or `None` when nothing changed.
 pub(super) async fn store_fields(
     conn: &impl ConnectionTrait,
     user_id: Uuid,
     fields: &ProfileFields,
-) -> ServiceResult<bool> {
+) -> ServiceResult<Option<FieldsChange>> {
     if fields.is_empty() {
-        return Ok(false);
+        return Ok(None);
     }
-    let before = fields_of(conn, &[user_id]).await?.remove(&user_id);
-    let before = before.unwrap_or_default();
+    let before = fields_of(conn, &[user_id])
+        .await?
+        .remove(&user_id)
+        .unwrap_or_default();
+    let mut after: Vec<ProfileField> = before
+        .iter()
+        .filter(|old| !fields.as_slice().iter().any(|new| new.name == old.name))
+        .cloned()
+        .collect();
+    after.extend(
+        fields
+            .as_slice()
+            .iter()
+            .filter(|field| !field.value.is_empty())
+            .cloned(),
+    );
+    after.sort_by(|a, b| a.name.cmp(&b.name));
+    if after == before {
+        return Ok(None);
+    }
     let names = fields.as_slice().iter().map(|field| field.name.clone());
-    let unchanged = fields.as_slice().iter().all(|field| {
-        let old = before.iter().find(|old| old.name == field.name);
-        old.map_or(field.value.is_empty(), |old| old.value == field.value)
-    });
-    if unchanged {
-        return Ok(false);
-    }
     user_field::Entity::delete_many()
         .filter(user_field::Column::UserId.eq(user_id))
         .filter(user_field::Column::Name.is_in(names))
@@ -132,7 +149,7 @@ pub(super) async fn store_fields(
         })
         .collect();
     bulk::insert_all(conn, rows).await?;
-    Ok(true)
+    Ok(Some(FieldsChange { before, after }))
 }
 
 /// The profile fields of `users`, each list ascending by name.

@@ -245,8 +245,7 @@ pub async fn update_user(
             require_departments(txn, caller.account_id, managed, "manageableDepartmentIds").await?;
             managed_after = managed.to_vec();
         }
-        let fields_before = user_fields::fields_of(txn, &[id]).await?.remove(&id);
-        let fields_changed = user_fields::store_fields(txn, id, &changes.fields).await?;
+        let fields = user_fields::store_fields(txn, id, &changes.fields).await?;
         let groups = match &changes.group_ids {
             Some(groups) => {
                 let groups = groups.as_slice();
@@ -257,7 +256,7 @@ pub async fn update_user(
             None => None,
         };
         let unchanged = next == current && managed_after == managed_before;
-        if unchanged && !fields_changed && groups.is_none() {
+        if unchanged && fields.is_none() && groups.is_none() {
             return Ok(());
         }
         if managed_after != managed_before {
@@ -283,10 +282,9 @@ pub async fn update_user(
         }
         let mut before = user_snapshot(&current, &managed_before);
         let mut after = user_snapshot(&next, &managed_after);
-        if fields_changed {
-            let fields_after = user_fields::fields_of(txn, &[id]).await?.remove(&id);
-            before["fields"] = fields_snapshot(&fields_before.unwrap_or_default());
-            after["fields"] = fields_snapshot(&fields_after.unwrap_or_default());
+        if let Some(fields) = fields {
+            before["fields"] = fields_snapshot(&fields.before);
+            after["fields"] = fields_snapshot(&fields.after);
         }
         if let Some((groups_before, groups_after)) = groups {
             before["groupIds"] = serde_json::json!(groups_before);

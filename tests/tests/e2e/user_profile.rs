@@ -344,7 +344,7 @@ async fn the_last_sign_in_date_is_shown_once_the_user_signs_in(stack: &TestStack
         .unwrap();
     assert_eq!(rows, 1);
     // A wrong password is no sign-in.
-    let owner = profile(stack, acme::LEARNER).await;
+    let learner_before = profile(stack, acme::LEARNER).await;
     let refused = Reply::from(
         stack
             .http
@@ -360,7 +360,10 @@ async fn the_last_sign_in_date_is_shown_once_the_user_signs_in(stack: &TestStack
     assert_eq!(refused.status, 401);
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let after = profile(stack, acme::LEARNER).await;
-    assert_eq!(owner.get("lastLoginDate"), after.get("lastLoginDate"));
+    assert_eq!(
+        learner_before.get("lastLoginDate"),
+        after.get("lastLoginDate")
+    );
 }
 
 async fn group_ids_of_a_write_make_and_replace_memberships(stack: &TestStack) {
