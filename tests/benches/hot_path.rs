@@ -31,7 +31,8 @@
 //! `LMS_BENCH_STALL_SECONDS` (one connection, default 20), `LMS_BENCH_REPORT=PATH`,
 //! `LMS_BENCH_LOG=PATH` (the services' log; default a file in the temporary folder),
 //! `LMS_BENCH_ONLY=lms-up,service-fn,…` (only those layers, for a profiler; the names are
-//! [`Layer::short_name`]).
+//! [`Layer::short_name`]; no latency runs), `LMS_BENCH_LATENCY_ONLY=ceiling,lms-up,two-processes`
+//! (only those latency runs).
 
 use std::{
     fmt::Write as _,
@@ -217,7 +218,13 @@ fn service_cpu(children: &[u32]) -> Duration {
 struct Connection {
     stream: TcpStream,
     buffer: Vec<u8>,
+    /// When its last answer arrived: a connection idle for long may have been closed by the
+    /// gateway (its header-read timeout) and is not reused.
+    last_used: Instant,
 }
+
+/// How long an idle connection is reused, well inside the gateway's header-read timeout.
+const REUSE_IDLE_FOR: Duration = Duration::from_secs(2);
 
 impl Connection {
     async fn open(addr: SocketAddr) -> std::io::Result<Self> {
@@ -226,6 +233,7 @@ impl Connection {
         Ok(Self {
             stream,
             buffer: Vec::with_capacity(16 * 1024),
+            last_used: Instant::now(),
         })
     }
 
@@ -241,6 +249,7 @@ impl Connection {
             }
             self.buffer.extend_from_slice(&chunk[..n]);
             if let Some(status) = complete_response(&self.buffer)? {
+                self.last_used = Instant::now();
                 return Ok(status);
             }
         }
@@ -354,7 +363,11 @@ fn http_open_loop(
         }
         let (idle, latencies, request) = (idle.clone(), latencies.clone(), request.clone());
         tasks.push(load.spawn(async move {
-            let taken = idle.lock().expect("idle connections").pop();
+            let taken = idle
+                .lock()
+                .expect("idle connections")
+                .pop()
+                .filter(|c| c.last_used.elapsed() < REUSE_IDLE_FOR);
             let mut connection = match taken {
                 Some(connection) => connection,
                 None => Connection::open(addr).await.expect("connect"),
@@ -362,6 +375,10 @@ fn http_open_loop(
             let status = connection.exchange(&request).await.expect("exchange");
             let latency = due.elapsed();
             assert_eq!(status, 200);
+            if latency > STALL {
+                let at = due.duration_since(start).as_secs_f64();
+                println!("stall: {latency:.1?}, due {at:.3} s into the run");
+            }
             latencies.lock().expect("latencies").push(latency);
             idle.lock().expect("idle connections").push(connection);
         }));
@@ -918,12 +935,21 @@ fn run() {
             "| run | requests | p50 | p99 | p99.9 | max | stalls |"
         );
         let _ = writeln!(report, "|---|---:|---:|---:|---:|---:|---:|");
-        let runs = [
-            ("ceiling", bench.ceilings[0]),
-            ("`lms up`", bench.lms_up),
-            ("two processes", bench.two_processes),
-        ];
-        for (name, addr) in runs {
+        let wanted = std::env::var("LMS_BENCH_LATENCY_ONLY").ok();
+        let runs: Vec<(&str, SocketAddr)> = [
+            ("ceiling", "ceiling", bench.ceilings[0]),
+            ("`lms up`", "lms-up", bench.lms_up),
+            ("two processes", "two-processes", bench.two_processes),
+        ]
+        .into_iter()
+        .filter(|(_, short, _)| {
+            wanted
+                .as_deref()
+                .is_none_or(|names| names.split(',').any(|n| n.trim() == *short))
+        })
+        .map(|(name, _, addr)| (name, addr))
+        .collect();
+        for &(name, addr) in &runs {
             let open = http_open_loop(
                 &bench.load,
                 addr,
@@ -939,7 +965,7 @@ fn run() {
             );
             println!("{name}: open loop done");
         }
-        for (name, addr) in runs {
+        for &(name, addr) in &runs {
             let one = bench.load.block_on(http_one_connection(
                 addr,
                 demo.http_request(),

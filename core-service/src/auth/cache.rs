@@ -7,9 +7,17 @@
 //! answered from memory only while that generation holds. Otherwise the user is read
 //! again, and the entry is honoured only while the stored hash is the one it was verified
 //! against, so a new password always needs a full verification.
+//!
+//! An entry in use is renewed before it expires: the first request in its last quarter
+//! claims the renewal ([`VerifiedCache::claim_renewal`]) and the password is verified again
+//! in the background, so a busy login never waits for argon2id at the TTL's end. Each
+//! answer still rests on a verification at most a TTL old.
 
 use std::{
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -26,6 +34,9 @@ struct Verified {
     hash_fingerprint: [u8; 32],
     at: Instant,
     caller: Option<Arc<RememberedCaller>>,
+    /// Set once a renewal of this verification has been started (shared by the entry's
+    /// copies), so one request starts it however many arrive meanwhile.
+    renewal_claimed: Arc<AtomicBool>,
 }
 
 #[derive(Debug)]
@@ -94,8 +105,23 @@ impl VerifiedCache {
         }
     }
 
+    /// Whether the entry under `key` is in the last quarter of its TTL and its renewal is
+    /// not yet claimed; `true` claims it: the caller is to verify the password again (and
+    /// [`VerifiedCache::remember`] it). A renewal that fails leaves the entry to expire.
+    pub fn claim_renewal(&self, key: &CredentialKey, clock: &dyn Clock) -> bool {
+        let Some(entry) = self.entries.as_ref().and_then(|entries| entries.get(key)) else {
+            return false;
+        };
+        let age = clock.now().saturating_duration_since(entry.at);
+        age >= self.ttl - self.ttl / 4
+            && age < self.ttl
+            && !entry.renewal_claimed.swap(true, Ordering::Relaxed)
+    }
+
     /// Remembers that `key` matched this user's `password_hash`, verified at `verified_at`
     /// (the entry expires `ttl` after that instant, however often it is remembered again).
+    /// A caller remembered for the same user and hash is kept: its generation still says
+    /// whether it may be answered.
     pub fn remember(
         &self,
         key: CredentialKey,
@@ -103,17 +129,24 @@ impl VerifiedCache {
         password_hash: &str,
         verified_at: Instant,
     ) {
-        if let Some(entries) = &self.entries {
-            entries.insert(
-                key,
-                Verified {
-                    user_id,
-                    hash_fingerprint: fingerprint(password_hash),
-                    at: verified_at,
-                    caller: None,
-                },
-            );
-        }
+        let Some(entries) = &self.entries else {
+            return;
+        };
+        let hash_fingerprint = fingerprint(password_hash);
+        let caller = entries
+            .get(&key)
+            .filter(|entry| entry.user_id == user_id && entry.hash_fingerprint == hash_fingerprint)
+            .and_then(|entry| entry.caller);
+        entries.insert(
+            key,
+            Verified {
+                user_id,
+                hash_fingerprint,
+                at: verified_at,
+                caller,
+                renewal_claimed: Arc::default(),
+            },
+        );
     }
 
     /// Attaches `caller`, read from the database at `generation` with this stored
@@ -266,6 +299,49 @@ mod tests {
         cache.remember_caller(&key(2), "h", 1, &caller(user));
         assert!(cache.caller(&key(1), Some(1), &clock).is_none());
         assert!(cache.caller(&key(2), Some(1), &clock).is_none());
+    }
+
+    #[test]
+    fn a_renewal_is_claimed_once_in_the_last_quarter_of_the_ttl() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(10, Duration::from_secs(60));
+        let user = Uuid::now_v7();
+        assert!(!cache.claim_renewal(&key(1), &clock), "nothing to renew");
+        cache.remember(key(1), user, "h", clock.now());
+        cache.remember_caller(&key(1), "h", 1, &caller(user));
+        clock.advance(Duration::from_secs(44));
+        assert!(!cache.claim_renewal(&key(1), &clock), "too early");
+        clock.advance(Duration::from_secs(1));
+        assert!(cache.claim_renewal(&key(1), &clock));
+        assert!(!cache.claim_renewal(&key(1), &clock), "claimed already");
+        // The renewal's verification restarts the TTL and keeps the remembered caller.
+        let renewed_at = clock.now();
+        cache.remember(key(1), user, "h", renewed_at);
+        clock.advance(Duration::from_secs(30));
+        assert!(cache.caller(&key(1), Some(1), &clock).is_some());
+        assert!(!cache.claim_renewal(&key(1), &clock));
+        clock.advance(Duration::from_secs(15));
+        assert!(
+            cache.claim_renewal(&key(1), &clock),
+            "the new entry renews again"
+        );
+        // An unrenewed entry still expires, and an expired one is not renewed.
+        clock.advance(Duration::from_secs(15));
+        assert!(cache.caller(&key(1), Some(1), &clock).is_none());
+        cache.remember(key(2), user, "h", clock.now());
+        clock.advance(Duration::from_secs(60));
+        assert!(!cache.claim_renewal(&key(2), &clock));
+    }
+
+    #[test]
+    fn a_new_hash_drops_the_remembered_caller() {
+        let clock = ManualClock::default();
+        let cache = VerifiedCache::new(10, Duration::from_secs(60));
+        let user = Uuid::now_v7();
+        cache.remember(key(1), user, "h", clock.now());
+        cache.remember_caller(&key(1), "h", 1, &caller(user));
+        cache.remember(key(1), user, "rehashed", clock.now());
+        assert!(cache.caller(&key(1), Some(1), &clock).is_none());
     }
 
     #[test]

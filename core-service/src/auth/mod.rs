@@ -251,6 +251,7 @@ impl Authenticator {
             self.throttle.record_success(&throttle_key);
             self.answered_from_memory.fetch_add(1, Ordering::Relaxed);
             crate::metrics::credential_cache(true);
+            self.renew_if_due(login_key, account_url.as_deref(), &email_key, credentials);
             return Ok(Caller {
                 request_id,
                 ..caller
@@ -267,6 +268,7 @@ impl Authenticator {
             // verification, so a refusal costs the same whatever its reason.
             Some(login) if self.is_cached(&login, &login_key) => {
                 crate::metrics::credential_cache(true);
+                self.renew_if_due(login_key, account_url.as_deref(), &email_key, credentials);
                 login
             }
             login => {
@@ -294,6 +296,59 @@ impl Authenticator {
                 &login.password_hash,
                 self.clock.as_ref(),
             )
+    }
+
+    /// Verifies the password again in the background when the cache entry under
+    /// `login_key` is due for renewal ([`VerifiedCache::claim_renewal`]): the lookup and
+    /// verification of a login the cache does not know, whose outcome only updates the
+    /// cache. A request that holds a verification younger than the TTL so never waits for
+    /// argon2id; a password that no longer matches drops the entry. Nothing is counted
+    /// against the login: the request that started it was let in by a valid verification.
+    fn renew_if_due(
+        &self,
+        login_key: credentials::CredentialKey,
+        account_url: Option<&str>,
+        email_key: &str,
+        credentials: &Credentials,
+    ) {
+        let Some(account_url) = account_url else {
+            return;
+        };
+        if !self.cache.claim_renewal(&login_key, self.clock.as_ref()) {
+            return;
+        }
+        let (account_url, email_key) = (account_url.to_owned(), email_key.to_owned());
+        let (db, verifier) = (self.db.clone(), self.verifier.clone());
+        let (cache, clock) = (self.cache.clone(), self.clock.clone());
+        let password = credentials.password.clone();
+        let renewed = cache.clone();
+        let renewal = async move {
+            let login = lookup::find_login(&db, &account_url, &email_key).await?;
+            let Some(login) = login.filter(|login| login.active) else {
+                return Ok(false);
+            };
+            let verified_at = clock.now();
+            let matches = verifier
+                .verify(password.expose(), &login.password_hash)
+                .await?;
+            if matches {
+                renewed.remember(login_key, login.user_id, &login.password_hash, verified_at);
+            }
+            Ok::<_, ServiceError>(matches)
+        };
+        tokio::spawn(
+            async move {
+                match renewal.await {
+                    Ok(true) => {}
+                    Ok(false) => cache.forget(&login_key),
+                    Err(error) => tracing::info!(
+                        %error,
+                        "renewing a remembered login failed; it expires at its TTL instead"
+                    ),
+                }
+            }
+            .in_current_span(),
+        );
     }
 
     /// A full argon2id verification, against the dummy hash when there is no such login.
