@@ -24,6 +24,7 @@ pub mod bulk;
 pub mod conflict;
 pub mod copy;
 pub mod fault;
+mod inline_sqlite;
 pub mod pg_transaction;
 pub mod reads;
 pub mod rows;

@@ -32,7 +32,10 @@ use sea_query_sqlx::SqlxValues;
 use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
-use super::fault;
+use super::{
+    fault,
+    inline_sqlite::{InlineRows, InlineSqlite},
+};
 
 /// Read connections on SQLite: as many as the pool's, so reads never queue behind more
 /// threads than the two cores can run. On PostgreSQL fewer than the pool's 16, so a core
@@ -47,8 +50,78 @@ pub struct ReadConnections {
 }
 
 enum Inner {
-    Sqlite(Held<SqliteConnection, SqliteConnectOptions>),
+    Sqlite {
+        /// Reads on the calling thread; `None` for an in-memory database.
+        inline: Option<InlineSqlite>,
+        /// The driver's connections, for what the inline reader hands back.
+        held: Held<SqliteConnection, SqliteConnectOptions>,
+    },
     Postgres(Held<PgConnection, PgConnectOptions>),
+}
+
+/// One row of a hot read, from whichever connection answered it. Its columns are read as
+/// the three types both backends agree on (cast in SQL where they would not).
+pub enum ReadRow {
+    Driver(QueryResult),
+    Inline {
+        columns: Arc<[String]>,
+        values: Vec<rusqlite::types::Value>,
+    },
+}
+
+impl ReadRow {
+    pub fn int(&self, column: &str) -> Result<i64, DbErr> {
+        match self.inline(column)? {
+            None => self.driver().try_get("", column),
+            Some(rusqlite::types::Value::Integer(n)) => Ok(*n),
+            Some(other) => Err(type_error(column, "an integer", other)),
+        }
+    }
+
+    pub fn text(&self, column: &str) -> Result<Option<String>, DbErr> {
+        match self.inline(column)? {
+            None => self.driver().try_get("", column),
+            Some(rusqlite::types::Value::Null) => Ok(None),
+            Some(rusqlite::types::Value::Text(text)) => Ok(Some(text.clone())),
+            Some(other) => Err(type_error(column, "text", other)),
+        }
+    }
+
+    pub fn blob(&self, column: &str) -> Result<Option<Vec<u8>>, DbErr> {
+        match self.inline(column)? {
+            None => self.driver().try_get("", column),
+            Some(rusqlite::types::Value::Null) => Ok(None),
+            Some(rusqlite::types::Value::Blob(bytes)) => Ok(Some(bytes.clone())),
+            Some(other) => Err(type_error(column, "bytes", other)),
+        }
+    }
+
+    /// The inline row's value of `column`, or `None` for a driver's row.
+    fn inline(&self, column: &str) -> Result<Option<&rusqlite::types::Value>, DbErr> {
+        let Self::Inline { columns, values } = self else {
+            return Ok(None);
+        };
+        columns
+            .iter()
+            .position(|name| name == column)
+            .and_then(|i| values.get(i))
+            .map(Some)
+            .ok_or_else(|| DbErr::Type(format!("no column {column} in the row")))
+    }
+
+    fn driver(&self) -> &QueryResult {
+        match self {
+            Self::Driver(row) => row,
+            Self::Inline { .. } => unreachable!("inline rows are read by `inline`"),
+        }
+    }
+}
+
+fn type_error(column: &str, wanted: &str, found: &rusqlite::types::Value) -> DbErr {
+    DbErr::Type(format!(
+        "column {column}: wanted {wanted}, found {:?}",
+        found.data_type()
+    ))
 }
 
 struct Held<C, O> {
@@ -86,12 +159,16 @@ impl ReadConnections {
             }
             _ => {
                 let pool = db.get_sqlite_connection_pool();
-                Inner::Sqlite(Held::new(
-                    (*pool.connect_options()).clone(),
-                    SQLITE_READ_CONNECTIONS,
-                    pool.options().get_acquire_timeout(),
-                    outage,
-                ))
+                let options = (*pool.connect_options()).clone();
+                Inner::Sqlite {
+                    inline: InlineSqlite::of(&options, SQLITE_READ_CONNECTIONS, outage),
+                    held: Held::new(
+                        options,
+                        SQLITE_READ_CONNECTIONS,
+                        pool.options().get_acquire_timeout(),
+                        outage,
+                    ),
+                }
             }
         };
         Self {
@@ -101,15 +178,14 @@ impl ReadConnections {
 
     pub fn backend(&self) -> DbBackend {
         match *self.inner {
-            Inner::Sqlite(_) => DbBackend::Sqlite,
+            Inner::Sqlite { .. } => DbBackend::Sqlite,
             Inner::Postgres(_) => DbBackend::Postgres,
         }
     }
 
-    /// Every row of one read-only `statement`, as SeaORM's own `query_all` gives them, in
-    /// the span SeaORM gives its statements (traces, and the query-plan tests' recorder,
-    /// see every statement alike).
-    pub async fn query_all(&self, statement: &Statement) -> Result<Vec<QueryResult>, DbErr> {
+    /// Every row of one read-only `statement`, in the span SeaORM gives its statements
+    /// (traces, and the query-plan tests' recorder, see every statement alike).
+    pub async fn query_all(&self, statement: &Statement) -> Result<Vec<ReadRow>, DbErr> {
         let span = tracing::info_span!(
             "sea_orm.query_all",
             otel.kind = "client",
@@ -129,11 +205,25 @@ impl ReadConnections {
         rows
     }
 
-    async fn run(&self, statement: &Statement) -> Result<Vec<QueryResult>, DbErr> {
+    async fn run(&self, statement: &Statement) -> Result<Vec<ReadRow>, DbErr> {
+        if let Inner::Sqlite {
+            inline: Some(inline),
+            ..
+        } = &*self.inner
+            && let Some(InlineRows { columns, rows }) = inline.read(statement)
+        {
+            return Ok(rows
+                .into_iter()
+                .map(|values| ReadRow::Inline {
+                    columns: columns.clone(),
+                    values,
+                })
+                .collect());
+        }
         let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
         let sql = sqlx::AssertSqlSafe(statement.sql.as_str());
         let rows = match &*self.inner {
-            Inner::Sqlite(held) => {
+            Inner::Sqlite { held, .. } => {
                 let mut lease = held.lease().await?;
                 let rows = sqlx::query_with(sql, values)
                     .fetch_all(lease.connection())
@@ -141,7 +231,7 @@ impl ReadConnections {
                 lease
                     .finish(rows)?
                     .into_iter()
-                    .map(QueryResult::from)
+                    .map(|row| ReadRow::Driver(QueryResult::from(row)))
                     .collect()
             }
             Inner::Postgres(held) => {
@@ -152,7 +242,7 @@ impl ReadConnections {
                 lease
                     .finish(rows)?
                     .into_iter()
-                    .map(QueryResult::from)
+                    .map(|row| ReadRow::Driver(QueryResult::from(row)))
                     .collect()
             }
         };
@@ -271,10 +361,14 @@ mod tests {
     use crate::db::{self, CreateDatabase};
 
     impl ReadConnections {
-        fn idle(&self) -> usize {
+        /// Idle connections: the inline reader's, and the driver's.
+        fn idle(&self) -> (usize, usize) {
             match &*self.inner {
-                Inner::Sqlite(held) => held.idle.lock().unwrap().len(),
-                Inner::Postgres(held) => held.idle.lock().unwrap().len(),
+                Inner::Sqlite { inline, held } => (
+                    inline.as_ref().map_or(0, InlineSqlite::idle),
+                    held.idle.lock().unwrap().len(),
+                ),
+                Inner::Postgres(held) => (0, held.idle.lock().unwrap().len()),
             }
         }
     }
@@ -285,12 +379,10 @@ mod tests {
 
     async fn one_number(reads: &ReadConnections, sql: &str) -> i64 {
         let rows = reads.query_all(&select(sql)).await.expect("read");
-        rows[0].try_get_by_index::<i64>(0).expect("a number")
+        rows[0].int("n").expect("a number")
     }
 
-    #[tokio::test]
-    async fn a_read_sees_what_the_pool_committed_and_only_finished_reads_give_their_connection_back()
-     {
+    async fn database() -> (tempfile::TempDir, DatabaseConnection, ReadConnections) {
         let folder = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", folder.path().join("reads.sqlite3").display());
         let db = db::connect(&url, CreateDatabase::Yes).await.unwrap();
@@ -300,23 +392,39 @@ mod tests {
         // Its own outage flag: other tests of this crate mark the process's database down.
         static OUTAGE: Outage = Outage::new("the test database", Duration::from_secs(2));
         let reads = ReadConnections::watching(&db, &OUTAGE);
+        (folder, db, reads)
+    }
 
-        assert_eq!(one_number(&reads, "SELECT count(*) FROM t").await, 0);
-        assert_eq!(reads.idle(), 1, "a finished read gives its connection back");
+    #[tokio::test]
+    async fn a_read_sees_what_the_pool_committed_and_only_finished_reads_give_their_connection_back()
+     {
+        let (_folder, db, reads) = database().await;
+
+        assert_eq!(one_number(&reads, "SELECT count(*) AS n FROM t").await, 0);
+        assert_eq!(
+            reads.idle(),
+            (1, 0),
+            "a finished read gives its connection back, and the driver was not needed"
+        );
         db.execute_unprepared("INSERT INTO t VALUES (7)")
             .await
             .unwrap();
         assert_eq!(
-            one_number(&reads, "SELECT coalesce(sum(n), 0) FROM t").await,
+            one_number(&reads, "SELECT coalesce(sum(n), 0) AS n FROM t").await,
             7,
             "the held connection reads what the pool committed just before"
         );
-        assert_eq!(reads.idle(), 1, "and the same connection is used again");
+        assert_eq!(
+            reads.idle(),
+            (1, 0),
+            "and the same connection is used again"
+        );
 
-        // A read dropped midway (its request cancelled) closes its connection.
+        // A read over the inline time budget goes to the driver; one dropped midway there
+        // (its request cancelled) closes the driver's connection.
         let long = select(
             "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) \
-             SELECT count(*) FROM c",
+             SELECT count(*) AS n FROM c",
         );
         {
             let mut read = pin!(reads.query_all(&long));
@@ -325,19 +433,67 @@ mod tests {
         }
         assert_eq!(
             reads.idle(),
-            0,
-            "a read dropped midway is not handed out again"
+            (1, 0),
+            "the interrupted inline connection is kept; the driver's dropped midway is not"
         );
+        assert_eq!(
+            reads.query_all(&long).await.expect("read")[0]
+                .int("n")
+                .unwrap(),
+            5_000_000,
+            "a long read is answered in full, by the driver"
+        );
+        assert_eq!(reads.idle(), (1, 1));
 
-        // A failed statement closes its connection too, and the next read opens a new one.
+        // A failed statement closes its connections, and the next read opens a new one.
         assert!(
             reads
                 .query_all(&select("SELECT * FROM missing"))
                 .await
                 .is_err()
         );
-        assert_eq!(reads.idle(), 0);
-        assert_eq!(one_number(&reads, "SELECT count(*) FROM t").await, 1);
-        assert_eq!(reads.idle(), 1);
+        assert_eq!(reads.idle(), (0, 0));
+        assert_eq!(one_number(&reads, "SELECT count(*) AS n FROM t").await, 1);
+        assert_eq!(reads.idle(), (1, 0));
+    }
+
+    #[tokio::test]
+    async fn inline_rows_read_as_the_drivers_do() {
+        let (_folder, db, reads) = database().await;
+        let id = uuid::Uuid::now_v7();
+        let statement = |backend| {
+            Statement::from_sql_and_values(
+                backend,
+                "SELECT CAST(?1 AS BLOB) AS id, 'name' AS name, NULL AS absent, \
+                 CAST(42 AS BIGINT) AS answer, ?2 AS text_parameter",
+                [id.into(), "caf\u{e9}".into()],
+            )
+        };
+        let inline = reads
+            .query_all(&statement(DbBackend::Sqlite))
+            .await
+            .unwrap();
+        assert!(matches!(inline[0], ReadRow::Inline { .. }), "read inline");
+        let driver = db
+            .query_all_raw(statement(DbBackend::Sqlite))
+            .await
+            .unwrap();
+        let driver = ReadRow::Driver(driver.into_iter().next().unwrap());
+        for row in [&inline[0], &driver] {
+            assert_eq!(
+                row.blob("id").unwrap().as_deref(),
+                Some(id.as_bytes().as_slice())
+            );
+            assert_eq!(row.text("name").unwrap().as_deref(), Some("name"));
+            assert_eq!(row.text("absent").unwrap(), None);
+            assert_eq!(row.blob("absent").unwrap(), None);
+            assert_eq!(row.int("answer").unwrap(), 42);
+            assert_eq!(
+                row.text("text_parameter").unwrap().as_deref(),
+                Some("caf\u{e9}")
+            );
+            assert!(row.int("name").is_err(), "text is not an integer");
+        }
+        assert!(inline[0].int("missing").is_err());
     }
 }

@@ -71,13 +71,12 @@ pub async fn get_group(
     let mut user_ids = Vec::new();
     let mut counted = 0;
     for row in rows {
-        if row.try_get::<i32>("", READ_KIND)? == GROUP_ROW {
-            let name: String = row.try_get("", "name")?;
-            let smart: Option<Uuid> = row.try_get("", "smart_department_id")?;
-            found = Some((name, smart.is_some()));
+        if row.int(READ_KIND)? == GROUP_ROW {
+            let name = row.text("name")?.unwrap_or_default();
+            found = Some((name, row.int(READ_SMART)? != 0));
         } else {
-            counted = row.try_get::<i64>("", READ_COUNT)?;
-            if let Some(packed) = row.try_get::<Option<Vec<u8>>>("", READ_IDS)? {
+            counted = row.int(READ_COUNT)?;
+            if let Some(packed) = row.blob(READ_IDS)? {
                 user_ids = unpack_member_ids(&packed)?;
             }
         }
@@ -251,9 +250,10 @@ pub(super) async fn stored_members(
 }
 
 const READ_KIND: &str = "row_kind";
+const READ_SMART: &str = "is_smart";
 const READ_IDS: &str = "member_ids";
 const READ_COUNT: &str = "member_count";
-const GROUP_ROW: i32 = 0;
+const GROUP_ROW: i64 = 0;
 
 /// The group's row (kind 0: name, smart rule) and one row of its members (kind 1): their
 /// count and, unless the caller may see only the count, their ids packed into one binary
@@ -268,11 +268,15 @@ const GROUP_ROW: i32 = 0;
 /// Written out rather than built: this runs on every `GET /group/{id}`, and building it
 /// with the query builder cost as much CPU as SQLite took to run it.
 ///
+/// Integers are cast to `BIGINT` so that both backends answer the types [`db::reads::ReadRow`]
+/// reads.
+///
 /// `CROSS JOIN` fixes SQLite's join order (group, then its members or its subtree, then
 /// those users): left to choose, SQLite walks every user of the account through the
 /// `(account_id, …)` indexes when it has no statistics. PostgreSQL plans it as inner joins.
 const GROUP_WITH_MEMBERS: &str = "\
-    SELECT 0 AS row_kind, g.name AS name, g.smart_department_id AS smart_department_id, \
+    SELECT CAST(0 AS BIGINT) AS row_kind, g.name AS name, \
+           CAST(CASE WHEN g.smart_department_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS is_smart, \
            NULL AS member_ids, NULL AS member_count \
       FROM groups g WHERE g.id = $1 AND g.account_id = $2 \
     UNION ALL \

@@ -1,0 +1,226 @@
+//! Hot reads of a SQLite file on the calling thread.
+//!
+//! sqlx runs every SQLite connection on a thread of its own: a statement goes there through
+//! a channel and its rows come back through another, two thread wake-ups and two context
+//! switches for a read that itself takes microseconds. On a machine of two cores (and more
+//! so in a virtual machine, where waking another core is a trip through the hypervisor) that
+//! hand-over costs more than the read. Here the same SQLite library reads the file through
+//! connections of this module, on the runtime's thread that asks, without a hand-over.
+//!
+//! That thread serves other requests too, so nothing here may hold it for long:
+//! - a statement still running after [`TIME_BUDGET`] is interrupted and answered `None`, and
+//!   the caller reads it through the driver instead (a group of 100,000 members, say);
+//! - the connections never wait for a lock (`busy_timeout` 0): in WAL mode a reader waits for
+//!   nothing but a rare recovery, and then it too is answered `None`;
+//! - any other error, an unsupported parameter type, an in-memory database, or a database
+//!   marked down ([`Outage`]) are answered `None` as well: faults are met and reported by the
+//!   driver's path alone, which classifies them ([`super::fault`]).
+//!
+//! A connection is closed after an error, and connections opened before the last fault are
+//! closed as the pool's are ([`super::fault::opened_before_last_fault`]).
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use lms_runtime::Outage;
+use rusqlite::{
+    OpenFlags,
+    types::{ToSqlOutput, Value},
+};
+use sea_orm::{
+    Statement,
+    sea_query::{self, Values},
+    sqlx::sqlite::SqliteConnectOptions,
+};
+
+use super::fault;
+
+/// How long a statement may hold the calling thread before it is handed to the driver.
+pub(super) const TIME_BUDGET: Duration = Duration::from_millis(1);
+/// SQLite calls the progress handler after this many virtual-machine steps.
+const STEPS_PER_CHECK: i32 = 1_000;
+
+/// The rows of one read: column names, and each row's values in that order.
+pub(super) struct InlineRows {
+    pub(super) columns: Arc<[String]>,
+    pub(super) rows: Vec<Vec<Value>>,
+}
+
+pub(super) struct InlineSqlite {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    /// Idle connections kept: one per thread that may read at once is enough.
+    keep: usize,
+    outage: &'static Outage,
+}
+
+struct Connection {
+    connection: rusqlite::Connection,
+    opened: Instant,
+    /// Nanoseconds after `opened` at which the running statement is interrupted.
+    deadline: Arc<AtomicU64>,
+}
+
+impl InlineSqlite {
+    /// A reader of the file the pool's `options` open; `None` for an in-memory database,
+    /// which another connection would not see.
+    pub(super) fn of(
+        options: &SqliteConnectOptions,
+        keep: usize,
+        outage: &'static Outage,
+    ) -> Option<Self> {
+        let path = options.get_filename();
+        let name = path.to_string_lossy();
+        if name.is_empty() || name == ":memory:" || name.starts_with("file:") {
+            return None;
+        }
+        Some(Self {
+            path: path.to_path_buf(),
+            idle: Mutex::new(Vec::with_capacity(keep)),
+            keep,
+            outage,
+        })
+    }
+
+    /// Every row of the read-only `statement`, read on this thread; `None` when the driver
+    /// must read it instead (see the module's documentation).
+    pub(super) fn read(&self, statement: &Statement) -> Option<InlineRows> {
+        if self.outage.is_down() {
+            return None;
+        }
+        let params = parameters(statement.values.as_ref())?;
+        let connection = self.take()?;
+        let deadline = connection.opened.elapsed() + TIME_BUDGET;
+        connection
+            .deadline
+            .store(nanos(deadline), Ordering::Relaxed);
+        match query(&connection.connection, &statement.sql, &params) {
+            Ok(rows) => {
+                self.give_back(connection);
+                Some(rows)
+            }
+            // Over the time budget: the connection is sound, the statement is the driver's.
+            Err(rusqlite::Error::SqliteFailure(err, _))
+                if err.code == rusqlite::ErrorCode::OperationInterrupted =>
+            {
+                self.give_back(connection);
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn take(&self) -> Option<Connection> {
+        let idle = {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.retain(|held| !fault::opened_before_last_fault(held.opened.elapsed()));
+            idle.pop()
+        };
+        idle.or_else(|| self.open().ok())
+    }
+
+    fn give_back(&self, connection: Connection) {
+        // During an outage a connection serves one read only, as the driver's (see
+        // `super::reads`): one opened while the files were unwritable would outlive it.
+        if self.outage.is_down() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < self.keep {
+            idle.push(connection);
+        }
+    }
+
+    fn open(&self) -> rusqlite::Result<Connection> {
+        // Read-write without create, as the pool opens it (a read-only connection could not
+        // take part in the WAL's shared memory), and `query_only` so it never writes.
+        let connection = rusqlite::Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        connection.busy_timeout(Duration::ZERO)?;
+        // The pool's page cache and memory map (`db::connect`).
+        connection.execute_batch(
+            "PRAGMA query_only = 1; PRAGMA cache_size = -32768; PRAGMA mmap_size = 67108864;",
+        )?;
+        let opened = Instant::now();
+        let deadline = Arc::new(AtomicU64::new(u64::MAX));
+        let watched = deadline.clone();
+        connection.progress_handler(
+            STEPS_PER_CHECK,
+            Some(move || nanos(opened.elapsed()) > watched.load(Ordering::Relaxed)),
+        )?;
+        Ok(Connection {
+            connection,
+            opened,
+            deadline,
+        })
+    }
+
+    /// Idle connections held now.
+    #[cfg(test)]
+    pub(super) fn idle(&self) -> usize {
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn query(
+    connection: &rusqlite::Connection,
+    sql: &str,
+    params: &[ToSqlOutput<'_>],
+) -> rusqlite::Result<InlineRows> {
+    let mut statement = connection.prepare_cached(sql)?;
+    let columns: Arc<[String]> = statement
+        .column_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let width = columns.len();
+    let mut rows = Vec::new();
+    let mut cursor = statement.query(rusqlite::params_from_iter(params))?;
+    while let Some(row) = cursor.next()? {
+        rows.push(
+            (0..width)
+                .map(|i| row.get::<_, Value>(i))
+                .collect::<rusqlite::Result<_>>()?,
+        );
+    }
+    Ok(InlineRows { columns, rows })
+}
+
+/// The statement's parameters bound as sqlx binds them on SQLite (a UUID as its 16 bytes);
+/// `None` for a type the hot reads do not use, which the driver binds instead.
+fn parameters(values: Option<&Values>) -> Option<Vec<ToSqlOutput<'_>>> {
+    use sea_query::Value as V;
+    let Some(Values(values)) = values else {
+        return Some(Vec::new());
+    };
+    values
+        .iter()
+        .map(|value| {
+            Some(match value {
+                V::Uuid(Some(id)) => ToSqlOutput::Borrowed(id.as_bytes().as_slice().into()),
+                V::String(Some(text)) => ToSqlOutput::Borrowed(text.as_str().into()),
+                V::BigInt(Some(n)) => ToSqlOutput::Owned(Value::Integer(*n)),
+                V::Int(Some(n)) => ToSqlOutput::Owned(Value::Integer(i64::from(*n))),
+                V::Bool(Some(b)) => ToSqlOutput::Owned(Value::Integer(i64::from(*b))),
+                V::Uuid(None)
+                | V::String(None)
+                | V::BigInt(None)
+                | V::Int(None)
+                | V::Bool(None) => ToSqlOutput::Owned(Value::Null),
+                _ => return None,
+            })
+        })
+        .collect()
+}
