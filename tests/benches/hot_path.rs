@@ -212,6 +212,40 @@ fn service_cpu(children: &[u32]) -> Duration {
     Duration::from_millis(ticks * 10)
 }
 
+/// The machine's CPU time so far, and how much of it the hypervisor stole (from /proc/stat):
+/// on a shared virtual machine the time the benchmark wanted a core and got none, which shows
+/// in every latency, the ceiling's included.
+#[derive(Clone, Copy)]
+struct Steal {
+    stolen: u64,
+    total: u64,
+}
+
+impl Steal {
+    fn now() -> Self {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let ticks: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        Self {
+            stolen: ticks.get(7).copied().unwrap_or(0),
+            total: ticks.iter().sum(),
+        }
+    }
+
+    /// Percent of the CPU time since `self` that was stolen.
+    fn percent_since(self) -> f64 {
+        let now = Self::now();
+        let total = now.total.saturating_sub(self.total).max(1);
+        100.0 * now.stolen.saturating_sub(self.stolen) as f64 / total as f64
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The load generator: HTTP/1.1 keep-alive, one request at a time per connection
 
@@ -877,6 +911,7 @@ fn run() {
         }
     }
     let mut results = vec![vec![Measured::default(); layers.len()]; targets.len()];
+    let steal = Steal::now();
     for round in 1..=config.rounds {
         for (index, target) in targets.iter().enumerate() {
             for (l, &layer) in layers.iter().enumerate() {
@@ -894,6 +929,11 @@ fn run() {
         "Settings: {:?}, {} s per layer in each of {} alternating rounds, {} connections (or \
          concurrent calls in process)\n",
         config.backend, config.seconds, config.rounds, config.connections
+    );
+    let _ = writeln!(
+        report,
+        "Stolen by the hypervisor during these rounds: {:.1} % of the machine's CPU time\n",
+        steal.percent_since()
     );
     for (index, target) in targets.iter().enumerate() {
         let _ = writeln!(report, "`GET /group/{{id}}`, {}:\n", target.label);
@@ -927,14 +967,14 @@ fn run() {
         let demo = &targets[0];
         let _ = writeln!(
             report,
-            "Latency, demo group (ms; stalls: requests over {} ms):\n",
+            "Latency, demo group (ms; stalls: requests over {} ms; CPU stolen: of the machine's CPU time during the run, by the hypervisor):\n",
             STALL.as_millis()
         );
         let _ = writeln!(
             report,
-            "| run | requests | p50 | p99 | p99.9 | max | stalls |"
+            "| run | requests | p50 | p99 | p99.9 | max | stalls | CPU stolen |"
         );
-        let _ = writeln!(report, "|---|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(report, "|---|---:|---:|---:|---:|---:|---:|---:|");
         let wanted = std::env::var("LMS_BENCH_LATENCY_ONLY").ok();
         let runs: Vec<(&str, SocketAddr)> = [
             ("ceiling", "ceiling", bench.ceilings[0]),
@@ -950,6 +990,7 @@ fn run() {
         .map(|(name, _, addr)| (name, addr))
         .collect();
         for &(name, addr) in &runs {
+            let steal = Steal::now();
             let open = http_open_loop(
                 &bench.load,
                 addr,
@@ -959,13 +1000,15 @@ fn run() {
             );
             let _ = writeln!(
                 report,
-                "| {name}, open loop {OPEN_LOOP_RATE}/s for {} s | {} |",
+                "| {name}, open loop {OPEN_LOOP_RATE}/s for {} s | {} | {:.1} % |",
                 config.latency_seconds,
-                open.describe()
+                open.describe(),
+                steal.percent_since()
             );
             println!("{name}: open loop done");
         }
         for &(name, addr) in &runs {
+            let steal = Steal::now();
             let one = bench.load.block_on(http_one_connection(
                 addr,
                 demo.http_request(),
@@ -973,9 +1016,10 @@ fn run() {
             ));
             let _ = writeln!(
                 report,
-                "| {name}, one connection for {} s | {} |",
+                "| {name}, one connection for {} s | {} | {:.1} % |",
                 config.stall_seconds,
-                one.describe()
+                one.describe(),
+                steal.percent_since()
             );
             println!("{name}: one connection done");
         }
