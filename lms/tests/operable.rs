@@ -38,6 +38,17 @@ struct Running {
 }
 
 fn start(log_format: &str, extra_args: &[&str], env: &[(&str, String)]) -> Running {
+    start_reading_log_after(log_format, extra_args, env, None)
+}
+
+/// As [`start`]; its log (stderr) is read only once `gate` receives, until then it fills the
+/// pipe and stays there, as a log on a stalled disk would.
+fn start_reading_log_after(
+    log_format: &str,
+    extra_args: &[&str],
+    env: &[(&str, String)],
+    gate: Option<mpsc::Receiver<()>>,
+) -> Running {
     let folder = tempfile::tempdir().expect("temporary folder");
     let database_url = format!("sqlite://{}", folder.path().join("lms.sqlite3").display());
     let mut command = Command::new(env!("CARGO_BIN_EXE_lms"));
@@ -64,6 +75,9 @@ fn start(log_format: &str, extra_args: &[&str], env: &[(&str, String)]) -> Runni
     let logged = Arc::new(Mutex::new(Vec::new()));
     let sink = logged.clone();
     std::thread::spawn(move || {
+        if let Some(gate) = gate {
+            let _ = gate.recv();
+        }
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             sink.lock().unwrap().push(line);
         }
@@ -153,6 +167,34 @@ fn parse_json_lines(lines: &[String]) -> Vec<serde_json::Value> {
                 .unwrap_or_else(|e| panic!("a log line is not one JSON object ({e}): {line}"))
         })
         .collect()
+}
+
+/// Requests do not wait for the log: with stderr a full pipe nobody reads (a stalled disk,
+/// a stuck collector), requests are still answered, and every line arrives once it is read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_are_answered_while_the_log_cannot_be_written() {
+    const REQUESTS: usize = 600;
+    let (open, gate) = mpsc::channel();
+    let running = start_reading_log_after("json", &[], &[], Some(gate));
+    let base_url = running.base_url();
+    let client = reqwest::Client::new();
+    // Two lines of some 300 bytes a request: far more than a pipe holds (64 KiB).
+    for n in 0..REQUESTS {
+        let status = tokio::time::timeout(
+            Duration::from_secs(10),
+            get_group(&client, &base_url, DEMO_PASSWORD),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("request {n} waited for the log"));
+        assert_eq!(status, 200);
+    }
+    open.send(()).expect("the log reader waits");
+    let logged = running.stop();
+    let finished = parse_json_lines(&logged)
+        .into_iter()
+        .filter(|e| e["message"] == "request finished" && e["route"] == "/group/{group_id}")
+        .count();
+    assert_eq!(finished, REQUESTS, "no line is lost");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,8 @@
 //!
 //! - Logs go to stderr, filtered by `RUST_LOG` (default `info`), as text (`--log-format text`,
 //!   coloured only on a terminal, one line per event: newlines inside values are escaped) or
-//!   as one JSON object per line (`--log-format json`).
+//!   as one JSON object per line (`--log-format json`). A thread of their own writes them, so
+//!   no request waits for the file system; the guard flushes what is left at exit.
 //! - Traces are exported over OTLP/gRPC when `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
 //!   `OTEL_EXPORTER_OTLP_ENDPOINT` is set; the other standard variables (`OTEL_SERVICE_NAME`,
 //!   `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_TRACES_SAMPLER`, headers, timeouts) are read by the SDK.
@@ -25,6 +26,7 @@ use opentelemetry_sdk::{
     trace::{SdkTracerProvider, SpanData, SpanExporter},
 };
 use tracing::Metadata;
+use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::{
     EnvFilter, Layer as _,
     filter::{FilterExt as _, LevelFilter, Targets, filter_fn},
@@ -149,12 +151,15 @@ pub fn otlp_enabled() -> bool {
 pub struct Telemetry {
     subscriber: Box<dyn tracing::Subscriber + Send + Sync>,
     provider: Option<SdkTracerProvider>,
+    log_writer: WorkerGuard,
 }
 
-/// Keeps the OTLP pipeline alive; flushes pending spans when dropped (at the end of `main`).
-#[must_use = "dropping the guard shuts the trace export down"]
+/// Keeps the OTLP pipeline and the log writer alive; flushes pending spans and log lines when
+/// dropped (at the end of `main`).
+#[must_use = "dropping the guard shuts the trace export and the log writer down"]
 pub struct TelemetryGuard {
     provider: Option<SdkTracerProvider>,
+    _log_writer: WorkerGuard,
 }
 
 impl Telemetry {
@@ -168,15 +173,25 @@ impl Telemetry {
             None => None,
         };
         // stderr, so what a launcher prints on stdout (addresses, instructions) stays clean.
+        //
+        // Written by a thread of its own: a write to a file can wait for the file system
+        // (ext4 committing its journal held one for 75 ms), and a request that logs must not
+        // wait with it; nor may every other request, queued behind the writer's lock. Not
+        // lossy: only with 128,000 lines waiting does a request wait for the disk again,
+        // rather than a line being lost.
+        let (writer, log_writer) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+            .lossy(false)
+            .thread_name("lms-log-writer")
+            .finish(std::io::stderr());
         let log_layer = match options.log_format {
             LogFormat::Text => tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
+                .with_writer(writer)
                 .with_ansi(std::io::stderr().is_terminal())
                 .fmt_fields(OneLineFields)
                 .boxed(),
             LogFormat::Json => tracing_subscriber::fmt::layer()
                 .json()
-                .with_writer(std::io::stderr)
+                .with_writer(writer)
                 .flatten_event(true)
                 .with_current_span(true)
                 .with_span_list(false)
@@ -202,6 +217,7 @@ impl Telemetry {
         Ok(Self {
             subscriber,
             provider,
+            log_writer,
         })
     }
 
@@ -215,6 +231,7 @@ impl Telemetry {
         }
         Ok(TelemetryGuard {
             provider: self.provider,
+            _log_writer: self.log_writer,
         })
     }
 
