@@ -281,9 +281,9 @@ const GROUP_WITH_MEMBERS: &str = "\
       FROM groups g WHERE g.id = $1 AND g.account_id = $2 \
     UNION ALL \
     SELECT 1, NULL, NULL, MEMBER_IDS, COUNT(*) FROM ( \
-      SELECT u.id AS id FROM groups g CROSS JOIN group_members gm CROSS JOIN users u \
+      SELECT gm.user_id AS id FROM groups g CROSS JOIN group_members gm MEMBER_CHECK \
        WHERE g.id = $1 AND g.account_id = $2 AND g.smart_department_id IS NULL \
-         AND gm.group_id = g.id AND u.id = gm.user_id AND u.account_id = g.account_id \
+         AND gm.group_id = g.id MEMBER_FILTER \
       UNION ALL \
       SELECT u.id FROM groups g CROSS JOIN department_closure c CROSS JOIN users u \
        WHERE g.id = $1 AND g.account_id = $2 \
@@ -300,9 +300,25 @@ fn group_with_members(
 ) -> Statement {
     static SQL: OnceLock<[String; 4]> = OnceLock::new();
     let sql = SQL.get_or_init(|| {
-        let variant = |member_ids: &str, placeholder: &str| {
+        // Each stored member must be a user of the group's account. SQLite joins `users`
+        // (its order fixed by `CROSS JOIN`). PostgreSQL looks each member up by primary key
+        // behind an `OFFSET 0` fence: as a join, its generic plan (which every execution from
+        // the sixth on gets) estimated half the users to match an unknown `account_id` and
+        // hashed them all, a scan of the users table for a 2-member group.
+        let sqlite_check = (
+            "CROSS JOIN users u",
+            "AND u.id = gm.user_id AND u.account_id = g.account_id",
+        );
+        let postgres_check = (
+            "CROSS JOIN LATERAL (SELECT 1 FROM users u \
+               WHERE u.id = gm.user_id AND u.account_id = g.account_id OFFSET 0) u",
+            "",
+        );
+        let variant = |member_ids: &str, (check, filter): (&str, &str), placeholder: &str| {
             GROUP_WITH_MEMBERS
                 .replace("MEMBER_IDS", member_ids)
+                .replace("MEMBER_CHECK", check)
+                .replace("MEMBER_FILTER", filter)
                 .replace('$', placeholder)
         };
         // SQLite stores a UUID as a 16-byte blob; group_concat appends each blob's bytes as
@@ -312,10 +328,10 @@ fn group_with_members(
         let postgres_ids = "string_agg(uuid_send(m.id), ''::bytea)";
         // PostgreSQL numbers parameters `$n`, SQLite `?n`; both may repeat one.
         [
-            variant(postgres_ids, "$"),
-            variant("CAST(NULL AS bytea)", "$"),
-            variant(sqlite_ids, "?"),
-            variant("NULL", "?"),
+            variant(postgres_ids, postgres_check, "$"),
+            variant("CAST(NULL AS bytea)", postgres_check, "$"),
+            variant(sqlite_ids, sqlite_check, "?"),
+            variant("NULL", sqlite_check, "?"),
         ]
     });
     let index = usize::from(count_only) + if backend == DbBackend::Sqlite { 2 } else { 0 };
