@@ -45,6 +45,13 @@ struct RememberedCaller {
     caller: Caller,
 }
 
+/// A caller answered from memory.
+pub struct Remembered {
+    pub caller: Caller,
+    /// This answer claimed the entry's renewal: the caller is to verify the password again.
+    pub renew: bool,
+}
+
 pub struct VerifiedCache {
     entries: Option<Cache<CredentialKey, Verified>>,
     ttl: Duration,
@@ -67,18 +74,22 @@ impl VerifiedCache {
     }
 
     /// The caller remembered under `key`, when it was verified within the TTL and read
-    /// from the database at `generation` (the current one; `None` answers nothing).
+    /// from the database at `generation` (the current one; `None` answers nothing); with
+    /// it, whether this call claimed the entry's renewal ([`VerifiedCache::claim_renewal`]).
     pub fn caller(
         &self,
         key: &CredentialKey,
         generation: Option<u64>,
         clock: &dyn Clock,
-    ) -> Option<Caller> {
+    ) -> Option<Remembered> {
         let generation = generation?;
         let entry = self.entries.as_ref()?.get(key)?;
         let remembered = entry.caller.as_ref()?;
-        let fresh = clock.now().saturating_duration_since(entry.at) < self.ttl;
-        (fresh && remembered.generation == generation).then(|| remembered.caller.clone())
+        let age = clock.now().saturating_duration_since(entry.at);
+        (age < self.ttl && remembered.generation == generation).then(|| Remembered {
+            caller: remembered.caller.clone(),
+            renew: self.claims_renewal(&entry, age),
+        })
     }
 
     /// Whether `key` was verified for this user against this stored hash within the TTL.
@@ -113,6 +124,10 @@ impl VerifiedCache {
             return false;
         };
         let age = clock.now().saturating_duration_since(entry.at);
+        self.claims_renewal(&entry, age)
+    }
+
+    fn claims_renewal(&self, entry: &Verified, age: Duration) -> bool {
         age >= self.ttl - self.ttl / 4
             && age < self.ttl
             && !entry.renewal_claimed.swap(true, Ordering::Relaxed)
@@ -275,7 +290,10 @@ mod tests {
         // Verified, but not yet read: nothing to answer from memory.
         assert!(cache.caller(&key(1), Some(3), &clock).is_none());
         cache.remember_caller(&key(1), "h", 3, &caller(user));
-        let answered = cache.caller(&key(1), Some(3), &clock).expect("remembered");
+        let answered = cache
+            .caller(&key(1), Some(3), &clock)
+            .expect("remembered")
+            .caller;
         assert_eq!(answered.user_id, user);
         assert_eq!(answered.request_id, None, "request ids are per request");
         assert!(cache.caller(&key(1), Some(4), &clock).is_none(), "moved on");
@@ -321,10 +339,11 @@ mod tests {
         assert!(cache.caller(&key(1), Some(1), &clock).is_some());
         assert!(!cache.claim_renewal(&key(1), &clock));
         clock.advance(Duration::from_secs(15));
-        assert!(
-            cache.claim_renewal(&key(1), &clock),
-            "the new entry renews again"
-        );
+        // A request answered from memory claims it as it is answered, once.
+        let answered = cache.caller(&key(1), Some(1), &clock).expect("remembered");
+        assert!(answered.renew, "the new entry renews again");
+        assert!(!cache.caller(&key(1), Some(1), &clock).unwrap().renew);
+        assert!(!cache.claim_renewal(&key(1), &clock));
         // An unrenewed entry still expires, and an expired one is not renewed.
         clock.advance(Duration::from_secs(15));
         assert!(cache.caller(&key(1), Some(1), &clock).is_none());

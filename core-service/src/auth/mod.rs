@@ -244,17 +244,19 @@ impl Authenticator {
 
         // The hot path: verified within the TTL, and nothing about users changed since.
         let generation = self.revision.current();
-        if let Some(caller) = self
+        if let Some(remembered) = self
             .cache
             .caller(&login_key, generation, self.clock.as_ref())
         {
             self.throttle.record_success(&throttle_key);
             self.answered_from_memory.fetch_add(1, Ordering::Relaxed);
             crate::metrics::credential_cache(true);
-            self.renew_if_due(login_key, account_url.as_deref(), &email_key, credentials);
+            if remembered.renew {
+                self.renew(login_key, account_url.as_deref(), &email_key, credentials);
+            }
             return Ok(Caller {
                 request_id,
-                ..caller
+                ..remembered.caller
             });
         }
 
@@ -268,7 +270,9 @@ impl Authenticator {
             // verification, so a refusal costs the same whatever its reason.
             Some(login) if self.is_cached(&login, &login_key) => {
                 crate::metrics::credential_cache(true);
-                self.renew_if_due(login_key, account_url.as_deref(), &email_key, credentials);
+                if self.cache.claim_renewal(&login_key, self.clock.as_ref()) {
+                    self.renew(login_key, account_url.as_deref(), &email_key, credentials);
+                }
                 login
             }
             login => {
@@ -298,13 +302,13 @@ impl Authenticator {
             )
     }
 
-    /// Verifies the password again in the background when the cache entry under
-    /// `login_key` is due for renewal ([`VerifiedCache::claim_renewal`]): the lookup and
+    /// Verifies the password again in the background, for a cache entry under `login_key`
+    /// whose renewal this request claimed ([`VerifiedCache::claim_renewal`]): the lookup and
     /// verification of a login the cache does not know, whose outcome only updates the
     /// cache. A request that holds a verification younger than the TTL so never waits for
     /// argon2id; a password that no longer matches drops the entry. Nothing is counted
     /// against the login: the request that started it was let in by a valid verification.
-    fn renew_if_due(
+    fn renew(
         &self,
         login_key: credentials::CredentialKey,
         account_url: Option<&str>,
@@ -314,9 +318,6 @@ impl Authenticator {
         let Some(account_url) = account_url else {
             return;
         };
-        if !self.cache.claim_renewal(&login_key, self.clock.as_ref()) {
-            return;
-        }
         let (account_url, email_key) = (account_url.to_owned(), email_key.to_owned());
         let (db, verifier) = (self.db.clone(), self.verifier.clone());
         let (cache, clock) = (self.cache.clone(), self.clock.clone());

@@ -1,4 +1,5 @@
-//! Connections held for the hottest reads, outside the driver's pool.
+//! Connections held for the hottest reads, outside the driver's pool (on a SQLite file, first
+//! on the calling thread: `db/inline_sqlite.rs`).
 //!
 //! sqlx's pool tests every connection it takes back with a ping: on SQLite one more trip to
 //! the connection's thread and back, on PostgreSQL one more round trip to the server, and a
@@ -71,49 +72,47 @@ pub enum ReadRow {
 
 impl ReadRow {
     pub fn int(&self, column: &str) -> Result<i64, DbErr> {
-        match self.inline(column)? {
-            None => self.driver().try_get("", column),
-            Some(rusqlite::types::Value::Integer(n)) => Ok(*n),
-            Some(other) => Err(type_error(column, "an integer", other)),
+        match self {
+            Self::Driver(row) => row.try_get("", column),
+            Self::Inline { .. } => match self.inline(column)? {
+                rusqlite::types::Value::Integer(n) => Ok(*n),
+                other => Err(type_error(column, "an integer", other)),
+            },
         }
     }
 
     pub fn text(&self, column: &str) -> Result<Option<String>, DbErr> {
-        match self.inline(column)? {
-            None => self.driver().try_get("", column),
-            Some(rusqlite::types::Value::Null) => Ok(None),
-            Some(rusqlite::types::Value::Text(text)) => Ok(Some(text.clone())),
-            Some(other) => Err(type_error(column, "text", other)),
+        match self {
+            Self::Driver(row) => row.try_get("", column),
+            Self::Inline { .. } => match self.inline(column)? {
+                rusqlite::types::Value::Null => Ok(None),
+                rusqlite::types::Value::Text(text) => Ok(Some(text.clone())),
+                other => Err(type_error(column, "text", other)),
+            },
         }
     }
 
     pub fn blob(&self, column: &str) -> Result<Option<Vec<u8>>, DbErr> {
-        match self.inline(column)? {
-            None => self.driver().try_get("", column),
-            Some(rusqlite::types::Value::Null) => Ok(None),
-            Some(rusqlite::types::Value::Blob(bytes)) => Ok(Some(bytes.clone())),
-            Some(other) => Err(type_error(column, "bytes", other)),
+        match self {
+            Self::Driver(row) => row.try_get("", column),
+            Self::Inline { .. } => match self.inline(column)? {
+                rusqlite::types::Value::Null => Ok(None),
+                rusqlite::types::Value::Blob(bytes) => Ok(Some(bytes.clone())),
+                other => Err(type_error(column, "bytes", other)),
+            },
         }
     }
 
-    /// The inline row's value of `column`, or `None` for a driver's row.
-    fn inline(&self, column: &str) -> Result<Option<&rusqlite::types::Value>, DbErr> {
+    /// The inline row's value of `column` (a driver's row has none here).
+    fn inline(&self, column: &str) -> Result<&rusqlite::types::Value, DbErr> {
         let Self::Inline { columns, values } = self else {
-            return Ok(None);
+            return Err(DbErr::Type(format!("column {column} is the driver's")));
         };
         columns
             .iter()
             .position(|name| name == column)
             .and_then(|i| values.get(i))
-            .map(Some)
             .ok_or_else(|| DbErr::Type(format!("no column {column} in the row")))
-    }
-
-    fn driver(&self) -> &QueryResult {
-        match self {
-            Self::Driver(row) => row,
-            Self::Inline { .. } => unreachable!("inline rows are read by `inline`"),
-        }
     }
 }
 
