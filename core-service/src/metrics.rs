@@ -26,6 +26,7 @@ pub const DB_POOL_TIMEOUTS: &str = "lms_db_pool_timeouts_total";
 pub const DB_UNAVAILABLE: &str = "lms_db_unavailable_total";
 pub const DB_UP: &str = "lms_db_up";
 pub const POINTS_ROWS: &str = "lms_points_rows_streamed_total";
+pub const DB_READ_BATCH: &str = "lms_db_read_batch_items";
 
 /// Whether anything is recorded: a recorder is installed once a metrics address is served.
 fn on() -> bool {
@@ -85,6 +86,10 @@ pub fn describe() {
         "Whether the database answered the last health probe (1) or not (0)"
     );
     describe_counter!(POINTS_ROWS, "Points rows streamed to callers");
+    describe_histogram!(
+        DB_READ_BATCH,
+        "Hot reads answered by one PostgreSQL statement"
+    );
 }
 
 /// A call ended with `code` after `latency`.
@@ -173,6 +178,16 @@ pub(crate) fn login_failed() {
 pub(crate) fn points_rows(rows: u64) {
     if on() {
         static_counter!(POINTS_ROWS).increment(rows);
+    }
+}
+
+/// One PostgreSQL statement answered `items` concurrent reads.
+pub(crate) fn read_batch(items: usize) {
+    if on() {
+        static HANDLE: OnceLock<Histogram> = OnceLock::new();
+        HANDLE
+            .get_or_init(|| metrics::histogram!(DB_READ_BATCH))
+            .record(items as f64);
     }
 }
 

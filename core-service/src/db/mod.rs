@@ -26,6 +26,7 @@ pub mod copy;
 pub mod fault;
 mod inline_sqlite;
 pub mod pg_transaction;
+mod read_batches;
 pub mod reads;
 pub mod rows;
 pub mod sqlite_file;
@@ -45,6 +46,7 @@ use sea_orm::{
 pub use self::{
     audit::{Actor, AuditAction, AuditEntity, Change},
     conflict::{UniqueKey, unique_violation},
+    read_batches::BatchedStatement,
     reads::ReadConnections,
     write::{Write, write},
 };

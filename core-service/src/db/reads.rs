@@ -36,6 +36,7 @@ use tracing::Instrument as _;
 use super::{
     fault,
     inline_sqlite::{InlineRows, InlineSqlite},
+    read_batches::Batches,
 };
 
 /// Read connections on SQLite: as many as the pool's, so reads never queue behind more
@@ -48,6 +49,8 @@ const POSTGRES_READ_CONNECTIONS: usize = 8;
 #[derive(Clone)]
 pub struct ReadConnections {
     inner: Arc<Inner>,
+    /// Reads waiting to be answered together (PostgreSQL: `db/read_batches.rs`).
+    batches: Arc<Batches>,
 }
 
 enum Inner {
@@ -76,6 +79,18 @@ impl ReadRow {
             Self::Driver(row) => row.try_get("", column),
             Self::Inline { .. } => match self.inline(column)? {
                 rusqlite::types::Value::Integer(n) => Ok(*n),
+                other => Err(type_error(column, "an integer", other)),
+            },
+        }
+    }
+
+    /// An integer column that may be NULL.
+    pub fn optional_int(&self, column: &str) -> Result<Option<i64>, DbErr> {
+        match self {
+            Self::Driver(row) => row.try_get("", column),
+            Self::Inline { .. } => match self.inline(column)? {
+                rusqlite::types::Value::Null => Ok(None),
+                rusqlite::types::Value::Integer(n) => Ok(Some(*n)),
                 other => Err(type_error(column, "an integer", other)),
             },
         }
@@ -172,7 +187,12 @@ impl ReadConnections {
         };
         Self {
             inner: Arc::new(inner),
+            batches: Arc::default(),
         }
+    }
+
+    pub(super) fn batches(&self) -> &Batches {
+        &self.batches
     }
 
     pub fn backend(&self) -> DbBackend {
@@ -185,6 +205,15 @@ impl ReadConnections {
     /// Every row of one read-only `statement`, in the span SeaORM gives its statements
     /// (traces, and the query-plan tests' recorder, see every statement alike).
     pub async fn query_all(&self, statement: &Statement) -> Result<Vec<ReadRow>, DbErr> {
+        self.traced(&statement.sql, self.run(statement)).await
+    }
+
+    /// `read`, in the span SeaORM gives a statement of `sql`.
+    pub(super) async fn traced<T>(
+        &self,
+        sql: &str,
+        read: impl Future<Output = Result<T, DbErr>>,
+    ) -> Result<T, DbErr> {
         let span = tracing::info_span!(
             "sea_orm.query_all",
             otel.kind = "client",
@@ -193,15 +222,33 @@ impl ReadConnections {
                 _ => "sqlite",
             },
             db.operation = "SELECT",
-            db.statement = statement.sql.as_str(),
+            db.statement = sql,
             otel.status_code = tracing::field::Empty,
         );
-        let rows = self.run(statement).instrument(span.clone()).await;
+        let rows = read.instrument(span.clone()).await;
         span.record(
             "otel.status_code",
             if rows.is_ok() { "OK" } else { "ERROR" },
         );
         rows
+    }
+
+    /// The rows of a PostgreSQL `query` on a held connection.
+    pub(super) async fn fetch_postgres<'q, A>(
+        &self,
+        query: sqlx::query::Query<'q, sqlx::Postgres, A>,
+    ) -> Result<Vec<sqlx::postgres::PgRow>, DbErr>
+    where
+        A: sqlx::IntoArguments<sqlx::Postgres> + 'q,
+    {
+        let Inner::Postgres(held) = &*self.inner else {
+            return Err(DbErr::Custom(
+                "a PostgreSQL statement on a SQLite database".to_owned(),
+            ));
+        };
+        let mut lease = held.lease().await?;
+        let rows = query.fetch_all(lease.connection()).await;
+        lease.finish(rows)
     }
 
     async fn run(&self, statement: &Statement) -> Result<Vec<ReadRow>, DbErr> {
@@ -233,17 +280,12 @@ impl ReadConnections {
                     .map(|row| ReadRow::Driver(QueryResult::from(row)))
                     .collect()
             }
-            Inner::Postgres(held) => {
-                let mut lease = held.lease().await?;
-                let rows = sqlx::query_with(sql, values)
-                    .fetch_all(lease.connection())
-                    .await;
-                lease
-                    .finish(rows)?
-                    .into_iter()
-                    .map(|row| ReadRow::Driver(QueryResult::from(row)))
-                    .collect()
-            }
+            Inner::Postgres(_) => self
+                .fetch_postgres(sqlx::query_with(sql, values))
+                .await?
+                .into_iter()
+                .map(|row| ReadRow::Driver(QueryResult::from(row)))
+                .collect(),
         };
         Ok(rows)
     }

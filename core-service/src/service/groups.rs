@@ -15,7 +15,7 @@ use super::{
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change, ReadConnections, bulk},
+    db::{self, AuditAction, BatchedStatement, Change, ReadConnections, bulk},
     domain::{
         ids::{IdList, ResourceRef, new_id},
         names::GroupName,
@@ -56,7 +56,9 @@ pub struct GroupView {
 
 /// One query, group and members together: this is the hottest read of the interface.
 ///
-/// On the held read connections ([`ReadConnections`]): no pool ping after it.
+/// On the held read connections ([`ReadConnections`]): no pool ping after it. On
+/// PostgreSQL, reads of groups arriving together are answered by one statement
+/// ([`GROUPS_WITH_MEMBERS`]).
 pub async fn get_group(
     reads: &ReadConnections,
     caller: &Caller,
@@ -65,8 +67,21 @@ pub async fn get_group(
     let grant = caller.grant(Operation::GetGroup)?;
     let id = group.id("Group")?;
     let count_only = grant == Grant::CountOnly;
-    let statement = group_with_members(reads.backend(), caller.account_id, id, count_only);
-    let rows = reads.query_all(&statement).await?;
+    let rows = match reads.backend() {
+        DbBackend::Postgres => {
+            reads
+                .query_batched(
+                    &GROUPS_WITH_MEMBERS,
+                    vec![id.into(), caller.account_id.into(), (!count_only).into()],
+                )
+                .await?
+        }
+        _ => {
+            reads
+                .query_all(&group_with_members(caller.account_id, id, count_only))
+                .await?
+        }
+    };
     let mut found = None;
     let mut user_ids = Vec::new();
     let mut counted = 0;
@@ -74,8 +89,9 @@ pub async fn get_group(
         if row.int(READ_KIND)? == GROUP_ROW {
             let name = row.text("name")?.unwrap_or_default();
             found = Some((name, row.int(READ_SMART)? != 0));
-        } else {
-            counted = row.int(READ_COUNT)?;
+        }
+        if let Some(count) = row.optional_int(READ_COUNT)? {
+            counted = count;
             if let Some(packed) = row.blob(READ_IDS)? {
                 user_ids = unpack_member_ids(&packed)?;
             }
@@ -259,7 +275,8 @@ const GROUP_ROW: i64 = 0;
 /// count and, unless the caller may see only the count, their ids packed into one binary
 /// value of 16 bytes each. Members are the stored ones of a plain group, or the users of the rule's
 /// department subtree of a smart one; only users of the group's account. Nothing at all
-/// when the group is not in the account (`$2`).
+/// when the group is not in the account (`?2`). SQLite's; PostgreSQL reads groups with
+/// [`GROUPS_WITH_MEMBERS`].
 ///
 /// One aggregated row, not a row per member: a smart group has tens of thousands of
 /// members, and every row costs the driver a hand-over between threads (SQLite) or a decode
@@ -273,74 +290,79 @@ const GROUP_ROW: i64 = 0;
 ///
 /// `CROSS JOIN` fixes SQLite's join order (group, then its members or its subtree, then
 /// those users): left to choose, SQLite walks every user of the account through the
-/// `(account_id, …)` indexes when it has no statistics. PostgreSQL plans it as inner joins.
+/// `(account_id, …)` indexes when it has no statistics.
+///
+/// SQLite stores a UUID as a 16-byte blob; `group_concat` appends each blob's bytes as they
+/// are (embedded zero bytes included) and the cast gives them back as one blob, with no hex
+/// text of twice the size built and decoded in between.
 const GROUP_WITH_MEMBERS: &str = "\
     SELECT CAST(0 AS BIGINT) AS row_kind, g.name AS name, \
            CAST(CASE WHEN g.smart_department_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS is_smart, \
            NULL AS member_ids, NULL AS member_count \
-      FROM groups g WHERE g.id = $1 AND g.account_id = $2 \
+      FROM groups g WHERE g.id = ?1 AND g.account_id = ?2 \
     UNION ALL \
     SELECT 1, NULL, NULL, MEMBER_IDS, COUNT(*) FROM ( \
-      SELECT gm.user_id AS id FROM groups g CROSS JOIN group_members gm MEMBER_CHECK \
-       WHERE g.id = $1 AND g.account_id = $2 AND g.smart_department_id IS NULL \
-         AND gm.group_id = g.id MEMBER_FILTER \
+      SELECT gm.user_id AS id FROM groups g CROSS JOIN group_members gm CROSS JOIN users u \
+       WHERE g.id = ?1 AND g.account_id = ?2 AND g.smart_department_id IS NULL \
+         AND gm.group_id = g.id AND u.id = gm.user_id AND u.account_id = g.account_id \
       UNION ALL \
       SELECT u.id FROM groups g CROSS JOIN department_closure c CROSS JOIN users u \
-       WHERE g.id = $1 AND g.account_id = $2 \
+       WHERE g.id = ?1 AND g.account_id = ?2 \
          AND c.ancestor_id = g.smart_department_id \
          AND u.department_id = c.descendant_id AND u.account_id = g.account_id \
     ) m";
 
-/// [`GROUP_WITH_MEMBERS`] for one backend and grant, made once.
-fn group_with_members(
-    backend: DbBackend,
-    account_id: Uuid,
-    group_id: Uuid,
-    count_only: bool,
-) -> Statement {
-    static SQL: OnceLock<[String; 4]> = OnceLock::new();
+/// [`GROUP_WITH_MEMBERS`] for one grant, made once.
+fn group_with_members(account_id: Uuid, group_id: Uuid, count_only: bool) -> Statement {
+    static SQL: OnceLock<[String; 2]> = OnceLock::new();
     let sql = SQL.get_or_init(|| {
-        // Each stored member must be a user of the group's account. SQLite joins `users`
-        // (its order fixed by `CROSS JOIN`). PostgreSQL looks each member up by primary key
-        // behind an `OFFSET 0` fence: as a join, its generic plan (which every execution from
-        // the sixth on gets) estimated half the users to match an unknown `account_id` and
-        // hashed them all, a scan of the users table for a 2-member group.
-        let sqlite_check = (
-            "CROSS JOIN users u",
-            "AND u.id = gm.user_id AND u.account_id = g.account_id",
-        );
-        let postgres_check = (
-            "CROSS JOIN LATERAL (SELECT 1 FROM users u \
-               WHERE u.id = gm.user_id AND u.account_id = g.account_id OFFSET 0) u",
-            "",
-        );
-        let variant = |member_ids: &str, (check, filter): (&str, &str), placeholder: &str| {
-            GROUP_WITH_MEMBERS
-                .replace("MEMBER_IDS", member_ids)
-                .replace("MEMBER_CHECK", check)
-                .replace("MEMBER_FILTER", filter)
-                .replace('$', placeholder)
-        };
-        // SQLite stores a UUID as a 16-byte blob; group_concat appends each blob's bytes as
-        // they are (embedded zero bytes included) and the cast gives them back as one blob,
-        // with no hex text of twice the size built and decoded in between.
-        let sqlite_ids = "CAST(group_concat(m.id, '') AS BLOB)";
-        let postgres_ids = "string_agg(uuid_send(m.id), ''::bytea)";
-        // PostgreSQL numbers parameters `$n`, SQLite `?n`; both may repeat one.
         [
-            variant(postgres_ids, postgres_check, "$"),
-            variant("CAST(NULL AS bytea)", postgres_check, "$"),
-            variant(sqlite_ids, sqlite_check, "?"),
-            variant("NULL", sqlite_check, "?"),
+            GROUP_WITH_MEMBERS.replace("MEMBER_IDS", "CAST(group_concat(m.id, '') AS BLOB)"),
+            GROUP_WITH_MEMBERS.replace("MEMBER_IDS", "NULL"),
         ]
     });
-    let index = usize::from(count_only) + if backend == DbBackend::Sqlite { 2 } else { 0 };
     Statement::from_sql_and_values(
-        backend,
-        sql[index].as_str(),
+        DbBackend::Sqlite,
+        sql[usize::from(count_only)].as_str(),
         [group_id.into(), account_id.into()],
     )
 }
+
+/// PostgreSQL's read of many groups at once ([`ReadConnections::query_batched`]): for each
+/// item (group id, account id, whether its member ids are wanted) that names a group of
+/// that account, one row with the columns of both of [`GROUP_WITH_MEMBERS`]'s kinds.
+///
+/// Every step is a lookup by key for one item, fenced by `OFFSET 0` inside `LATERAL`: the
+/// generic plan (which every execution from the sixth on a connection gets) cannot know how
+/// many items or members there are, and as a join it estimated half the users to match an
+/// unknown `account_id` and hashed them all, a scan of `users` for a 2-member group.
+/// `FILTER` skips packing the ids of a count-only caller.
+const GROUPS_WITH_MEMBERS: BatchedStatement = BatchedStatement {
+    sql: "\
+    SELECT w.item, CAST(0 AS BIGINT) AS row_kind, g.name AS name, \
+           CAST(CASE WHEN g.smart_department_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS is_smart, \
+           m.member_ids, m.member_count \
+      FROM unnest($1::uuid[], $2::uuid[], $3::boolean[]) \
+           WITH ORDINALITY AS w(group_id, account_id, with_ids, item) \
+      CROSS JOIN LATERAL (SELECT g.id, g.account_id, g.name, g.smart_department_id \
+                            FROM groups g \
+                           WHERE g.id = w.group_id AND g.account_id = w.account_id OFFSET 0) g \
+      CROSS JOIN LATERAL ( \
+        SELECT string_agg(uuid_send(x.id), ''::bytea) FILTER (WHERE w.with_ids) AS member_ids, \
+               COUNT(*) AS member_count \
+          FROM ( \
+            SELECT gm.user_id AS id FROM group_members gm \
+             CROSS JOIN LATERAL (SELECT 1 FROM users u \
+                                  WHERE u.id = gm.user_id AND u.account_id = g.account_id \
+                                 OFFSET 0) u \
+             WHERE gm.group_id = g.id AND g.smart_department_id IS NULL \
+            UNION ALL \
+            SELECT u.id FROM department_closure c CROSS JOIN users u \
+             WHERE c.ancestor_id = g.smart_department_id \
+               AND u.department_id = c.descendant_id AND u.account_id = g.account_id \
+          ) x \
+      ) m",
+};
 
 /// The ids of [`GROUP_WITH_MEMBERS`]'s `member_ids`: 16 bytes each, no separators.
 fn unpack_member_ids(packed: &[u8]) -> ServiceResult<Vec<Uuid>> {

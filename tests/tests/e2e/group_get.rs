@@ -16,6 +16,7 @@ on_both_backends!(
     every_authentication_failure_is_the_same_401,
     unknown_malformed_and_foreign_group_ids_are_404,
     account_url_and_login_are_matched_leniently,
+    concurrent_reads_each_get_their_own_answer,
 );
 
 async fn owner_reads_a_plain_group_with_its_members_in_order(stack: &TestStack) {
@@ -244,4 +245,62 @@ async fn account_url_and_login_are_matched_leniently(stack: &TestStack) {
         text_of(&reply.body, "groupId").as_deref(),
         Some(acme::INTERNS)
     );
+}
+
+/// Reads arriving together (on PostgreSQL answered by one statement) each get the answer
+/// their own group, account and role call for: members, a count only, a subtree, a 404.
+async fn concurrent_reads_each_get_their_own_answer(stack: &TestStack) {
+    let mut sorted_sales = vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR];
+    sorted_sales.sort();
+    // (group, caller, status, usersCount, member ids)
+    let cases: [(&str, Login, u16, &str, Vec<&str>); 6] = [
+        (
+            acme::INTERNS,
+            world::OWNER,
+            200,
+            "2",
+            vec![acme::LEARNER, acme::ENGINEER],
+        ),
+        (acme::INTERNS, world::AUTHOR, 200, "2", vec![]),
+        (acme::ALL_OF_SALES, world::ADMIN, 200, "3", sorted_sales),
+        (acme::EMPTY_GROUP, world::OWNER, 200, "0", vec![]),
+        (globex::CREW, world::OWNER, 404, "", vec![]),
+        (
+            globex::CREW,
+            world::GLOBEX_OWNER,
+            200,
+            "1",
+            vec![globex::WORKER],
+        ),
+    ];
+    // Each login verified once first, so that the reads below arrive together.
+    for (group, login, ..) in &cases {
+        stack.get(&format!("/group/{group}"), *login).await;
+    }
+    let reads = (0..8)
+        .flat_map(|_| cases.iter())
+        .map(
+            |(group, login, ..)| async move { stack.get(&format!("/group/{group}"), *login).await },
+        );
+    let replies = futures::future::join_all(reads).await;
+    for (reply, (group, login, status, count, members)) in replies.iter().zip(cases.iter().cycle())
+    {
+        let what = format!("{group} read by {}", login.email);
+        assert_eq!(reply.status, *status, "{what}: {}", reply.body);
+        if *status != 200 {
+            reply.assert_error(404, "not found");
+            continue;
+        }
+        assert_eq!(
+            text_of(&reply.body, "groupId").as_deref(),
+            Some(*group),
+            "{what}"
+        );
+        assert_eq!(
+            text_of(&reply.body, "usersCount").as_deref(),
+            Some(*count),
+            "{what}"
+        );
+        assert_eq!(texts_of(&reply.body, "id"), *members, "{what}");
+    }
 }
