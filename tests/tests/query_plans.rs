@@ -74,6 +74,13 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
             "no recorded statement mentions {fragment}: {statements:#?}"
         );
     }
+    if backend == Backend::Postgres {
+        // The group read of PostgreSQL, batched (`db/read_batches.rs`), is checked as well.
+        assert!(
+            statements.iter().any(|s| s.contains("WITH ORDINALITY")),
+            "the batched group read was not recorded"
+        );
+    }
     let bad: Vec<BadPlan> = query_plan::check(stack.db(), &statements).await;
     assert!(bad.is_empty(), "{}", describe(&bad));
     groups::check_the_group_list(&stack, &statements).await;

@@ -357,9 +357,11 @@ const GROUPS_WITH_MEMBERS: BatchedStatement = BatchedStatement {
                                  OFFSET 0) u \
              WHERE gm.group_id = g.id AND g.smart_department_id IS NULL \
             UNION ALL \
-            SELECT u.id FROM department_closure c CROSS JOIN users u \
+            SELECT u.id FROM department_closure c \
+             CROSS JOIN LATERAL (SELECT u.id FROM users u \
+                                  WHERE u.department_id = c.descendant_id \
+                                    AND u.account_id = g.account_id OFFSET 0) u \
              WHERE c.ancestor_id = g.smart_department_id \
-               AND u.department_id = c.descendant_id AND u.account_id = g.account_id \
           ) x \
       ) m",
 };
