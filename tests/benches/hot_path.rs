@@ -431,12 +431,18 @@ fn http_open_loop(
 /// One connection, one request after another, every latency kept.
 async fn http_one_connection(addr: SocketAddr, request: Arc<[u8]>, seconds: f64) -> Latencies {
     let mut connection = Connection::open(addr).await.expect("connect");
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs_f64(seconds);
     let mut all = Vec::new();
     while Instant::now() < deadline {
         let sent = Instant::now();
         assert_eq!(connection.exchange(&request).await.expect("exchange"), 200);
-        all.push(sent.elapsed());
+        let latency = sent.elapsed();
+        if latency > STALL {
+            let at = sent.duration_since(start).as_secs_f64();
+            println!("stall: {latency:.1?}, sent {at:.3} s into the run");
+        }
+        all.push(latency);
     }
     Latencies::new(all)
 }

@@ -330,7 +330,7 @@ impl Authenticator {
             };
             let verified_at = clock.now();
             let matches = verifier
-                .verify(password.expose(), &login.password_hash)
+                .verify_in_background(password.expose(), &login.password_hash)
                 .await?;
             if matches {
                 renewed.remember(login_key, login.user_id, &login.password_hash, verified_at);

@@ -4,11 +4,16 @@
 //! (UNAVAILABLE, HTTP 503): a flood of wrong passwords can fill the slots, but cannot
 //! grow an unbounded queue, and the CPU it burns is capped by the slot count, which
 //! leaves room for requests served from the verified-credentials cache.
+//!
+//! Verifications no request waits for (a busy login's renewal before its cache entry
+//! expires) run apart, one at a time, on a thread of the lowest scheduling priority
+//! ([`Verifier::verify_in_background`]).
 
 use std::{
     sync::{
-        Arc,
+        Arc, OnceLock,
         atomic::{AtomicU64, Ordering},
+        mpsc,
     },
     time::Duration,
 };
@@ -30,7 +35,15 @@ pub struct Verifier {
     /// Verifications run so far (not hashes): tests and benchmarks read it to tell a
     /// cached answer from a verified one.
     verifications: Arc<AtomicU64>,
+    /// The background verifications' queue, its thread started on first use; `None` when
+    /// no thread could be started.
+    background: Arc<OnceLock<Option<mpsc::SyncSender<Job>>>>,
 }
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Background verifications waiting at most: beyond, one is refused (as shed).
+const BACKGROUND_QUEUE: usize = 16;
 
 impl Verifier {
     pub fn new(hasher: PasswordHasher, max_concurrent: usize, queue_timeout: Duration) -> Self {
@@ -41,6 +54,7 @@ impl Verifier {
             max_concurrent,
             queue_timeout,
             verifications: Arc::default(),
+            background: Arc::default(),
         }
     }
 
@@ -74,6 +88,35 @@ impl Verifier {
             hasher.verify(&password, &phc)
         })
         .await
+    }
+
+    /// As [`Verifier::verify`], for a verification no request waits for: one at a time, on
+    /// a thread of its own at the lowest scheduling priority (`SCHED_IDLE` on Linux), and
+    /// outside the slots.
+    ///
+    /// A verification is tens of milliseconds of one core. At normal priority it shares the
+    /// cores with the requests, and on two cores a request now and then waited a whole
+    /// scheduler slice behind it. At idle priority it runs on time no request wants; kept
+    /// out of the slots, it never holds one a login waits for while a busy machine starves
+    /// it. The queue is bounded: beyond [`BACKGROUND_QUEUE`] waiting, one is refused as
+    /// `Overloaded`.
+    pub async fn verify_in_background(&self, password: &str, phc: &str) -> ServiceResult<bool> {
+        let Some(jobs) = self.background.get_or_init(start_background_thread) else {
+            return self.verify(password, phc).await;
+        };
+        let (password, phc) = (password.to_owned(), phc.to_owned());
+        let (hasher, verifications) = (self.hasher.clone(), self.verifications.clone());
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            verifications.fetch_add(1, Ordering::Relaxed);
+            crate::metrics::verifications_running(1.0);
+            let _ = answer.send(hasher.verify(&password, &phc));
+            crate::metrics::verifications_running(-1.0);
+        });
+        jobs.try_send(job).map_err(|_| ServiceError::Overloaded)?;
+        answered.await.map_err(|_| {
+            ServiceError::Unexpected(anyhow::anyhow!("the background verification was lost"))
+        })
     }
 
     /// Password verifications run so far.
@@ -124,6 +167,51 @@ impl Verifier {
         })
         .await
         .map_err(|e| ServiceError::Unexpected(anyhow::anyhow!("password task failed: {e}")))
+    }
+}
+
+/// The thread of [`Verifier::verify_in_background`]; it ends when its queue's last sender
+/// (the last clone of its verifier) is dropped.
+fn start_background_thread() -> Option<mpsc::SyncSender<Job>> {
+    let (jobs, queue) = mpsc::sync_channel::<Job>(BACKGROUND_QUEUE);
+    let started = std::thread::Builder::new()
+        .name("lms-verify-idle".to_owned())
+        .spawn(move || {
+            lowest_priority();
+            for job in queue {
+                job();
+            }
+        });
+    match started {
+        Ok(_) => Some(jobs),
+        Err(error) => {
+            tracing::warn!(%error, "no thread for background verifications: they run in the slots");
+            None
+        }
+    }
+}
+
+/// The calling thread's scheduling at the lowest: `SCHED_IDLE` on Linux, the lowest
+/// priority elsewhere. Only ever lowered, which needs no privilege.
+fn lowest_priority() {
+    use thread_priority::{ThreadPriority, set_current_thread_priority};
+    #[cfg(target_os = "linux")]
+    let lowered = {
+        use thread_priority::{
+            NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
+            thread_native_id,
+        };
+        set_thread_priority_and_policy(
+            thread_native_id(),
+            ThreadPriority::Min,
+            ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle),
+        )
+        .or_else(|_| set_current_thread_priority(ThreadPriority::Min))
+    };
+    #[cfg(not(target_os = "linux"))]
+    let lowered = set_current_thread_priority(ThreadPriority::Min);
+    if let Err(error) = lowered {
+        tracing::info!(?error, "background verifications run at normal priority");
     }
 }
 
@@ -213,5 +301,39 @@ mod tests {
             task.await.unwrap().unwrap();
         }
         assert_eq!(most.load(Ordering::SeqCst), 2);
+    }
+
+    /// A renewal needs no slot, even when logins hold them all, and runs on the idle thread.
+    #[tokio::test]
+    async fn background_verifications_run_outside_the_slots_at_idle_priority() {
+        let verifier = verifier(1, Duration::from_millis(20));
+        let phc = verifier.hash("pw").await.unwrap();
+        let held = verifier.occupy_all_slots().await;
+        assert!(verifier.verify_in_background("pw", &phc).await.unwrap());
+        assert!(!verifier.verify_in_background("wrong", &phc).await.unwrap());
+        assert_eq!(verifier.verifications(), 2);
+        drop(held);
+
+        #[cfg(target_os = "linux")]
+        {
+            let mut idle_threads = 0;
+            for task in std::fs::read_dir("/proc/self/task").unwrap() {
+                let task = task.unwrap().path();
+                let name = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+                if name.trim() != "lms-verify-idle" {
+                    continue;
+                }
+                let sched = std::fs::read_to_string(task.join("sched")).unwrap_or_default();
+                let policy = sched
+                    .lines()
+                    .find(|line| line.starts_with("policy"))
+                    .and_then(|line| line.split(':').nth(1))
+                    .map(str::trim);
+                // SCHED_IDLE is policy 5.
+                assert_eq!(policy, Some("5"), "{sched}");
+                idle_threads += 1;
+            }
+            assert!(idle_threads >= 1, "the background thread runs");
+        }
     }
 }

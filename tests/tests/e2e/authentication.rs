@@ -471,16 +471,11 @@ async fn the_cache_answers_repeated_logins_without_verifying_for_at_most_sixty_s
     // In the last quarter of the TTL a request is answered from the cache and the password
     // is verified again behind it: a login in use never waits for argon2id at the TTL's end.
     // With every verification slot taken, the request is still served at once (a
-    // verification in its path would wait for a slot and be shed with 503).
+    // verification in its path would wait for a slot and be shed with 503), and the renewal
+    // runs anyway: it needs no slot (it runs apart, at idle priority).
     stack.clock.advance(Duration::from_secs(1));
     let slots = stack.core.auth.verifier().occupy_all_slots().await;
     read().await;
-    assert_eq!(
-        verifications(stack),
-        start + 1,
-        "nothing verified in the request"
-    );
-    drop(slots);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while verifications(stack) < start + 2 {
         assert!(
@@ -489,6 +484,7 @@ async fn the_cache_answers_repeated_logins_without_verifying_for_at_most_sixty_s
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    drop(slots);
     // Renewed at 45 s, the login is answered past the first verification's 60 s without
     // another verification.
     stack.clock.advance(Duration::from_secs(30));
