@@ -16,6 +16,7 @@
 //! - [`outage`]: [`Outage`], one log line when a dependency goes down and one when it is back.
 //! - [`report`]: [`Report`], what a failing binary prints: each cause once.
 
+mod log_writer;
 pub mod metrics;
 pub mod outage;
 pub mod propagation;

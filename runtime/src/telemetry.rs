@@ -26,7 +26,6 @@ use opentelemetry_sdk::{
     trace::{SdkTracerProvider, SpanData, SpanExporter},
 };
 use tracing::Metadata;
-use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::{
     EnvFilter, Layer as _,
     filter::{FilterExt as _, LevelFilter, Targets, filter_fn},
@@ -35,7 +34,10 @@ use tracing_subscriber::{
     util::SubscriberInitExt as _,
 };
 
-use crate::text_fields::OneLineFields;
+use crate::{
+    log_writer::{BatchedLog, BatchedLogGuard},
+    text_fields::OneLineFields,
+};
 
 /// The environment variables that switch OTLP export on, the signal-specific one first.
 pub const OTLP_ENDPOINT_VARIABLES: [&str; 2] = [
@@ -151,7 +153,7 @@ pub fn otlp_enabled() -> bool {
 pub struct Telemetry {
     subscriber: Box<dyn tracing::Subscriber + Send + Sync>,
     provider: Option<SdkTracerProvider>,
-    log_writer: WorkerGuard,
+    log_writer: BatchedLogGuard,
 }
 
 /// Keeps the OTLP pipeline and the log writer alive; flushes pending spans and log lines when
@@ -159,7 +161,7 @@ pub struct Telemetry {
 #[must_use = "dropping the guard shuts the trace export and the log writer down"]
 pub struct TelemetryGuard {
     provider: Option<SdkTracerProvider>,
-    _log_writer: WorkerGuard,
+    _log_writer: BatchedLogGuard,
 }
 
 impl Telemetry {
@@ -172,17 +174,10 @@ impl Telemetry {
             Some(endpoint) => Some(tracer_provider(options, endpoint)?),
             None => None,
         };
-        // stderr, so what a launcher prints on stdout (addresses, instructions) stays clean.
-        //
-        // Written by a thread of its own: a write to a file can wait for the file system
-        // (ext4 committing its journal held one for 75 ms), and a request that logs must not
-        // wait with it; nor may every other request, queued behind the writer's lock. Not
-        // lossy: only with 128,000 lines waiting does a request wait for the disk again,
-        // rather than a line being lost.
-        let (writer, log_writer) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-            .lossy(false)
-            .thread_name("lms-log-writer")
-            .finish(std::io::stderr());
+        // stderr, so what a launcher prints on stdout (addresses, instructions) stays clean,
+        // written in batches by a thread of its own (`log_writer.rs`): a request that logs
+        // never waits for the file system, nor wakes another thread for each of its lines.
+        let (writer, log_writer) = BatchedLog::to(std::io::stderr(), "lms-log-writer")?;
         let log_layer = match options.log_format {
             LogFormat::Text => tracing_subscriber::fmt::layer()
                 .with_writer(writer)
