@@ -428,8 +428,14 @@ fn http_open_loop(
     Latencies::new(all)
 }
 
-/// One connection, one request after another, every latency kept.
-async fn http_one_connection(addr: SocketAddr, request: Arc<[u8]>, seconds: f64) -> Latencies {
+/// One connection, one request after another, every latency kept; each stall printed with
+/// its time when the run is `named` (not during a warm-up).
+async fn http_one_connection(
+    addr: SocketAddr,
+    request: Arc<[u8]>,
+    seconds: f64,
+    named: Option<&str>,
+) -> Latencies {
     let mut connection = Connection::open(addr).await.expect("connect");
     let start = Instant::now();
     let deadline = start + Duration::from_secs_f64(seconds);
@@ -438,9 +444,9 @@ async fn http_one_connection(addr: SocketAddr, request: Arc<[u8]>, seconds: f64)
         let sent = Instant::now();
         assert_eq!(connection.exchange(&request).await.expect("exchange"), 200);
         let latency = sent.elapsed();
-        if latency > STALL {
+        if let Some(name) = named.filter(|_| latency > STALL) {
             let at = sent.duration_since(start).as_secs_f64();
-            println!("stall: {latency:.1?}, sent {at:.3} s into the run");
+            println!("stall: {latency:.1?}, sent {at:.3} s into the run of {name}");
         }
         all.push(latency);
     }
@@ -1003,7 +1009,7 @@ fn run() {
         let warm = |addr| {
             bench
                 .load
-                .block_on(http_one_connection(addr, demo.http_request(), 1.0));
+                .block_on(http_one_connection(addr, demo.http_request(), 1.0, None));
         };
         for &(name, addr) in &runs {
             warm(addr);
@@ -1031,6 +1037,7 @@ fn run() {
                 addr,
                 demo.http_request(),
                 config.stall_seconds,
+                Some(name),
             ));
             let _ = writeln!(
                 report,
