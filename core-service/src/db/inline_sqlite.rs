@@ -45,6 +45,9 @@ use super::fault;
 pub(super) const TIME_BUDGET: Duration = Duration::from_millis(1);
 /// SQLite calls the progress handler after this many virtual-machine steps.
 const STEPS_PER_CHECK: i32 = 1_000;
+/// After a failed open, reads go to the driver this long before the next try: a file that
+/// cannot be opened (gone, unreadable) must not cost every read a failed `open`.
+const REOPEN_AFTER: Duration = Duration::from_secs(1);
 
 /// The rows of one read: column names, and each row's values in that order.
 pub(super) struct InlineRows {
@@ -58,6 +61,9 @@ pub(super) struct InlineSqlite {
     /// Idle connections kept: one per thread that may read at once is enough.
     keep: usize,
     outage: &'static Outage,
+    /// When the last open failed, until one succeeds.
+    failed_open: Mutex<Option<Instant>>,
+    opens_tried: AtomicU64,
 }
 
 struct Connection {
@@ -85,6 +91,8 @@ impl InlineSqlite {
             idle: Mutex::new(Vec::with_capacity(keep)),
             keep,
             outage,
+            failed_open: Mutex::new(None),
+            opens_tried: AtomicU64::new(0),
         })
     }
 
@@ -122,7 +130,35 @@ impl InlineSqlite {
             idle.retain(|held| !fault::opened_before_last_fault(held.opened.elapsed()));
             idle.pop()
         };
-        idle.or_else(|| self.open().ok())
+        idle.or_else(|| self.open_unless_failing())
+    }
+
+    /// A new connection, unless an open failed less than [`REOPEN_AFTER`] ago; the first
+    /// failure is logged, since inline reads are off while it lasts.
+    fn open_unless_failing(&self) -> Option<Connection> {
+        let failed_at = *self.failed_open.lock().unwrap_or_else(|e| e.into_inner());
+        if failed_at.is_some_and(|at| at.elapsed() < REOPEN_AFTER) {
+            return None;
+        }
+        self.opens_tried.fetch_add(1, Ordering::Relaxed);
+        let opened = self.open();
+        let mut failed = self.failed_open.lock().unwrap_or_else(|e| e.into_inner());
+        match opened {
+            Ok(connection) => {
+                *failed = None;
+                Some(connection)
+            }
+            Err(error) => {
+                if failed.replace(Instant::now()).is_none() {
+                    tracing::warn!(
+                        %error,
+                        path = %self.path.display(),
+                        "hot reads cannot open the database file: the driver reads them until it opens"
+                    );
+                }
+                None
+            }
+        }
     }
 
     fn give_back(&self, connection: Connection) {
@@ -161,6 +197,12 @@ impl InlineSqlite {
             opened,
             deadline,
         })
+    }
+
+    /// Opens tried so far.
+    #[cfg(test)]
+    pub(super) fn opens_tried(&self) -> u64 {
+        self.opens_tried.load(Ordering::Relaxed)
     }
 
     /// Idle connections held now.
@@ -223,4 +265,37 @@ fn parameters(values: Option<&Values>) -> Option<Vec<ToSqlOutput<'_>>> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use sea_orm::DbBackend;
+
+    use super::*;
+
+    /// A file that cannot be opened costs one failed open a second, not one a read; once it
+    /// opens, reads are inline again.
+    #[test]
+    fn a_file_that_cannot_be_opened_is_tried_again_only_after_a_pause() {
+        static OUTAGE: Outage = Outage::new("the test database", Duration::from_secs(2));
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("later.sqlite3");
+        let options = SqliteConnectOptions::new().filename(&path);
+        let inline = InlineSqlite::of(&options, 1, &OUTAGE).expect("a file database");
+        let select = Statement::from_string(DbBackend::Sqlite, "SELECT 1 AS n");
+
+        for _ in 0..100 {
+            assert!(inline.read(&select).is_none(), "no file: the driver reads");
+        }
+        assert_eq!(inline.opens_tried(), 1, "one open tried, not one per read");
+
+        rusqlite::Connection::open(&path).unwrap();
+        assert!(inline.read(&select).is_none(), "still pausing");
+        std::thread::sleep(REOPEN_AFTER + Duration::from_millis(100));
+        let rows = inline
+            .read(&select)
+            .expect("read inline once the file opens");
+        assert_eq!(rows.rows, vec![vec![Value::Integer(1)]]);
+        assert_eq!(inline.opens_tried(), 2);
+    }
 }
