@@ -26,13 +26,15 @@ use tracing::{
 use tracing_subscriber::{Layer, layer::Context, prelude::*, registry::LookupSpan};
 
 /// Tables that grow with the account: reading one whole, or sorting it, is a defect.
-pub const LARGE_TABLES: [&str; 6] = [
+pub const LARGE_TABLES: [&str; 8] = [
     "departments",
     "users",
     "enrollments",
     "group_members",
     "department_closure",
     "user_points",
+    "user_fields",
+    "user_sign_ins",
 ];
 
 static RECORDING: AtomicBool = AtomicBool::new(false);
@@ -357,11 +359,24 @@ pub async fn populated_stack(
         neighbour.account_url = format!("https://neighbour-{world}.example.com");
         import(&stack, &hasher, &neighbour, &hash).await;
     }
-    stack
-        .db()
-        .execute_unprepared("ANALYZE")
-        .await
-        .expect("analyse");
+    // The import writes no profile fields and no sign-ins: give every user one of each, so
+    // that their tables are as large as `users` when the plans are asked for.
+    let now = match backend {
+        crate::Backend::Sqlite => "strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')",
+        crate::Backend::Postgres => "now()",
+    };
+    for fill in [
+        "INSERT INTO user_fields (user_id, name, value) SELECT id, 'JOB_TITLE', 'Engineer' FROM users"
+            .to_owned(),
+        format!("INSERT INTO user_sign_ins (user_id, last_at) SELECT id, {now} FROM users"),
+        "ANALYZE".to_owned(),
+    ] {
+        stack
+            .db()
+            .execute_unprepared(&fill)
+            .await
+            .unwrap_or_else(|error| panic!("{fill}: {error}"));
+    }
     Some((stack, shape))
 }
 
