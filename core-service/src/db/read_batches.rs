@@ -24,7 +24,6 @@ use sea_orm::{
     sqlx::{self, Postgres, postgres::PgArguments, query::Query},
 };
 use tokio::sync::oneshot;
-use uuid::Uuid;
 
 use super::reads::{ReadConnections, ReadRow};
 
@@ -86,20 +85,7 @@ impl ReadConnections {
                 .shapes
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
-            let shape = match shapes
-                .iter()
-                .position(|s| std::ptr::eq(s.sql, statement.sql))
-            {
-                Some(at) => &mut shapes[at],
-                None => {
-                    shapes.push(Shape {
-                        sql: statement.sql,
-                        waiting: Vec::new(),
-                        running: 0,
-                    });
-                    shapes.last_mut().expect("just pushed")
-                }
-            };
+            let shape = shape_of(&mut shapes, statement.sql);
             shape.waiting.push(Waiter { values, answer });
             if shape.running < RUNNING {
                 shape.running += 1;
@@ -193,11 +179,19 @@ fn take_batch(waiting: &mut Vec<Waiter>) -> Vec<Waiter> {
     }
 }
 
-fn shape_of<'a>(shapes: &'a mut [Shape], sql: &'static str) -> &'a mut Shape {
-    shapes
-        .iter_mut()
-        .find(|s| std::ptr::eq(s.sql, sql))
-        .unwrap_or_else(|| unreachable!("a running shape stays registered"))
+/// The registered shape of `sql`, registered on first use.
+fn shape_of<'a>(shapes: &'a mut Vec<Shape>, sql: &'static str) -> &'a mut Shape {
+    match shapes.iter().position(|s| std::ptr::eq(s.sql, sql)) {
+        Some(at) => &mut shapes[at],
+        None => {
+            shapes.push(Shape {
+                sql,
+                waiting: Vec::new(),
+                running: 0,
+            });
+            shapes.last_mut().expect("just pushed")
+        }
+    }
 }
 
 /// One running statement of a shape, counted out when its task is cancelled.
@@ -234,33 +228,39 @@ fn bind_column<'q>(
     items: &[Waiter],
     column: usize,
 ) -> Result<Query<'q, Postgres, PgArguments>, DbErr> {
-    let mismatch = || DbErr::Type(format!("batched values of column {column} differ in type"));
-    let value = |item: &Waiter| item.values.get(column).cloned();
-    Ok(match items.first().and_then(value) {
-        Some(Value::Uuid(_)) => query.bind(
-            items
-                .iter()
-                .map(|item| match value(item) {
-                    Some(Value::Uuid(id)) => Ok(id),
-                    _ => Err(mismatch()),
-                })
-                .collect::<Result<Vec<Option<Uuid>>, _>>()?,
-        ),
-        Some(Value::Bool(_)) => query.bind(
-            items
-                .iter()
-                .map(|item| match value(item) {
-                    Some(Value::Bool(flag)) => Ok(flag),
-                    _ => Err(mismatch()),
-                })
-                .collect::<Result<Vec<Option<bool>>, _>>()?,
-        ),
-        other => {
-            return Err(DbErr::Type(format!(
-                "batched reads take UUIDs and booleans, not {other:?}"
-            )));
-        }
-    })
+    Ok(
+        match items.first().and_then(|item| item.values.get(column)) {
+            Some(Value::Uuid(_)) => query.bind(column_of(items, column, |value| match value {
+                Value::Uuid(id) => Some(*id),
+                _ => None,
+            })?),
+            Some(Value::Bool(_)) => query.bind(column_of(items, column, |value| match value {
+                Value::Bool(flag) => Some(*flag),
+                _ => None,
+            })?),
+            other => {
+                return Err(DbErr::Type(format!(
+                    "batched reads take UUIDs and booleans, not {other:?}"
+                )));
+            }
+        },
+    )
+}
+
+/// Every item's value of `column`, as `pick` reads it; an error when one is of another type.
+fn column_of<T>(
+    items: &[Waiter],
+    column: usize,
+    pick: impl Fn(&Value) -> Option<Option<T>>,
+) -> Result<Vec<Option<T>>, DbErr> {
+    items
+        .iter()
+        .map(|item| {
+            item.values.get(column).and_then(&pick).ok_or_else(|| {
+                DbErr::Type(format!("batched values of column {column} differ in type"))
+            })
+        })
+        .collect()
 }
 
 /// A statement's failure, told to each of its items' callers.
@@ -300,6 +300,7 @@ mod tests {
 
     use lms_testkit::{Backend, TestConnection};
     use tokio::task::JoinSet;
+    use uuid::Uuid;
 
     use super::*;
 
