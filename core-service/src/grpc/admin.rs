@@ -32,6 +32,9 @@ impl AdminApi {
     }
 }
 
+/// A whole list's messages, each read by one statement.
+type ListStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
 type PointsStream = Pin<Box<dyn Stream<Item = Result<pb::UserPoints, Status>> + Send + 'static>>;
 
 #[tonic::async_trait]
@@ -437,6 +440,51 @@ impl AdminService for AdminApi {
         let user = ResourceRef::parse(request.into_inner().user_id);
         user_writes::delete_user(&self.state.db, &caller, &user).await?;
         Ok(Response::new(pb::DeleteUserResponse {}))
+    }
+
+    type StreamDepartmentsStream = ListStream<pb::StreamDepartmentsResponse>;
+
+    async fn stream_departments(
+        &self,
+        _request: Request<pb::StreamDepartmentsRequest>,
+    ) -> Result<Response<Self::StreamDepartmentsStream>, Status> {
+        Err(Status::unimplemented("not yet served"))
+    }
+
+    type StreamGroupsStream = ListStream<pb::StreamGroupsResponse>;
+
+    async fn stream_groups(
+        &self,
+        _request: Request<pb::StreamGroupsRequest>,
+    ) -> Result<Response<Self::StreamGroupsStream>, Status> {
+        Err(Status::unimplemented("not yet served"))
+    }
+
+    type StreamEnrollmentsStream = ListStream<pb::StreamEnrollmentsResponse>;
+
+    async fn stream_enrollments(
+        &self,
+        _request: Request<pb::StreamEnrollmentsRequest>,
+    ) -> Result<Response<Self::StreamEnrollmentsStream>, Status> {
+        Err(Status::unimplemented("not yet served"))
+    }
+
+    type StreamContentItemsStream = ListStream<pb::StreamContentItemsResponse>;
+
+    async fn stream_content_items(
+        &self,
+        _request: Request<pb::StreamContentItemsRequest>,
+    ) -> Result<Response<Self::StreamContentItemsStream>, Status> {
+        Err(Status::unimplemented("not yet served"))
+    }
+
+    type StreamUsersStream = ListStream<pb::StreamUsersResponse>;
+
+    async fn stream_users(
+        &self,
+        _request: Request<pb::StreamUsersRequest>,
+    ) -> Result<Response<Self::StreamUsersStream>, Status> {
+        Err(Status::unimplemented("not yet served"))
     }
 }
 
