@@ -7,7 +7,8 @@
 //! # Layout
 //!
 //! - [`settings`](GatewaySettings): flags and environment variables of the gateway.
-//! - `app`: [`router`] (routes plus middleware) and [`App`] (bind, then serve until shutdown).
+//! - `app`: [`router`] (routes plus middleware), [`route_templates`] (every route it serves, from
+//!   the same registrations) and [`App`] (bind, then serve until shutdown).
 //! - `server`: the HTTP/1.1 connection driver with its limits (header-read, idle and body
 //!   timeouts, connection limit, open-files limit) and hyper's own error answers in XML.
 //! - `paths`: the client prefixes (`/api/v2/`, `/index.php/api/v2/`) and trailing `/`,
@@ -54,7 +55,7 @@ mod settings;
 mod telemetry;
 mod xml;
 
-pub use app::{App, router};
+pub use app::{App, route_templates, router};
 pub use core_client::CoreClient;
 pub use settings::{
     BODY_LIMIT_BYTES, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_CORE_URL,
