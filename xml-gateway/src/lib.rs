@@ -25,6 +25,9 @@
 //!   body written: routes return a typed `Answer`, errors an `ErrorReport`.
 //! - `error`: the one error enum and its mapping to HTTP statuses and messages (no format:
 //!   `error` and `xml` know nothing of each other).
+//! - `transport`: how calls reach the core (the transport type over a tonic channel or the
+//!   in-process core), the limits on what a call carries, and what a failed call means (never
+//!   reached the core, refused at connection, a broken HTTP/2 connection); a leaf module.
 //! - `core_client`: [`CoreClient`] (lazy tonic channels, per-call deadline) and the metadata
 //!   every call carries; `replicas`: several cores behind one gateway (round robin over those
 //!   whose health answers, a call refused at connection sent on to the next).
@@ -53,6 +56,7 @@ mod routes;
 mod server;
 mod settings;
 mod telemetry;
+mod transport;
 mod xml;
 
 pub use app::{App, route_templates, router};

@@ -26,6 +26,7 @@ use tracing::{Instrument as _, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use crate::request_id::RequestId;
+use crate::transport::MAX_TRACESTATE_BYTES;
 
 pub(crate) const HTTP_REQUESTS: &str = "http_server_requests_total";
 pub(crate) const HTTP_DURATION: &str = "http_server_request_duration_seconds";
@@ -322,10 +323,10 @@ where
         opentelemetry::global::get_text_map_propagator(|propagator| {
             propagator.inject_context(&context, &mut HeaderInjector(headers));
         });
-        // As `Caller::request` does: a caller's oversized `tracestate` stays behind.
+        // A caller's oversized `tracestate` stays behind.
         if headers
             .get(lms_proto::metadata::TRACESTATE)
-            .is_some_and(|value| value.len() > crate::core_client::MAX_TRACESTATE_BYTES)
+            .is_some_and(|value| value.len() > MAX_TRACESTATE_BYTES)
         {
             headers.remove(lms_proto::metadata::TRACESTATE);
         }
@@ -437,5 +438,103 @@ impl Injector for HeaderInjector<'_> {
         ) {
             self.0.insert(name, value);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::{Arc, Mutex};
+
+    use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+    use tower::{Layer as _, Service as _};
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    use super::*;
+
+    /// The headers of the one call made through a [`CoreCall`] inside a SERVER span that
+    /// continues a caller's trace carrying `tracestate`, and that span's context.
+    async fn call_headers(
+        tracestate: &str,
+    ) -> (http::HeaderMap, opentelemetry::trace::SpanContext) {
+        opentelemetry::global::set_text_map_propagator(
+            opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        );
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        let _default = tracing::subscriber::set_default(subscriber);
+        let seen = Arc::new(Mutex::new(http::HeaderMap::new()));
+        let sink = seen.clone();
+        let core = tower::service_fn(move |request: http::Request<()>| {
+            *sink.lock().unwrap() = request.headers().clone();
+            async {
+                Ok::<_, Infallible>(http::Response::new(
+                    http_body_util::Empty::<bytes::Bytes>::new(),
+                ))
+            }
+        });
+        let mut call = CoreCallLayer.layer(core);
+        let mut incoming = http::HeaderMap::new();
+        incoming.insert(
+            "traceparent",
+            http::HeaderValue::from_static(
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            ),
+        );
+        incoming.insert(
+            "tracestate",
+            http::HeaderValue::from_str(tracestate).unwrap(),
+        );
+        let server = tracing::info_span!("http.server");
+        continue_trace(&server, &incoming);
+        let server_context = server.context().span().span_context().clone();
+        let outgoing = http::Request::builder()
+            .uri("/lms.v1.AdminService/GetGroup")
+            .body(())
+            .unwrap();
+        // The handler calls from inside its request's span.
+        server.in_scope(|| call.call(outgoing)).await.unwrap();
+        let headers = seen.lock().unwrap().clone();
+        (headers, server_context)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn each_call_carries_its_client_spans_context_and_a_bounded_tracestate() {
+        let (headers, server) = call_headers("vendor=short").await;
+        let traceparent = headers
+            .get("traceparent")
+            .expect("a traceparent")
+            .to_str()
+            .unwrap();
+        let [version, trace_id, span_id, _flags] = traceparent.split('-').collect::<Vec<_>>()[..]
+        else {
+            panic!("{traceparent}")
+        };
+        assert_eq!(version, "00");
+        assert_eq!(
+            trace_id,
+            server.trace_id().to_string(),
+            "the caller's trace goes on"
+        );
+        assert_ne!(
+            span_id,
+            server.span_id().to_string(),
+            "the parent is the CLIENT span"
+        );
+        assert_eq!(headers.get("tracestate").unwrap(), "vendor=short");
+
+        // Six vendors' entries, each within W3C's bounds, together past the limit.
+        let long: Vec<String> = (0..6)
+            .map(|n| format!("v{n}={}", "x".repeat(120)))
+            .collect();
+        let long = long.join(",");
+        assert!(long.len() > MAX_TRACESTATE_BYTES);
+        let (headers, _) = call_headers(&long).await;
+        assert!(headers.contains_key("traceparent"));
+        assert!(
+            !headers.contains_key("tracestate"),
+            "an oversized tracestate stays behind: {headers:?}"
+        );
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tonic::Code;
 
 use crate::body::read_body;
-use crate::core_client::CoreClient;
+use crate::core_client::{CoreClient, request_to_core};
 use crate::error::GatewayError;
 use crate::json::JSON_CONTENT_TYPE;
 use crate::request_id::RequestId;
@@ -98,13 +98,7 @@ pub(crate) async fn issue_token(
         client_secret: client_secret.expose().clone(),
     };
     let attempts = core.on_a_replica(|mut admin| {
-        let mut call = tonic::Request::new(message.clone());
-        call.set_timeout(core.timeout());
-        if let Ok(value) = request_id.as_str().parse() {
-            call.metadata_mut()
-                .insert(lms_proto::metadata::REQUEST_ID, value);
-        }
-        lms_runtime::propagation::inject_current_context(call.metadata_mut());
+        let call = request_to_core(message.clone(), &request_id, Some(core.timeout()));
         async move { admin.issue_token(call).await }
     });
     let answered = match tokio::time::timeout(core.timeout(), attempts).await {
