@@ -418,6 +418,32 @@ async fn malformed_bodies_are_400_with_a_message_naming_the_problem() {
     );
 }
 
+#[tokio::test]
+async fn a_token_request_in_json_with_a_key_given_twice_is_400_naming_it() {
+    let app = gateway_without_core().await;
+    // Which secret was meant cannot be known; decided before any call to the core.
+    let body = r#"{"grant_type": "client_credentials", "client_id": "c-1",
+                   "client_secret": "first", "client_secret": "second"}"#;
+    let answer = send(
+        &app,
+        Request::post("/api/v3/token")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+    assert_eq!(answer.header("content-type"), "application/json");
+    let error: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(
+        error,
+        serde_json::json!({
+            "error": "invalid_request",
+            "error_description": "Field \"client_secret\" is given twice."
+        })
+    );
+}
+
 // ---- the core ----
 
 #[tokio::test]
