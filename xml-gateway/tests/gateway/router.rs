@@ -444,6 +444,39 @@ async fn a_token_request_in_json_with_a_key_given_twice_is_400_naming_it() {
     );
 }
 
+#[tokio::test]
+async fn text_xml_cannot_carry_is_refused_in_either_format_naming_the_field() {
+    // Decided before any call to the core: nothing is stored that no XML answer could carry.
+    let app = gateway_without_core().await;
+    let group = "/group/0191a000-0000-7000-8000-000000000301";
+    for (raw, code) in [
+        ('\u{FFFE}', "U+FFFE"),
+        ('\u{FFFF}', "U+FFFF"),
+        ('\u{1}', "U+0001"),
+    ] {
+        let xml = format!("<request><name>Interns{raw}</name></request>");
+        let answer = send(&app, xml_post(group, xml)).await;
+        assert_eq!(
+            answer.error_message(StatusCode::BAD_REQUEST),
+            format!("Element &lt;name&gt; contains {code}, a character XML cannot carry.")
+        );
+        let escaped = format!("\\u{:04X}", u32::from(raw));
+        let json = format!(r#"{{"name": "Interns{escaped}"}}"#);
+        let answer = send(
+            &app,
+            authenticated(Method::POST, group)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(json))
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            answer.error_message(StatusCode::BAD_REQUEST),
+            format!("Field \"name\" contains {code}, a character XML cannot carry.")
+        );
+    }
+}
+
 // ---- the core ----
 
 #[tokio::test]
