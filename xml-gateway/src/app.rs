@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get, post};
 use tokio::net::TcpListener;
 use tower::Layer as _;
 
@@ -18,7 +18,7 @@ use crate::routes::user::{reads as user, writes as user_writes};
 use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
-use crate::telemetry::observe;
+use crate::telemetry::{observe, observe_probe};
 
 /// The whole HTTP interface over a core client.
 ///
@@ -28,7 +28,57 @@ use crate::telemetry::observe;
 /// (XML or JSON, chosen once from `Accept`, for answers and errors alike; always JSON for the
 /// token endpoint, whose answers RFC 6749 defines).
 pub fn router(core: CoreClient) -> Router {
-    let routes = Router::new()
+    let Routes {
+        interface,
+        token,
+        probes,
+    } = routes();
+    let routes = interface
+        .router
+        .method_not_allowed_fallback(fallback::method_not_allowed)
+        .fallback(fallback::unknown_route)
+        .layer(axum::middleware::from_fn(represent))
+        .merge(
+            token
+                .router
+                .layer(axum::middleware::from_fn(represent_as_json)),
+        )
+        .layer(axum::middleware::from_fn(observe))
+        .layer(axum::middleware::from_fn(assign_request_id))
+        .with_state(core.clone());
+    // Probes sit beside the interface: no credentials, no client prefixes, plain text.
+    let probes = probes
+        .router
+        .layer(axum::middleware::from_fn(observe_probe))
+        .layer(axum::middleware::from_fn(assign_request_id))
+        .with_state(core);
+    probes.fallback_service(axum::middleware::map_request(paths::canonicalize).layer(routes))
+}
+
+/// The template of every route the gateway serves (each path as the router matches it, as
+/// `http.route` and the metrics name it), in the order they are registered.
+pub fn route_templates() -> Vec<&'static str> {
+    let Routes {
+        interface,
+        token,
+        probes,
+    } = routes();
+    [interface, token, probes]
+        .into_iter()
+        .flat_map(|table| table.templates)
+        .collect()
+}
+
+/// The routes, before middleware and state: the interface (XML or JSON), the token endpoint
+/// (JSON only) and the probes (plain text).
+struct Routes {
+    interface: Table,
+    token: Table,
+    probes: Table,
+}
+
+fn routes() -> Routes {
+    let interface = Table::default()
         .route(
             "/department",
             get(department::list_departments).post(department::create_department),
@@ -92,29 +142,34 @@ pub fn router(core: CoreClient) -> Router {
         .route(
             "/gamification/points/withdraw",
             post(points::withdraw_points),
-        )
-        .method_not_allowed_fallback(fallback::method_not_allowed)
-        .fallback(fallback::unknown_route)
-        .layer(axum::middleware::from_fn(represent))
-        .merge(
-            Router::new()
-                .route(
-                    "/api/v3/token",
-                    post(token::issue_token).fallback(fallback::method_not_allowed),
-                )
-                .layer(axum::middleware::from_fn(represent_as_json)),
-        )
-        .layer(axum::middleware::from_fn(observe))
-        .layer(axum::middleware::from_fn(assign_request_id))
-        .with_state(core.clone());
-    // Probes sit beside the interface: no credentials, no client prefixes, plain text.
-    let probes = Router::new()
+        );
+    let token = Table::default().route(
+        "/api/v3/token",
+        post(token::issue_token).fallback(fallback::method_not_allowed),
+    );
+    let probes = Table::default()
         .route("/healthz", get(health::healthz))
-        .route("/readyz", get(health::readyz))
-        .layer(axum::middleware::from_fn(observe))
-        .layer(axum::middleware::from_fn(assign_request_id))
-        .with_state(core);
-    probes.fallback_service(axum::middleware::map_request(paths::canonicalize).layer(routes))
+        .route("/readyz", get(health::readyz));
+    Routes {
+        interface,
+        token,
+        probes,
+    }
+}
+
+/// A router that also lists its templates, so the list cannot miss a route it serves.
+#[derive(Default)]
+struct Table {
+    router: Router<CoreClient>,
+    templates: Vec<&'static str>,
+}
+
+impl Table {
+    fn route(mut self, template: &'static str, methods: MethodRouter<CoreClient>) -> Self {
+        self.router = self.router.route(template, methods);
+        self.templates.push(template);
+        self
+    }
 }
 
 /// The gateway, bound and ready to serve.

@@ -1,8 +1,9 @@
 //! The connection to lms-core: lazily connecting tonic channels to one or more replicas
-//! ([`replicas`](crate::replicas)) or the core's own services in the same process, the
-//! per-call deadline, the metadata every call carries
-//! (credentials, request id, trace context), and what a call that never reached the core
-//! becomes (503 with `Retry-After`, logged once per outage).
+//! ([`replicas`](crate::replicas)) or the core's own services in the same process, over the
+//! [`transport`](crate::transport), the per-call deadline, the metadata every call carries
+//! (credentials, request id; the trace context is the CLIENT span's, added on the channel),
+//! and what a call that never reached the core becomes (503 with `Retry-After`, logged once
+//! per outage).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -12,56 +13,17 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
 use lms_runtime::Outage;
-use lms_runtime::propagation::inject_current_context;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::auth::Credentials;
 use crate::error::GatewayError;
-use crate::replicas::{Replicas, refused_at_connection};
+use crate::replicas::{CoreChannel, Replicas};
 use crate::request_id::RequestId;
-use crate::telemetry::CoreCall;
-
-/// How calls reach a core: a tonic channel (TCP), or the core's services themselves when it
-/// runs in this process. Either way every call is an `lms.v1` message through the gRPC codec.
-pub(crate) type CoreTransport = tower::util::BoxCloneSyncService<
-    http::Request<tonic::body::Body>,
-    http::Response<tonic::body::Body>,
-    TransportError,
->;
-
-/// Why a call did not reach the core (or its answer did not come back), as the transport
-/// said: a concrete type rather than a boxed error, since a boxed trait object as a client's
-/// error keeps the handlers' futures from being provably `Send`. The transport's own error
-/// is its source, so the status tonic makes of it keeps the whole chain.
-#[derive(Debug)]
-pub(crate) struct TransportError(tower::BoxError);
-
-impl std::fmt::Display for TransportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "transport error")
-    }
-}
-
-impl std::error::Error for TransportError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
-    }
-}
-
-/// The transport to the core, each call in its CLIENT span.
-pub(crate) type CoreChannel = CoreCall<CoreTransport>;
-
-/// A tonic channel as a [`CoreTransport`].
-pub(crate) fn over_channel(channel: Channel) -> CoreTransport {
-    CoreTransport::new(tower::ServiceExt::map_err(channel, |error| {
-        TransportError(error.into())
-    }))
-}
-
-/// Longest `tracestate` passed on to the core (what W3C Trace Context asks every vendor to
-/// propagate at least).
-pub(crate) const MAX_TRACESTATE_BYTES: usize = 512;
+use crate::transport::{
+    CORE_UNREACHABLE_RETRY_AFTER_SECONDS, TransportFailure, is_transport_failure,
+    refused_at_connection, transport,
+};
 
 /// A client of the core's `AdminService`, cheap to clone (shared channels).
 #[derive(Debug, Clone)]
@@ -72,14 +34,11 @@ pub struct CoreClient {
     outage: Arc<Outage>,
 }
 
-/// How soon a caller that got 503 because the core was out of reach may try again.
-pub(crate) const CORE_UNREACHABLE_RETRY_AFTER_SECONDS: u64 = 1;
-
 impl CoreClient {
     /// A client over an existing channel; `timeout` bounds every call.
     pub fn new(channel: Channel, timeout: Duration) -> Self {
         Self::over(
-            Replicas::new(vec![("the core".to_owned(), over_channel(channel))]),
+            Replicas::new(vec![("the core".to_owned(), transport(channel))]),
             timeout,
         )
     }
@@ -99,10 +58,10 @@ impl CoreClient {
         S::Error: Into<tower::BoxError>,
         S::Future: Send + 'static,
     {
-        let core = CoreTransport::new(tower::ServiceExt::map_err(core, |error: S::Error| {
-            TransportError(error.into())
-        }));
-        Self::over(Replicas::new(vec![("the core".to_owned(), core)]), timeout)
+        Self::over(
+            Replicas::new(vec![("the core".to_owned(), transport(core))]),
+            timeout,
+        )
     }
 
     fn over(replicas: Arc<Replicas>, timeout: Duration) -> Self {
@@ -125,7 +84,7 @@ impl CoreClient {
                     .map_err(|error| anyhow::anyhow!("invalid core URL {core_url:?}: {error}"))?
                     .connect_timeout(timeout)
                     .tcp_nodelay(true);
-                Ok((core_url.clone(), over_channel(endpoint.connect_lazy())))
+                Ok((core_url.clone(), transport(endpoint.connect_lazy())))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         let replicas = Replicas::new(channels);
@@ -243,32 +202,6 @@ impl CoreClient {
     }
 }
 
-/// A status made on this side of the connection, from an error of the transport: the core
-/// sends statuses in headers or trailers, which carry no source error. A passed deadline
-/// (tonic's `TimeoutExpired`) is a timeout, not a failure to reach the core.
-pub(crate) fn is_transport_failure(status: &tonic::Status) -> bool {
-    let Some(source) = std::error::Error::source(status) else {
-        return false;
-    };
-    !std::iter::successors(Some(source), |error| error.source())
-        .any(|error| error.is::<tonic::TimeoutExpired>())
-}
-
-/// A transport failure for the log: the status and its cause chain, on one line.
-pub(crate) struct TransportFailure<'a>(pub(crate) &'a tonic::Status);
-
-impl std::fmt::Display for TransportFailure<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}: {}", self.0.code(), self.0.message())?;
-        let mut source = std::error::Error::source(self.0);
-        while let Some(error) = source {
-            write!(f, ": {error}")?;
-            source = error.source();
-        }
-        Ok(())
-    }
-}
-
 /// Who is calling, as the core needs to know it: the credentials and the request id.
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
@@ -277,29 +210,34 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
-    /// The outgoing gRPC request: credentials, `x-request-id`, the current span's trace context
-    /// and, when given, the deadline (`grpc-timeout`) so the core stops working on it too.
+    /// The outgoing gRPC request: credentials, `x-request-id` and, when given, the deadline
+    /// (`grpc-timeout`) so the core stops working on it too. The trace context is the call's
+    /// CLIENT span's, added by the channel ([`CoreCall`](crate::telemetry::CoreCall)).
     pub(crate) fn request<M>(&self, message: M, deadline: Option<Duration>) -> tonic::Request<M> {
-        let mut request = tonic::Request::new(message);
-        if let Some(deadline) = deadline {
-            request.set_timeout(deadline);
-        }
-        let metadata = request.metadata_mut();
-        self.credentials.write_metadata(metadata);
-        if let Ok(value) = self.request_id.as_str().parse() {
-            metadata.insert(lms_proto::metadata::REQUEST_ID, value);
-        }
-        inject_current_context(metadata);
-        // The caller's `tracestate` rides along with its trace; past the W3C size a vendor must
-        // propagate, it is dropped rather than carried into every call's header block.
-        if metadata
-            .get(lms_proto::metadata::TRACESTATE)
-            .is_some_and(|value| value.as_bytes().len() > MAX_TRACESTATE_BYTES)
-        {
-            metadata.remove(lms_proto::metadata::TRACESTATE);
-        }
+        let mut request = request_to_core(message, &self.request_id, deadline);
+        self.credentials.write_metadata(request.metadata_mut());
         request
     }
+}
+
+/// A request to the core carrying the request id and, when given, the deadline; for calls
+/// made without a caller's credentials (the token grant) and, through [`Caller::request`],
+/// with them.
+pub(crate) fn request_to_core<M>(
+    message: M,
+    request_id: &RequestId,
+    deadline: Option<Duration>,
+) -> tonic::Request<M> {
+    let mut request = tonic::Request::new(message);
+    if let Some(deadline) = deadline {
+        request.set_timeout(deadline);
+    }
+    if let Ok(value) = request_id.as_str().parse() {
+        request
+            .metadata_mut()
+            .insert(lms_proto::metadata::REQUEST_ID, value);
+    }
+    request
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
@@ -320,8 +258,6 @@ mod tests {
     use super::*;
     use axum::http::{HeaderMap, HeaderValue};
     use lms_proto::metadata;
-    use opentelemetry::trace::TracerProvider as _;
-    use tracing_subscriber::layer::SubscriberExt;
 
     fn caller() -> Caller {
         let mut headers = HeaderMap::new();
@@ -394,17 +330,6 @@ mod tests {
     }
 
     #[test]
-    fn statuses_the_core_sent_and_passed_deadlines_are_not_transport_failures() {
-        assert!(!is_transport_failure(&tonic::Status::internal("boom")));
-        assert!(!is_transport_failure(&tonic::Status::from_error(Box::new(
-            tonic::TimeoutExpired(())
-        ))));
-        assert!(is_transport_failure(&tonic::Status::from_error(Box::new(
-            std::io::Error::from(std::io::ErrorKind::ConnectionRefused)
-        ))));
-    }
-
-    #[test]
     fn the_largest_accepted_credentials_keep_the_metadata_far_under_the_cores_limit() {
         // hyper's HTTP/2 server, which the core runs on, refuses header lists over 16 KiB.
         const CORE_HEADER_LIST_LIMIT: usize = 16 * 1024;
@@ -433,27 +358,5 @@ mod tests {
             size < CORE_HEADER_LIST_LIMIT / 3,
             "{size} bytes of metadata"
         );
-    }
-
-    #[test]
-    fn outgoing_requests_continue_the_current_trace() {
-        opentelemetry::global::set_text_map_propagator(
-            opentelemetry_sdk::propagation::TraceContextPropagator::new(),
-        );
-        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
-        let subscriber = tracing_subscriber::registry()
-            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
-        let request = tracing::subscriber::with_default(subscriber, || {
-            let span = tracing::info_span!("GET /group/{group_id}");
-            let _entered = span.enter();
-            caller().request((), None)
-        });
-        let traceparent = request
-            .metadata()
-            .get(metadata::TRACEPARENT)
-            .expect("a traceparent");
-        let traceparent = traceparent.to_str().unwrap();
-        assert!(traceparent.starts_with("00-"), "{traceparent}");
-        assert_eq!(traceparent.split('-').count(), 4, "{traceparent}");
     }
 }

@@ -13,6 +13,7 @@ use tonic::Code;
 use crate::body::BodyRejection;
 use crate::json::JsonError;
 use crate::settings::BODY_LIMIT_BYTES;
+use crate::transport::{CORE_UNREACHABLE_RETRY_AFTER_SECONDS, is_h2_protocol_error};
 use crate::xml::XmlError;
 
 /// The one message for every authentication failure, so a caller cannot learn which part was
@@ -182,7 +183,7 @@ fn core_status_parts(status: tonic::Status) -> ErrorParts {
         }
         // tonic reports some HTTP/2 failures of the connection itself as RESOURCE_EXHAUSTED
         // ("h2 protocol error: ..."); that is a broken transport, never the caller's rate.
-        Code::ResourceExhausted if is_transport_failure(&status) => {
+        Code::ResourceExhausted if is_h2_protocol_error(&status) => {
             tracing::warn!(grpc.message = status.message(), "the core is unavailable");
             ErrorParts::new(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE)
         }
@@ -218,17 +219,9 @@ fn core_status_parts(status: tonic::Status) -> ErrorParts {
         parts.retry_after = retry_after(&status);
     }
     if parts.status == StatusCode::SERVICE_UNAVAILABLE && parts.retry_after.is_none() {
-        parts.retry_after = Some(HeaderValue::from(
-            crate::core_client::CORE_UNREACHABLE_RETRY_AFTER_SECONDS,
-        ));
+        parts.retry_after = Some(HeaderValue::from(CORE_UNREACHABLE_RETRY_AFTER_SECONDS));
     }
     parts
-}
-
-/// Whether tonic made this status from an HTTP/2 error of the connection, not the core from
-/// its answer.
-fn is_transport_failure(status: &tonic::Status) -> bool {
-    status.message().starts_with("h2 protocol error")
 }
 
 /// The `retry-after` metadata of a status, when it holds a number of seconds.

@@ -7,7 +7,8 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::core_client::{CORE_UNREACHABLE_RETRY_AFTER_SECONDS, CoreClient};
+use crate::core_client::CoreClient;
+use crate::transport::CORE_UNREACHABLE_RETRY_AFTER_SECONDS;
 
 pub(crate) async fn healthz() -> Response {
     (StatusCode::OK, "ok\n").into_response()

@@ -3,7 +3,8 @@
 //! `{"request": {...}}`. Values get the XML reader's treatment (surrounding whitespace trimmed),
 //! and the core validates them the same way, so both formats are refused with the same
 //! messages wherever the core decides. A key given twice in one object is refused, as an
-//! element given twice is: which of the two values was meant cannot be known.
+//! element given twice is: which of the two values was meant cannot be known. A text holding
+//! a character XML cannot carry is refused, as the XML reader refuses it.
 
 use std::fmt;
 
@@ -42,6 +43,8 @@ pub(crate) enum JsonError {
         "Field \"{0}\" must be an object of texts or an array of {{\"name\": …, \"value\": …}} objects."
     )]
     NotFields(String),
+    #[error("Field \"{field}\" contains U+{code:04X}, a character XML cannot carry.")]
+    Uncarried { field: String, code: u32 },
 }
 
 /// The object a body's fields are read from (the `request` wrapper already removed).
@@ -116,7 +119,40 @@ pub(crate) fn parse_json<T: FromJson>(body: &[u8]) -> Result<T, JsonError> {
         Some(Value::Object(inner)) if object.len() == 1 => inner,
         _ => object,
     };
+    check_carried(object)?;
     T::from_object(&JsonObject(object))
+}
+
+/// Refuses a text holding a character XML 1.0 cannot carry (a C0 control, U+FFFE, U+FFFF),
+/// naming the field it is in, as the XML reader refuses the same character: what either
+/// format stores, both can read back.
+fn check_carried(object: &Map<String, Value>) -> Result<(), JsonError> {
+    match object
+        .iter()
+        .find_map(|(name, value)| first_uncarried(value, name))
+    {
+        Some((field, ch)) => Err(JsonError::Uncarried {
+            field: clip(field),
+            code: u32::from(ch),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first character XML cannot carry in the texts of `value`, with the field (the nearest
+/// key) it is in.
+fn first_uncarried<'a>(value: &'a Value, field: &'a str) -> Option<(&'a str, char)> {
+    match value {
+        Value::String(text) => text
+            .chars()
+            .find(|&ch| !crate::xml::reader::is_xml_char(ch))
+            .map(|ch| (field, ch)),
+        Value::Array(items) => items.iter().find_map(|item| first_uncarried(item, field)),
+        Value::Object(object) => object
+            .iter()
+            .find_map(|(name, value)| first_uncarried(value, name)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => None,
+    }
 }
 
 /// How the reader's own refusal of a repeated key starts, before the key.
@@ -335,6 +371,37 @@ mod tests {
                 check(body.as_bytes())?;
             }
         }
+    }
+
+    #[test]
+    fn characters_xml_cannot_carry_are_refused_naming_the_field() {
+        for (body, field, code) in [
+            (r#"{"name": "a\uFFFEb"}"#, "name", 0xFFFE),
+            (r#"{"request": {"ids": ["ok", "\uFFFF"]}}"#, "ids", 0xFFFF),
+            (r#"{"name": "tab\tand\u0001"}"#, "name", 0x1),
+            (r#"{"fields": {"first_name": "\u0000"}}"#, "first_name", 0x0),
+        ] {
+            assert_eq!(
+                parse_json::<Fields>(body.as_bytes()).unwrap_err(),
+                JsonError::Uncarried {
+                    field: field.into(),
+                    code
+                },
+                "{body}"
+            );
+        }
+        assert_eq!(
+            JsonError::Uncarried {
+                field: "name".into(),
+                code: 0xFFFE
+            }
+            .to_string(),
+            "Field \"name\" contains U+FFFE, a character XML cannot carry."
+        );
+        // Tabs, line breaks, U+FFFD and characters beyond the BMP are carried.
+        let carried =
+            parse_json::<Fields>("{\"name\": \"a\\tb\\nc\u{FFFD}\u{1F600}\"}".as_bytes()).unwrap();
+        assert_eq!(carried.name.as_deref(), Some("a\tb\nc\u{FFFD}\u{1F600}"));
     }
 
     #[test]

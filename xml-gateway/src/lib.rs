@@ -7,7 +7,8 @@
 //! # Layout
 //!
 //! - [`settings`](GatewaySettings): flags and environment variables of the gateway.
-//! - `app`: [`router`] (routes plus middleware) and [`App`] (bind, then serve until shutdown).
+//! - `app`: [`router`] (routes plus middleware), [`route_templates`] (every route it serves, from
+//!   the same registrations) and [`App`] (bind, then serve until shutdown).
 //! - `server`: the HTTP/1.1 connection driver with its limits (header-read, idle and body
 //!   timeouts, connection limit, open-files limit) and hyper's own error answers in XML.
 //! - `paths`: the client prefixes (`/api/v2/`, `/index.php/api/v2/`) and trailing `/`,
@@ -24,6 +25,9 @@
 //!   body written: routes return a typed `Answer`, errors an `ErrorReport`.
 //! - `error`: the one error enum and its mapping to HTTP statuses and messages (no format:
 //!   `error` and `xml` know nothing of each other).
+//! - `transport`: how calls reach the core (the transport type over a tonic channel or the
+//!   in-process core), the limits on what a call carries, and what a failed call means (never
+//!   reached the core, refused at connection, a broken HTTP/2 connection); a leaf module.
 //! - `core_client`: [`CoreClient`] (lazy tonic channels, per-call deadline) and the metadata
 //!   every call carries; `replicas`: several cores behind one gateway (round robin over those
 //!   whose health answers, a call refused at connection sent on to the next).
@@ -52,9 +56,10 @@ mod routes;
 mod server;
 mod settings;
 mod telemetry;
+mod transport;
 mod xml;
 
-pub use app::{App, router};
+pub use app::{App, route_templates, router};
 pub use core_client::CoreClient;
 pub use settings::{
     BODY_LIMIT_BYTES, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_CORE_URL,

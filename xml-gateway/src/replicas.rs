@@ -12,12 +12,16 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::core_client::{CoreChannel, CoreTransport};
-use crate::telemetry::CoreCallLayer;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
 use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
+
+use crate::telemetry::{CoreCall, CoreCallLayer};
+use crate::transport::CoreTransport;
+
+/// The transport to a replica, each call in its CLIENT span.
+pub(crate) type CoreChannel = CoreCall<CoreTransport>;
 
 /// How often each replica's health is checked; a stopped replica stops getting calls within
 /// about this long (calls refused at connection go to another replica meanwhile).
@@ -153,19 +157,6 @@ async fn check_health(replicas: Weak<Replicas>, timeout: Duration) {
     }
 }
 
-/// Whether a failed call never reached its replica (its connection was refused), so that
-/// sending it to another replica cannot apply it twice.
-pub(crate) fn refused_at_connection(status: &tonic::Status) -> bool {
-    let Some(source) = std::error::Error::source(status) else {
-        return false;
-    };
-    std::iter::successors(Some(source), |error| error.source()).any(|error| {
-        error
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,7 +167,7 @@ mod tests {
             .map(|i| {
                 let url = format!("http://127.0.0.1:{}", 9 + i);
                 let channel = Endpoint::from_shared(url.clone()).unwrap().connect_lazy();
-                (url, crate::core_client::over_channel(channel))
+                (url, crate::transport::transport(channel))
             })
             .collect();
         // No health checks: the flags stay as the test sets them.
@@ -241,7 +232,7 @@ mod tests {
         );
         let channel = Endpoint::from_shared(url.clone()).unwrap().connect_lazy();
         let other = Endpoint::from_static("http://127.0.0.1:9").connect_lazy();
-        let over = crate::core_client::over_channel;
+        let over = crate::transport::transport;
         let replicas = Replicas::new(vec![
             (url, over(channel)),
             ("other".to_owned(), over(other)),
@@ -256,20 +247,5 @@ mod tests {
             .await;
         until_reachable(&replicas, 0, true).await;
         assert!((0..4).all(|_| replicas.pick() == 0));
-    }
-
-    #[test]
-    fn only_a_refused_connection_counts_as_never_sent() {
-        let refused = tonic::Status::from_error(Box::new(std::io::Error::from(
-            std::io::ErrorKind::ConnectionRefused,
-        )));
-        assert!(refused_at_connection(&refused));
-        let reset = tonic::Status::from_error(Box::new(std::io::Error::from(
-            std::io::ErrorKind::ConnectionReset,
-        )));
-        assert!(!refused_at_connection(&reset));
-        assert!(!refused_at_connection(&tonic::Status::unavailable(
-            "overloaded"
-        )));
     }
 }

@@ -36,7 +36,8 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4_096;
 #[derive(Debug, Clone, clap::Args)]
 pub struct HttpServerSettings {
     /// Longest time to receive a request head, in milliseconds (also bounds a kept-alive
-    /// connection waiting for its next request).
+    /// connection waiting for its next request; answers advertise `Keep-Alive: timeout=N`, a
+    /// whole second below it or the idle timeout, whichever is sooner).
     #[arg(
         long = "header-read-timeout-ms",
         env = "LMS_HEADER_READ_TIMEOUT_MS",

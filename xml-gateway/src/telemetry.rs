@@ -21,62 +21,61 @@ use axum::response::Response;
 use lms_runtime::propagation::continue_trace;
 use metrics::{Counter, Histogram};
 use opentelemetry::propagation::Injector;
+use opentelemetry::trace::TraceContextExt as _;
 use tracing::{Instrument as _, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use crate::request_id::RequestId;
+use crate::transport::MAX_TRACESTATE_BYTES;
 
 pub(crate) const HTTP_REQUESTS: &str = "http_server_requests_total";
 pub(crate) const HTTP_DURATION: &str = "http_server_request_duration_seconds";
 
-/// The routes of the interface, as `http.route` and metric labels name them; anything else
-/// (404s, 405s) is `unmatched`, so a scan of random paths cannot grow the label set.
-const ROUTES: [&str; 9] = [
-    "/department",
-    "/department/{department_id}",
-    "/group/{group_id}",
-    "/enrollment/delete",
-    "/content/{content_item_id}",
-    "/gamification/points",
-    "/api/v3/token",
-    "/healthz",
-    "/readyz",
-];
+/// The label of a request no route serves (404, 405), so a scan of random paths or methods
+/// cannot grow the label set.
 const UNMATCHED: &str = "unmatched";
 
-fn route_of(request: &Request) -> &'static str {
-    let Some(matched) = request.extensions().get::<MatchedPath>() else {
-        return UNMATCHED;
-    };
-    ROUTES
-        .iter()
-        .find(|route| **route == matched.as_str())
-        .copied()
-        .unwrap_or(UNMATCHED)
+/// The labels of one request: its route template and its SERVER span's name (`GET
+/// /group/{group_id}`), or [`UNMATCHED`] and the method alone when no route matched.
+#[derive(Debug, Clone, Copy)]
+struct Labels {
+    route: &'static str,
+    span_name: &'static str,
 }
 
-/// The SERVER span's name: method and route template (`GET /group/{group_id}`), or the
-/// method alone for a request no route matched. Made once per pair, not per request.
-fn span_name(method: &'static str, route: &'static str) -> &'static str {
-    type Names = RwLock<HashMap<(&'static str, &'static str), &'static str>>;
-    static NAMES: OnceLock<Names> = OnceLock::new();
-    if route == UNMATCHED {
-        return method;
+impl Labels {
+    fn unmatched(method: &'static str) -> Self {
+        Self {
+            route: UNMATCHED,
+            span_name: method,
+        }
     }
-    let names = NAMES.get_or_init(RwLock::default);
-    if let Some(name) = names
+}
+
+/// The labels of a request the router matched to `template` (axum's [`MatchedPath`], so the
+/// router's own registrations are the only list of routes). Made once per template, all
+/// methods at once; bounded, since a matched path is always one of the router's templates.
+fn labels(method: MethodLabel, template: &str) -> Labels {
+    type Known = RwLock<HashMap<&'static str, [Labels; METHODS.len()]>>;
+    static KNOWN: OnceLock<Known> = OnceLock::new();
+    let known = KNOWN.get_or_init(RwLock::default);
+    if let Some(labels) = known
         .read()
         .ok()
-        .and_then(|map| map.get(&(method, route)).copied())
+        .and_then(|map| map.get(template).map(|labels| labels[method.0]))
     {
-        return name;
+        return labels;
     }
-    // Bounded: both are static labels, ten methods by nine routes at most.
-    let name: &'static str = Box::leak(format!("{method} {route}").into_boxed_str());
-    if let Ok(mut map) = names.write() {
-        map.insert((method, route), name);
+    let route: &'static str = Box::leak(template.into());
+    let made = METHODS.map(|name| Labels {
+        route,
+        span_name: Box::leak(format!("{name} {route}").into_boxed_str()),
+    });
+    if let Ok(mut map) = known.write() {
+        // Another request may have made them meanwhile: keep the first, leak no more.
+        return map.entry(route).or_insert(made)[method.0];
     }
-    name
+    made[method.0]
 }
 
 /// Longest part of a path written in a log line or span (a URI may be 64 KiB long).
@@ -94,20 +93,54 @@ fn head(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// Methods as static labels; anything a client invents is `_OTHER` (the HTTP conventions'
-/// spelling), so it cannot grow the label set either.
-fn method_of(method: &http::Method) -> &'static str {
-    match *method {
-        http::Method::GET => "GET",
-        http::Method::POST => "POST",
-        http::Method::PUT => "PUT",
-        http::Method::DELETE => "DELETE",
-        http::Method::HEAD => "HEAD",
-        http::Method::OPTIONS => "OPTIONS",
-        http::Method::PATCH => "PATCH",
-        http::Method::TRACE => "TRACE",
-        http::Method::CONNECT => "CONNECT",
-        _ => "_OTHER",
+/// The method labels, standard methods by name; anything a client invents is `_OTHER` (the
+/// HTTP conventions' spelling), so it cannot grow the label set either.
+const METHODS: [&str; 10] = [
+    "GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "TRACE", "CONNECT", "_OTHER",
+];
+
+/// A request's method, as an index into [`METHODS`].
+#[derive(Debug, Clone, Copy)]
+struct MethodLabel(usize);
+
+impl MethodLabel {
+    fn of(method: &http::Method) -> Self {
+        Self(match *method {
+            http::Method::GET => 0,
+            http::Method::POST => 1,
+            http::Method::PUT => 2,
+            http::Method::DELETE => 3,
+            http::Method::HEAD => 4,
+            http::Method::OPTIONS => 5,
+            http::Method::PATCH => 6,
+            http::Method::TRACE => 7,
+            http::Method::CONNECT => 8,
+            _ => 9,
+        })
+    }
+
+    fn label(self) -> &'static str {
+        METHODS[self.0]
+    }
+}
+
+/// The labels of `request`, from the route the router matched it to.
+fn labels_of(request: &Request) -> (&'static str, Labels) {
+    let method = MethodLabel::of(request.method());
+    let labels = match request.extensions().get::<MatchedPath>() {
+        Some(matched) => labels(method, matched.as_str()),
+        None => Labels::unmatched(method.label()),
+    };
+    (method.label(), labels)
+}
+
+/// A matched path with a method it does not serve is answered 405 by the route's fallback:
+/// no route served it, so it is labelled like a 404.
+fn served(labels: Labels, method: &'static str, status: u16) -> Labels {
+    if status == 405 {
+        Labels::unmatched(method)
+    } else {
+        labels
     }
 }
 
@@ -115,11 +148,7 @@ fn method_of(method: &http::Method) -> &'static str {
 /// to the response head (a streamed body goes on after it).
 pub(crate) async fn observe(request: Request, next: Next) -> Response {
     let started = Instant::now();
-    let route = route_of(&request);
-    let method = method_of(request.method());
-    if route == "/healthz" || route == "/readyz" {
-        return observe_probe(request, next, route, method, started).await;
-    }
+    let (method, labels) = labels_of(&request);
     // Clones share the bytes: no copy of the id or the path per request.
     let request_id = request.extensions().get::<RequestId>().cloned();
     let uri = request.uri().clone();
@@ -131,11 +160,12 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     let request_id = request_id.as_ref().map_or("", RequestId::as_str);
     let span = tracing::info_span!(
         "http.server",
-        otel.name = span_name(method, route),
+        otel.name = labels.span_name,
         otel.kind = "server",
         otel.status_code = tracing::field::Empty,
         http.request.method = method,
-        http.route = route,
+        // Recorded with the status: a 405 turns out to be unmatched only then.
+        http.route = tracing::field::Empty,
         url.path = %path,
         http.response.status_code = tracing::field::Empty,
         client.address = tracing::field::Empty,
@@ -148,6 +178,12 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     let response = next.run(request).instrument(span.clone()).await;
     let status = response.status().as_u16();
     let latency = started.elapsed();
+    let Labels { route, span_name } = served(labels, method, status);
+    if span_name != labels.span_name {
+        // The span has started by now, and a started span takes its name only this way.
+        span.context().span().update_name(span_name);
+    }
+    span.record("http.route", route);
     span.record("http.response.status_code", i64::from(status));
     if status >= 500 {
         span.record("otel.status_code", "ERROR");
@@ -170,22 +206,20 @@ pub(crate) async fn observe(request: Request, next: Next) -> Response {
     response
 }
 
-/// A probe (an orchestrator asks every few seconds) is counted, but neither traced (the core's
-/// health check it makes is not either) nor logged above DEBUG: it would bury the requests.
-async fn observe_probe(
-    request: Request,
-    next: Next,
-    route: &'static str,
-    method: &'static str,
-    started: Instant,
-) -> Response {
+/// Middleware around the probes: a probe (an orchestrator asks every few seconds) is counted,
+/// but neither traced (the core's health check it makes is not either) nor logged above
+/// DEBUG: it would bury the requests.
+pub(crate) async fn observe_probe(request: Request, next: Next) -> Response {
     use tracing::instrument::WithSubscriber as _;
+    let started = Instant::now();
+    let (method, labels) = labels_of(&request);
     let response = next
         .run(request)
         .with_subscriber(tracing::subscriber::NoSubscriber::default())
         .await;
     let status = response.status().as_u16();
     let latency = started.elapsed();
+    let route = served(labels, method, status).route;
     record(route, method, status, latency);
     tracing::debug!(
         route,
@@ -289,10 +323,10 @@ where
         opentelemetry::global::get_text_map_propagator(|propagator| {
             propagator.inject_context(&context, &mut HeaderInjector(headers));
         });
-        // As `Caller::request` does: a caller's oversized `tracestate` stays behind.
+        // A caller's oversized `tracestate` stays behind.
         if headers
             .get(lms_proto::metadata::TRACESTATE)
-            .is_some_and(|value| value.len() > crate::core_client::MAX_TRACESTATE_BYTES)
+            .is_some_and(|value| value.len() > MAX_TRACESTATE_BYTES)
         {
             headers.remove(lms_proto::metadata::TRACESTATE);
         }
@@ -404,5 +438,103 @@ impl Injector for HeaderInjector<'_> {
         ) {
             self.0.insert(name, value);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+    use std::sync::{Arc, Mutex};
+
+    use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+    use tower::{Layer as _, Service as _};
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    use super::*;
+
+    /// The headers of the one call made through a [`CoreCall`] inside a SERVER span that
+    /// continues a caller's trace carrying `tracestate`, and that span's context.
+    async fn call_headers(
+        tracestate: &str,
+    ) -> (http::HeaderMap, opentelemetry::trace::SpanContext) {
+        opentelemetry::global::set_text_map_propagator(
+            opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        );
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
+        let _default = tracing::subscriber::set_default(subscriber);
+        let seen = Arc::new(Mutex::new(http::HeaderMap::new()));
+        let sink = seen.clone();
+        let core = tower::service_fn(move |request: http::Request<()>| {
+            *sink.lock().unwrap() = request.headers().clone();
+            async {
+                Ok::<_, Infallible>(http::Response::new(
+                    http_body_util::Empty::<bytes::Bytes>::new(),
+                ))
+            }
+        });
+        let mut call = CoreCallLayer.layer(core);
+        let mut incoming = http::HeaderMap::new();
+        incoming.insert(
+            "traceparent",
+            http::HeaderValue::from_static(
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            ),
+        );
+        incoming.insert(
+            "tracestate",
+            http::HeaderValue::from_str(tracestate).unwrap(),
+        );
+        let server = tracing::info_span!("http.server");
+        continue_trace(&server, &incoming);
+        let server_context = server.context().span().span_context().clone();
+        let outgoing = http::Request::builder()
+            .uri("/lms.v1.AdminService/GetGroup")
+            .body(())
+            .unwrap();
+        // The handler calls from inside its request's span.
+        server.in_scope(|| call.call(outgoing)).await.unwrap();
+        let headers = seen.lock().unwrap().clone();
+        (headers, server_context)
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn each_call_carries_its_client_spans_context_and_a_bounded_tracestate() {
+        let (headers, server) = call_headers("vendor=short").await;
+        let traceparent = headers
+            .get("traceparent")
+            .expect("a traceparent")
+            .to_str()
+            .unwrap();
+        let [version, trace_id, span_id, _flags] = traceparent.split('-').collect::<Vec<_>>()[..]
+        else {
+            panic!("{traceparent}")
+        };
+        assert_eq!(version, "00");
+        assert_eq!(
+            trace_id,
+            server.trace_id().to_string(),
+            "the caller's trace goes on"
+        );
+        assert_ne!(
+            span_id,
+            server.span_id().to_string(),
+            "the parent is the CLIENT span"
+        );
+        assert_eq!(headers.get("tracestate").unwrap(), "vendor=short");
+
+        // Six vendors' entries, each within W3C's bounds, together past the limit.
+        let long: Vec<String> = (0..6)
+            .map(|n| format!("v{n}={}", "x".repeat(120)))
+            .collect();
+        let long = long.join(",");
+        assert!(long.len() > MAX_TRACESTATE_BYTES);
+        let (headers, _) = call_headers(&long).await;
+        assert!(headers.contains_key("traceparent"));
+        assert!(
+            !headers.contains_key("tracestate"),
+            "an oversized tracestate stays behind: {headers:?}"
+        );
     }
 }

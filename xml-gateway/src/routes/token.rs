@@ -15,9 +15,9 @@ use serde_json::{Value, json};
 use tonic::Code;
 
 use crate::body::read_body;
-use crate::core_client::CoreClient;
+use crate::core_client::{CoreClient, request_to_core};
 use crate::error::GatewayError;
-use crate::json::JSON_CONTENT_TYPE;
+use crate::json::{FromJson, JSON_CONTENT_TYPE, JsonError, JsonObject, parse_json};
 use crate::request_id::RequestId;
 use crate::routes::NoQuery;
 
@@ -33,21 +33,32 @@ struct TokenRequest {
 }
 
 /// RFC 6749 §5.2 error codes this endpoint answers with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum OAuthError {
     InvalidRequest,
+    /// `invalid_request` for a JSON body the gateway's reader refuses, which it describes
+    /// (`error_description`) as it would for any other JSON body.
+    UnreadableJson(JsonError),
     InvalidClient,
     UnsupportedGrantType,
 }
 
 impl IntoResponse for OAuthError {
     fn into_response(self) -> Response {
-        let (status, code) = match self {
-            Self::InvalidRequest => (StatusCode::BAD_REQUEST, "invalid_request"),
+        let (status, code) = match &self {
+            Self::InvalidRequest | Self::UnreadableJson(_) => {
+                (StatusCode::BAD_REQUEST, "invalid_request")
+            }
             Self::InvalidClient => (StatusCode::UNAUTHORIZED, "invalid_client"),
             Self::UnsupportedGrantType => (StatusCode::BAD_REQUEST, "unsupported_grant_type"),
         };
-        json_response(status, &json!({ "error": code }))
+        match self {
+            Self::UnreadableJson(error) => json_response(
+                status,
+                &json!({ "error": code, "error_description": error.to_string() }),
+            ),
+            _ => json_response(status, &json!({ "error": code })),
+        }
     }
 }
 
@@ -98,13 +109,7 @@ pub(crate) async fn issue_token(
         client_secret: client_secret.expose().clone(),
     };
     let attempts = core.on_a_replica(|mut admin| {
-        let mut call = tonic::Request::new(message.clone());
-        call.set_timeout(core.timeout());
-        if let Ok(value) = request_id.as_str().parse() {
-            call.metadata_mut()
-                .insert(lms_proto::metadata::REQUEST_ID, value);
-        }
-        lms_runtime::propagation::inject_current_context(call.metadata_mut());
+        let call = request_to_core(message.clone(), &request_id, Some(core.timeout()));
         async move { admin.issue_token(call).await }
     });
     let answered = match tokio::time::timeout(core.timeout(), attempts).await {
@@ -167,19 +172,25 @@ fn form_fields(body: &[u8]) -> Result<TokenRequest, OAuthError> {
     Ok(fields)
 }
 
+/// Read by the gateway's JSON reader, so a key given twice is refused as in every other
+/// JSON body; the values are taken as sent (a secret is not trimmed).
 fn json_fields(body: &[u8]) -> Result<TokenRequest, OAuthError> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| OAuthError::InvalidRequest)?;
-    let object = value.as_object().ok_or(OAuthError::InvalidRequest)?;
-    let text = |name: &str| match object.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) => Ok(Some(text.clone())),
-        Some(_) => Err(OAuthError::InvalidRequest),
-    };
-    Ok(TokenRequest {
-        client_id: text("client_id")?,
-        client_secret: text("client_secret")?.map(Secret::new),
-        grant_type: text("grant_type")?,
-    })
+    parse_json(body).map_err(OAuthError::UnreadableJson)
+}
+
+impl FromJson for TokenRequest {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        let text = |name: &str| match object.value(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.clone())),
+            Some(_) => Err(JsonError::NotText(name.to_owned())),
+        };
+        Ok(Self {
+            client_id: text("client_id")?,
+            client_secret: text("client_secret")?.map(Secret::new),
+            grant_type: text("grant_type")?,
+        })
+    }
 }
 
 /// The client's id and secret once the request is a well-formed client-credentials grant.
@@ -246,6 +257,24 @@ mod tests {
         ] {
             assert_eq!(form(body).err(), Some(error), "{body}");
         }
-        assert_eq!(json_fields(b"[1]").err(), Some(OAuthError::InvalidRequest));
+        assert_eq!(
+            json_fields(b"[1]").err(),
+            Some(OAuthError::UnreadableJson(JsonError::NotObject))
+        );
+        assert_eq!(
+            json_fields(
+                br#"{"grant_type": "client_credentials", "client_id": "c", "client_id": "d"}"#
+            )
+            .err(),
+            Some(OAuthError::UnreadableJson(JsonError::Duplicate(
+                "client_id".into()
+            )))
+        );
+        assert_eq!(
+            json_fields(br#"{"client_id": 7}"#).err(),
+            Some(OAuthError::UnreadableJson(JsonError::NotText(
+                "client_id".into()
+            )))
+        );
     }
 }

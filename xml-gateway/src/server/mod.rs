@@ -2,7 +2,10 @@
 //! slow or many clients from holding the gateway.
 //!
 //! - A request head must arrive within the header-read timeout (hyper's timer; it also runs
-//!   while a kept-alive connection waits for its next request).
+//!   while a kept-alive connection waits for its next request, so it closes idle ones). Every
+//!   answer on a connection that stays open says `Keep-Alive: timeout=N`, N whole seconds
+//!   below that close, so a client that honours it never sends on a connection the server is
+//!   closing at that moment ([`keep_alive`]).
 //! - A connection with no byte in or out for the idle timeout is closed, whatever it was doing.
 //! - Each request carries a [`BodyDeadline`]; the body extractor answers 408 past it.
 //! - At most `max_connections` are served at once: the accept loop takes a slot before it
@@ -21,6 +24,8 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
+use http::HeaderValue;
+use http::header::{CONNECTION, HeaderName};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
@@ -86,7 +91,7 @@ pub(crate) async fn serve(
             stream,
             peer,
             router.clone(),
-            connection,
+            connection.clone(),
             stopped.clone(),
             permit,
         ));
@@ -114,20 +119,55 @@ async fn accept_failed(error: &std::io::Error, last_warning: &mut Option<Instant
     tokio::time::sleep(ACCEPT_BACKOFF).await;
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct ConnectionSettings {
     header_read_timeout: Duration,
     idle_timeout: Duration,
     body_timeout: Duration,
+    /// `timeout=N`, when N is at least a second.
+    keep_alive: Option<HeaderValue>,
 }
 
 impl From<&HttpServerSettings> for ConnectionSettings {
     fn from(settings: &HttpServerSettings) -> Self {
+        let header_read_timeout = settings.header_read_timeout();
+        let idle_timeout = settings.idle_timeout();
         Self {
-            header_read_timeout: settings.header_read_timeout(),
-            idle_timeout: settings.idle_timeout(),
+            header_read_timeout,
+            idle_timeout,
             body_timeout: settings.body_timeout(),
+            keep_alive: keep_alive(header_read_timeout.min(idle_timeout))
+                .and_then(|seconds| HeaderValue::try_from(format!("timeout={seconds}")).ok()),
         }
+    }
+}
+
+/// The `Keep-Alive: timeout` to advertise for connections the server closes after `close`
+/// without a request: a whole second below it, since the client's count starts when the
+/// answer reaches it, a little after the server's starts. `None` when that leaves less than a
+/// second (nothing worth advertising).
+fn keep_alive(close: Duration) -> Option<u64> {
+    close
+        .as_secs()
+        .checked_sub(1)
+        .filter(|&seconds| seconds >= 1)
+}
+
+/// Not among `http`'s constants (HTTP/1.1 made keep-alive the default); clients that pool
+/// connections read its `timeout` to retire one before the server closes it (Node's undici,
+/// for one).
+const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
+
+/// Says how long the connection stays open for the next request, unless it is closing.
+fn advertise_keep_alive(response: &mut http::Response<Body>, keep_alive: &HeaderValue) {
+    let closing = response
+        .headers()
+        .get(CONNECTION)
+        .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"close"));
+    if !closing {
+        response
+            .headers_mut()
+            .insert(KEEP_ALIVE, keep_alive.clone());
     }
 }
 
@@ -143,6 +183,7 @@ async fn serve_connection(
     let activity = Activity::default();
     let io = TokioIo::new(XmlParseErrors::new(Tracked::new(stream, activity.clone())));
     let body_timeout = settings.body_timeout;
+    let keep_alive = settings.keep_alive.clone();
     let service = hyper::service::service_fn(move |request: http::Request<Incoming>| {
         let mut request = request.map(Body::new);
         request
@@ -152,8 +193,18 @@ async fn serve_connection(
         request
             .extensions_mut()
             .insert(axum::extract::ConnectInfo(peer));
+        // An HTTP/1.0 connection closes after each answer unless the client asks otherwise.
+        let keep_alive = keep_alive
+            .clone()
+            .filter(|_| request.version() != http::Version::HTTP_10);
         let mut router = router.clone();
-        async move { Ok::<_, Infallible>(router.call(request).await.unwrap_or_else(|n| match n {})) }
+        async move {
+            let mut response = router.call(request).await.unwrap_or_else(|n| match n {});
+            if let Some(keep_alive) = &keep_alive {
+                advertise_keep_alive(&mut response, keep_alive);
+            }
+            Ok::<_, Infallible>(response)
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -182,5 +233,18 @@ async fn serve_connection(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_advertised_keep_alive_is_a_whole_second_below_the_close() {
+        assert_eq!(keep_alive(Duration::from_secs(10)), Some(9));
+        assert_eq!(keep_alive(Duration::from_millis(2_999)), Some(1));
+        assert_eq!(keep_alive(Duration::from_millis(1_999)), None);
+        assert_eq!(keep_alive(Duration::ZERO), None);
     }
 }

@@ -65,6 +65,8 @@ pub(crate) enum XmlError {
     NotText(String),
     #[error("Element <{0}> is required.")]
     Missing(String),
+    #[error("Element <{element}> contains U+{code:04X}, a character XML cannot carry.")]
+    Uncarried { element: String, code: u32 },
 }
 
 /// One element of a parsed document: its name as written, its text (every text, CDATA and
@@ -356,10 +358,7 @@ impl TreeBuilder {
     /// Character data: whitespace is fine anywhere, anything else only inside the root.
     fn text(&mut self, content: &str) -> Result<(), XmlError> {
         match self.open.last_mut() {
-            Some(element) => {
-                element.text.push_str(content);
-                Ok(())
-            }
+            Some(element) => push_text(element, content),
             None if trim_xml_whitespace(content).is_empty() => Ok(()),
             None => Err(XmlError::TextOutsideRoot),
         }
@@ -368,10 +367,7 @@ impl TreeBuilder {
     /// CDATA and references: never allowed outside the root.
     fn markup_text(&mut self, content: &str) -> Result<(), XmlError> {
         match self.open.last_mut() {
-            Some(element) => {
-                element.text.push_str(content);
-                Ok(())
-            }
+            Some(element) => push_text(element, content),
             None => Err(XmlError::TextOutsideRoot),
         }
     }
@@ -382,6 +378,20 @@ impl TreeBuilder {
         }
         self.root.ok_or(XmlError::NoRoot)
     }
+}
+
+/// Adds text to `element`. A raw character outside XML's `Char` production (a C0 control,
+/// U+FFFE, U+FFFF) makes the document ill-formed, as its character reference would be: refused,
+/// so nothing is stored that no XML answer could carry back.
+fn push_text(element: &mut Element, content: &str) -> Result<(), XmlError> {
+    if let Some(ch) = content.chars().find(|&ch| !is_xml_char(ch)) {
+        return Err(XmlError::Uncarried {
+            element: clip(&element.name),
+            code: u32::from(ch),
+        });
+    }
+    element.text.push_str(content);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -72,8 +72,9 @@ impl XmlWriter {
 
 /// Escapes `<`, `>` and `&` (quotes need no escaping in text, and stay readable in messages
 /// that quote a value). Characters XML 1.0 cannot carry at all (most C0 controls,
-/// U+FFFE, U+FFFF) become U+FFFD, so a stray control character stored in the core never makes
-/// the whole response ill-formed.
+/// U+FFFE, U+FFFF) become U+FFFD, so one stored in the core never makes the whole response
+/// ill-formed: the gateway's readers refuse them, but the core also takes text over gRPC and
+/// from the import.
 fn push_escaped(out: &mut String, text: &str) {
     // Ids, counts and most names are printable ASCII without markup: copied as they are.
     if text

@@ -418,6 +418,65 @@ async fn malformed_bodies_are_400_with_a_message_naming_the_problem() {
     );
 }
 
+#[tokio::test]
+async fn a_token_request_in_json_with_a_key_given_twice_is_400_naming_it() {
+    let app = gateway_without_core().await;
+    // Which secret was meant cannot be known; decided before any call to the core.
+    let body = r#"{"grant_type": "client_credentials", "client_id": "c-1",
+                   "client_secret": "first", "client_secret": "second"}"#;
+    let answer = send(
+        &app,
+        Request::post("/api/v3/token")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{}", answer.body);
+    assert_eq!(answer.header("content-type"), "application/json");
+    let error: serde_json::Value = serde_json::from_str(&answer.body).unwrap();
+    assert_eq!(
+        error,
+        serde_json::json!({
+            "error": "invalid_request",
+            "error_description": "Field \"client_secret\" is given twice."
+        })
+    );
+}
+
+#[tokio::test]
+async fn text_xml_cannot_carry_is_refused_in_either_format_naming_the_field() {
+    // Decided before any call to the core: nothing is stored that no XML answer could carry.
+    let app = gateway_without_core().await;
+    let group = "/group/0191a000-0000-7000-8000-000000000301";
+    for (raw, code) in [
+        ('\u{FFFE}', "U+FFFE"),
+        ('\u{FFFF}', "U+FFFF"),
+        ('\u{1}', "U+0001"),
+    ] {
+        let xml = format!("<request><name>Interns{raw}</name></request>");
+        let answer = send(&app, xml_post(group, xml)).await;
+        assert_eq!(
+            answer.error_message(StatusCode::BAD_REQUEST),
+            format!("Element &lt;name&gt; contains {code}, a character XML cannot carry.")
+        );
+        let escaped = format!("\\u{:04X}", u32::from(raw));
+        let json = format!(r#"{{"name": "Interns{escaped}"}}"#);
+        let answer = send(
+            &app,
+            authenticated(Method::POST, group)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(json))
+                .unwrap(),
+        )
+        .await;
+        assert_eq!(
+            answer.error_message(StatusCode::BAD_REQUEST),
+            format!("Field \"name\" contains {code}, a character XML cannot carry.")
+        );
+    }
+}
+
 // ---- the core ----
 
 #[tokio::test]

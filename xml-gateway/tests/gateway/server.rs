@@ -155,6 +155,66 @@ async fn a_kept_alive_connection_without_a_next_request_is_closed() {
     server.stop().await;
 }
 
+/// Reads one answer (head and `Content-Length` body) from a connection that stays open.
+async fn read_answer(stream: &mut TcpStream) -> String {
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&answer).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if answer.len() >= end + 4 + length {
+                return text;
+            }
+        }
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buffer))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(read > 0, "closed before a whole answer: {text}");
+        answer.extend_from_slice(&buffer[..read]);
+    }
+}
+
+#[tokio::test]
+async fn kept_alive_connections_advertise_a_timeout_the_server_keeps() {
+    // Idle keep-alive connections close after the 2.5 s header-read timeout: advertised as 1 s.
+    let server = Server::start(limits(2_500, 5_000, 64)).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let request = b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n";
+    stream.write_all(request).await.unwrap();
+    let answer = read_answer(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 404 "), "{answer}");
+    assert!(
+        answer
+            .to_ascii_lowercase()
+            .contains("\r\nkeep-alive: timeout=1\r\n"),
+        "{answer}"
+    );
+    // A client that reuses the connection at the advertised moment finds it open.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stream.write_all(request).await.unwrap();
+    let again = read_answer(&mut stream).await;
+    assert!(again.starts_with("HTTP/1.1 404 "), "{again}");
+    // Left idle past the header-read timeout, it is closed.
+    let started = Instant::now();
+    let rest = read_to_close(&mut stream).await;
+    assert!(rest.is_empty(), "{rest}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "closed after {:?}, before the advertised second and more",
+        started.elapsed()
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_trickled_body_is_408_in_xml_after_the_body_deadline() {
     let server = Server::start(limits(5_000, 500, 64)).await;
@@ -183,6 +243,10 @@ async fn a_trickled_body_is_408_in_xml_after_the_body_deadline() {
         started.elapsed()
     );
     assert_xml_error(&answer, 408);
+    assert!(
+        !answer.to_ascii_lowercase().contains("keep-alive:"),
+        "a closing connection promises no keep-alive: {answer}"
+    );
     trickle.abort();
     server.stop().await;
 }

@@ -14,8 +14,8 @@ use lms_runtime::Outage;
 use tonic::Streaming;
 use tracing::Span;
 
-use crate::core_client::{TransportFailure, is_transport_failure};
 use crate::representation::{Format, Representation};
+use crate::transport::{TransportFailure, is_transport_failure};
 use crate::xml::writer::XmlWriter;
 
 /// Results that are already at hand are written together, up to about this many bytes.

@@ -100,10 +100,22 @@ fn huge_names_are_refused_with_clipped_messages() {
 }
 
 #[test]
-fn control_characters_by_reference_are_refused() {
-    // A raw control character is passed on as text, and the core refuses it in any value.
+fn characters_xml_cannot_carry_are_refused_raw_or_by_reference() {
     refused(b"<request>&#1;</request>", "&#1;");
     refused(b"<request>&#x0;</request>", "&#x0;");
+    refused(b"<request>&#xFFFE;</request>", "&#xFFFE;");
+    refused(
+        "<request><name>a\u{1}b</name></request>".as_bytes(),
+        "Element <name> contains U+0001, a character XML cannot carry.",
+    );
+    refused(
+        "<request><name>x\u{FFFF}</name></request>".as_bytes(),
+        "Element <name> contains U+FFFF",
+    );
+    refused(
+        "<request><name><![CDATA[\u{FFFE}]]></name></request>".as_bytes(),
+        "Element <name> contains U+FFFE",
+    );
 }
 
 #[test]
