@@ -1,25 +1,19 @@
 //! Known attacks on XML readers, kept as regression tests: each is refused with a 400 message
-//! naming the problem, quickly, with a bounded message.
-
-use std::time::{Duration, Instant};
+//! naming the problem, with a bounded message. That the refusals are quick is shown by where
+//! they stop (a body broken past the point of refusal is refused for the earlier reason), not
+//! by timing them: a shared machine makes any time bound either flaky or meaningless.
 
 use super::*;
 
-/// Generous for a debug build on a loaded machine; the release reader takes milliseconds.
-const QUICK: Duration = Duration::from_secs(2);
-
 #[track_caller]
 fn refused(body: &[u8], expected: &str) {
-    let started = Instant::now();
     let error = parse_document(body, "request").expect_err("an attack must be refused");
-    let took = started.elapsed();
     let message = error.to_string();
     assert!(
         message.contains(expected),
         "{message:.200} should mention {expected}"
     );
     assert!(message.len() < 512, "{} bytes of message", message.len());
-    assert!(took < QUICK, "took {took:?}");
 }
 
 #[test]
@@ -76,7 +70,9 @@ fn many_attributes_are_refused_without_quadratic_work() {
     for n in 0..143_000 {
         body.push_str(&format!(" a{n}=\"\""));
     }
-    body.push_str("/>");
+    // A reader that looked at every attribute (or compared each with every other) would reach
+    // this broken one and name it instead.
+    body.push_str(" broken/>");
     refused(body.as_bytes(), "more than 32 attributes");
     refused(b"<request a='1' b='2' a='3'/>", "attribute a twice");
 }
