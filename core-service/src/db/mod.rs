@@ -14,8 +14,8 @@
 //! - [`pg_transaction`] and [`copy`]: PostgreSQL only, a transaction on a sqlx connection of
 //!   the pool that answers SeaORM's queries and also `COPY`s rows in, for the import.
 //! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
-//! - [`reads`]: connections held outside the pool for the hottest reads, returned without
-//!   the pool's per-release ping.
+//! - [`reads`]: the hottest reads (a group with its members), on connections held outside
+//!   the pool and returned without its per-release ping.
 
 use std::time::Duration;
 
@@ -24,9 +24,7 @@ pub mod bulk;
 pub mod conflict;
 pub mod copy;
 pub mod fault;
-mod inline_sqlite;
 pub mod pg_transaction;
-mod read_batches;
 pub mod reads;
 pub mod rows;
 pub mod sqlite_file;
@@ -46,7 +44,6 @@ use sea_orm::{
 pub use self::{
     audit::{Actor, AuditAction, AuditEntity, Change},
     conflict::{UniqueKey, unique_violation},
-    read_batches::BatchedStatement,
     reads::ReadConnections,
     write::{Write, write},
 };
