@@ -11,11 +11,13 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{find_group, require_department, require_users},
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change, ReadConnections, bulk},
+    db::{ReadConnections, bulk},
     domain::{
         ids::{IdList, ResourceRef, new_id},
         names::GroupName,
@@ -93,7 +95,7 @@ pub async fn update_group(
             .ok_or_else(|| group.not_found("Group"))?;
         return Ok(());
     };
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_group(txn, caller.account_id, id)
             .await?
@@ -121,7 +123,7 @@ pub async fn create_group(
     caller.grant(Operation::ManageDirectory)?;
     let new = new?;
     let (name, smart) = (new.name.into_inner(), new.smart_department_id);
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         if let Some(id) = smart {
             require_department(txn, caller.account_id, id, "smartDepartmentId").await?;
@@ -153,7 +155,7 @@ pub async fn add_group_members(
     // After the ids: a malformed group id names nothing, so it answers like an unknown one.
     let id = group.id("Group")?;
     let users = user_ids.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let found = find_group(txn, caller.account_id, id)
             .await?

@@ -5,7 +5,7 @@
 //! two context switches) than in finding the group's few rows, and the server shares the
 //! machine's cores with the services. Reads that arrive while others of the same shape are
 //! running wait for the next statement, and that statement answers all of them at once,
-//! each item's values bound as one element of an array parameter.
+//! each item's values bound as one element of an array parameter (`crate::db::pg_array`).
 //!
 //! What stays as it was:
 //! - each read reflects the database: an item joins only a statement not yet sent, so the
@@ -30,6 +30,7 @@ use sea_orm::{
 use tokio::sync::oneshot;
 
 use super::{held::Held, row::ReadRow};
+use crate::db::pg_array::{ArrayText, UUID_WIDTH};
 
 /// The held connections batched reads run on.
 pub(super) type PgHeld = Held<PgConnection, PgConnectOptions>;
@@ -222,45 +223,21 @@ impl Drop for Running<'_> {
     }
 }
 
-/// Binds every item's value of `column` as one array.
+/// Binds every item's value of `column` as one array text (`crate::db::pg_array`).
 fn bind_column<'q>(
     query: Query<'q, Postgres, PgArguments>,
     items: &[Waiter],
     column: usize,
 ) -> Result<Query<'q, Postgres, PgArguments>, DbErr> {
-    Ok(
-        match items.first().and_then(|item| item.values.get(column)) {
-            Some(Value::Uuid(_)) => query.bind(column_of(items, column, |value| match value {
-                Value::Uuid(id) => Some(*id),
-                _ => None,
-            })?),
-            Some(Value::Bool(_)) => query.bind(column_of(items, column, |value| match value {
-                Value::Bool(flag) => Some(*flag),
-                _ => None,
-            })?),
-            other => {
-                return Err(DbErr::Type(format!(
-                    "batched reads take UUIDs and booleans, not {other:?}"
-                )));
-            }
-        },
-    )
-}
-
-/// Every item's value of `column`, as `pick` reads it; an error when one is of another type.
-fn column_of<T>(
-    items: &[Waiter],
-    column: usize,
-    pick: impl Fn(&Value) -> Option<Option<T>>,
-) -> Result<Vec<Option<T>>, DbErr> {
-    items
-        .iter()
-        .map(|item| {
-            item.values.get(column).and_then(&pick).ok_or_else(|| {
-                DbErr::Type(format!("batched values of column {column} differ in type"))
-            })
-        })
-        .collect()
+    let mut array = ArrayText::with_capacity(items.len(), UUID_WIDTH);
+    for item in items {
+        let value = item
+            .values
+            .get(column)
+            .ok_or_else(|| DbErr::Type(format!("a batched item without value {column}")))?;
+        array.push(value)?;
+    }
+    Ok(query.bind(array.finish()))
 }
 
 /// A statement's failure, told to each of its items' callers.
@@ -325,8 +302,9 @@ mod tests {
     /// Echoes each item's id, with the number of items its statement read (`batch`); an item
     /// whose flag is false has no row. Every statement takes 20 ms, so reads queue behind it.
     static ECHO: BatchedStatement = BatchedStatement {
-        sql: "SELECT w.item, w.id, CAST(cardinality($1::uuid[]) AS BIGINT) AS batch \
-                FROM unnest($1::uuid[], $2::boolean[]) WITH ORDINALITY AS w(id, keep, item) \
+        sql: "SELECT w.item, w.id, CAST(cardinality($1::text::uuid[]) AS BIGINT) AS batch \
+                FROM unnest($1::text::uuid[], $2::text::boolean[]) \
+                     WITH ORDINALITY AS w(id, keep, item) \
                CROSS JOIN LATERAL (SELECT 1 FROM pg_sleep(0.02)) s \
                WHERE w.keep",
     };
@@ -334,7 +312,8 @@ mod tests {
     /// Fails with a division by zero when any item's flag is false.
     static STRICT: BatchedStatement = BatchedStatement {
         sql: "SELECT w.item, 1 / CAST(min(CASE WHEN w.ok THEN 1 ELSE 0 END) OVER () AS BIGINT) AS one \
-                FROM unnest($1::uuid[], $2::boolean[]) WITH ORDINALITY AS w(id, ok, item) \
+                FROM unnest($1::text::uuid[], $2::text::boolean[]) \
+                     WITH ORDINALITY AS w(id, ok, item) \
                CROSS JOIN LATERAL (SELECT 1 FROM pg_sleep(0.02)) s",
     };
 

@@ -98,7 +98,7 @@ pub(super) static GROUPS_WITH_MEMBERS: BatchedStatement = BatchedStatement {
     SELECT w.item, CAST(0 AS BIGINT) AS row_kind, g.name AS name, \
            CAST(CASE WHEN g.smart_department_id IS NULL THEN 0 ELSE 1 END AS BIGINT) AS is_smart, \
            m.member_ids, m.member_count \
-      FROM unnest($1::uuid[], $2::uuid[], $3::boolean[]) \
+      FROM unnest($1::text::uuid[], $2::text::uuid[], $3::text::boolean[]) \
            WITH ORDINALITY AS w(group_id, account_id, with_ids, item) \
       CROSS JOIN LATERAL (SELECT g.id, g.account_id, g.name, g.smart_department_id \
                             FROM groups g \
