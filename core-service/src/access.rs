@@ -9,7 +9,6 @@ use std::{collections::HashSet, sync::Arc};
 use uuid::Uuid;
 
 use crate::{
-    auth::AuthRevision,
     domain::roles::{Permission, Role},
     error::{ServiceError, ServiceResult},
 };
@@ -28,10 +27,16 @@ pub struct Caller {
     pub managed_department_ids: Vec<Uuid>,
     /// The request id the caller sent, recorded in the audit table.
     pub request_id: Option<String>,
-    /// The revision of the authenticator that let the caller in, bumped when the caller
-    /// changes who a user is ([`Caller::users_changed`]); `None` for callers made
-    /// without one.
-    pub auth_revision: Option<Arc<AuthRevision>>,
+    /// The revision of the authenticator that let the caller in (`auth::AuthRevision`),
+    /// told when the caller changes who a user is ([`Caller::users_changed`]); `None` for
+    /// callers made without one.
+    pub auth_revision: Option<Arc<dyn UsersChanged>>,
+}
+
+/// Told when a committed write changed who a user is, so that the callers it remembers are
+/// read from the database again.
+pub trait UsersChanged: Send + Sync + std::fmt::Debug {
+    fn users_changed(&self);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,11 +179,11 @@ pub enum Grant {
 
 impl Caller {
     /// The caller has committed a change to who a user is: every caller the authenticator
-    /// remembers is read from the database again on its next request. `db::write` calls
-    /// this; nothing else needs to.
+    /// remembers is read from the database again on its next request. `service::write`
+    /// calls this; nothing else needs to.
     pub fn users_changed(&self) {
         if let Some(revision) = &self.auth_revision {
-            revision.bump();
+            revision.users_changed();
         }
     }
 

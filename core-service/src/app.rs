@@ -127,7 +127,7 @@ impl App {
             health.clone(),
             self.database_probe,
         ));
-        crate::metrics::sample_pool(Arc::downgrade(&self.state));
+        crate::metrics::sample_pool(Arc::downgrade(&self.state), |state| &state.db);
         let (metrics_stop, metrics_stopped) = tokio::sync::watch::channel(false);
         let metrics = self.metrics.map(|server| {
             let mut stopped = metrics_stopped;

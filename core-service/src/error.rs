@@ -3,6 +3,10 @@
 
 use std::time::Duration;
 
+use sea_orm::DbErr;
+
+use crate::db::{fault, unique_violation};
+
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     /// Any authentication failure. Deliberately carries no detail: the caller must
@@ -24,7 +28,7 @@ pub enum ServiceError {
     #[error("{0}")]
     InvalidArgument(String),
     /// The change collides with the current state, e.g. a login already taken (a
-    /// unique-key violation becomes this in `db::conflict`).
+    /// unique-key violation becomes this, `From<DbErr>` below).
     #[error("{0}")]
     Conflict(String),
     /// The database is out of reach for the moment (connection refused or reset, backend
@@ -57,6 +61,29 @@ impl From<crate::domain::Invalid> for ServiceError {
     }
 }
 
+/// What `?` on a database result means to the caller, the same on both backends: a
+/// unique-key violation is a conflict ([`unique_violation`]), a database out of reach is
+/// unavailability ([`fault`]), anything else is unexpected.
+impl From<DbErr> for ServiceError {
+    fn from(err: DbErr) -> Self {
+        if let Some(key) = unique_violation(&err) {
+            return Self::Conflict(key.message().to_owned());
+        }
+        let cause = fault::root_cause(&err);
+        if fault::observe(&err) {
+            Self::Unavailable(cause)
+        } else {
+            Self::Unexpected(anyhow::anyhow!("database error: {cause}"))
+        }
+    }
+}
+
+impl From<crate::domain::ids::NotFound> for ServiceError {
+    fn from(not_found: crate::domain::ids::NotFound) -> Self {
+        Self::NotFound(not_found.into_message())
+    }
+}
+
 impl From<sea_orm::TransactionError<ServiceError>> for ServiceError {
     fn from(err: sea_orm::TransactionError<ServiceError>) -> Self {
         match err {
@@ -67,3 +94,42 @@ impl From<sea_orm::TransactionError<ServiceError>> for ServiceError {
 }
 
 pub type ServiceResult<T> = Result<T, ServiceError>;
+
+#[cfg(test)]
+mod tests {
+    use sea_orm::{RuntimeErr, sqlx};
+
+    use super::*;
+    use crate::domain::ids::{ResourceRef, parse_field_id};
+
+    #[test]
+    fn a_broken_value_rule_is_a_sentence_naming_the_field_and_an_unknown_id_is_not_found() {
+        let err = ServiceError::from(parse_field_id("parentDepartmentId", "  ").unwrap_err());
+        assert!(matches!(err, ServiceError::InvalidArgument(_)));
+        assert_eq!(err.to_string(), "parentDepartmentId is required.");
+        let err = ServiceError::from(ResourceRef::parse("nope").id("Group").unwrap_err());
+        assert!(matches!(err, ServiceError::NotFound(_)));
+        assert_eq!(err.to_string(), "Group 'nope' was not found.");
+    }
+
+    #[test]
+    fn a_lost_database_connection_is_unavailable_to_the_caller_not_internal() {
+        let refused = DbErr::Conn(RuntimeErr::SqlxError(std::sync::Arc::new(sqlx::Error::Io(
+            std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        ))));
+        let status = tonic::Status::from(ServiceError::from(refused));
+        assert_eq!(status.code(), tonic::Code::Unavailable);
+        assert_eq!(
+            status
+                .metadata()
+                .get(lms_proto::metadata::RETRY_AFTER)
+                .unwrap(),
+            "1"
+        );
+        assert!(
+            !status.message().contains("refused"),
+            "{}",
+            status.message()
+        );
+    }
+}

@@ -4,14 +4,14 @@
 //! A request flows inward: [`grpc`] authenticates the caller ([`auth`]), converts the
 //! `lms.v1` message into parsed [`domain`] values, and calls one function of [`service`];
 //! the service checks the caller's permission ([`access`]), then the parsed input, then
-//! writes through [`db::write()`]; [`grpc`] maps the [`error::ServiceError`] to a status.
+//! writes through [`service::write()`]; [`grpc`] maps the [`error::ServiceError`] to a status.
 //!
 //! Layout:
 //! - [`settings`]: the typed settings of `lms-core` (clap, with environment fallbacks).
 //! - [`app`]: start-up (`App::build` binds, `App::run_until` serves until a shutdown future).
 //! - [`db`]: connecting to SQLite or PostgreSQL, migrations, and the data-layer toolkit:
-//!   the write helper (account lock, audit rows, cache invalidation), bulk statements,
-//!   unique-key violations as conflicts.
+//!   bulk statements and arrays, unique-key violations, the hot reads, the watch of the
+//!   auth revision.
 //! - [`entities`]: the SeaORM entities, one module per table (see `docs/data-model.md`).
 //! - [`domain`]: the one home of value rules: validated values (account URLs, logins,
 //!   passwords, names, dates, URLs, ids and id lists, roles), each `parse` failing with
@@ -20,7 +20,8 @@
 //! - [`access`]: what the caller may do: roles, permissions and department scope.
 //! - [`service`]: the operations, one module per resource (users, departments, groups,
 //!   enrollments, content, points) plus shared lookups, as functions over a database
-//!   connection returning [`error::ServiceError`].
+//!   connection returning [`error::ServiceError`]; the write helper (account lock, audit
+//!   rows, cache invalidation) and the audit record.
 //! - [`grpc`]: thin tonic adapters: `lms.v1` requests into parsed inputs (`TryFrom`),
 //!   the service call, and the one error mapping.
 //! - [`import`]: the import document (contract section 9).
@@ -29,9 +30,13 @@
 //! - [`telemetry`]: what each gRPC call tells: its SERVER span (continuing the caller's W3C
 //!   trace), its log line and its metrics (the subscriber, the shutdown signal and trace
 //!   propagation come from `lms-runtime`).
-//! - [`metrics`]: the core's Prometheus metrics.
+//! - [`metrics`]: the core's Prometheus metrics (a leaf: it uses no other module).
 //! - [`health`]: the database probe behind the gRPC health service.
 //! - [`error`]: [`error::ServiceError`], the one error of the services.
+//!
+//! Modules depend downwards only: [`domain`] and [`db`] use nothing of [`access`], [`auth`],
+//! [`service`], [`grpc`], [`import`], [`error`] or [`telemetry`], and each error's
+//! `From<DbErr>` lives beside the error (`tests/module_graph.rs` checks it).
 
 pub mod access;
 pub mod app;

@@ -9,7 +9,6 @@ use std::{
 };
 
 use metrics::{Counter, Histogram};
-use tonic::Code;
 
 pub const RPC_REQUESTS: &str = "rpc_server_requests_total";
 pub const RPC_DURATION: &str = "rpc_server_duration_seconds";
@@ -92,24 +91,25 @@ pub fn describe() {
     );
 }
 
-/// A call ended with `code` after `latency`.
+/// A call ended with the status named `code` (`NOT_FOUND`) after `latency`.
 pub(crate) fn rpc_finished(
     service: &'static str,
     method: &'static str,
-    code: Code,
+    code: &'static str,
     latency: Duration,
 ) {
     if !on() {
         return;
     }
-    type Handles = RwLock<HashMap<(&'static str, &'static str, i32), (Counter, Histogram)>>;
+    type Handles =
+        RwLock<HashMap<(&'static str, &'static str, &'static str), (Counter, Histogram)>>;
     static HANDLES: OnceLock<Handles> = OnceLock::new();
     let handles = HANDLES.get_or_init(RwLock::default);
-    let key = (service, method, code as i32);
+    let key = (service, method, code);
     let cached = handles.read().ok().and_then(|map| map.get(&key).cloned());
     let (count, duration) = cached.unwrap_or_else(|| {
         let made = (
-            metrics::counter!(RPC_REQUESTS, "rpc_service" => service, "rpc_method" => method, "code" => crate::telemetry::code_name(code)),
+            metrics::counter!(RPC_REQUESTS, "rpc_service" => service, "rpc_method" => method, "code" => code),
             metrics::histogram!(RPC_DURATION, "rpc_service" => service, "rpc_method" => method),
         );
         if let Ok(mut map) = handles.write() {
@@ -226,16 +226,19 @@ pub(crate) fn database_up(up: bool) {
     }
 }
 
-/// Samples the pool of `db` at each scrape, while the core that owns it runs.
-pub(crate) fn sample_pool(state: std::sync::Weak<crate::grpc::CoreState>) {
+/// Samples the pool of `db(owner)` at each scrape, while `owner` (the core's state) lives.
+pub(crate) fn sample_pool<S: Send + Sync + 'static>(
+    owner: std::sync::Weak<S>,
+    db: fn(&S) -> &sea_orm::DatabaseConnection,
+) {
     if !on() {
         return;
     }
     lms_runtime::metrics::on_scrape(move || {
-        let Some(state) = state.upgrade() else {
+        let Some(owner) = owner.upgrade() else {
             return false;
         };
-        let (size, idle, max) = pool_numbers(&state.db);
+        let (size, idle, max) = pool_numbers(db(&owner));
         metrics::gauge!(DB_POOL_CONNECTIONS, "state" => "in_use")
             .set((size as usize).saturating_sub(idle) as f64);
         metrics::gauge!(DB_POOL_CONNECTIONS, "state" => "idle").set(idle as f64);

@@ -219,7 +219,7 @@ impl Call {
         if is_server_error(code) {
             self.span.record("otel.status_code", "ERROR");
         }
-        core_metrics::rpc_finished(self.service, self.method, code, latency);
+        core_metrics::rpc_finished(self.service, self.method, code_name(code), latency);
         log_call(&self, code, latency);
     }
 }

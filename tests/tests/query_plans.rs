@@ -75,7 +75,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         );
     }
     if backend == Backend::Postgres {
-        // The group read of PostgreSQL, batched (`db/read_batches.rs`), is checked as well.
+        // The group read of PostgreSQL, batched (`db/reads/batches.rs`), is checked as well.
         assert!(
             statements.iter().any(|s| s.contains("WITH ORDINALITY")),
             "the batched group read was not recorded"

@@ -98,7 +98,7 @@ pub(super) async fn load_caller(
         permissions,
         managed_department_ids,
         request_id,
-        auth_revision: Some(Arc::clone(auth_revision)),
+        auth_revision: Some(auth_revision.clone()),
     })
 }
 

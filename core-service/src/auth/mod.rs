@@ -51,6 +51,7 @@ pub use self::{
 };
 use crate::{
     access::Caller,
+    db::auth_revision,
     domain::{
         account_url::{normalize_account_url, without_scheme},
         login::email_key,
@@ -153,7 +154,7 @@ impl Authenticator {
             .map_err(|e| anyhow::anyhow!("cannot make the dummy hash: {e}"))?;
         let revision = Arc::new(AuthRevision::new(settings.revision_poll_interval));
         let revision_watchers =
-            revision::spawn_watchers(&revision, &db, settings.revision_poll_interval);
+            auth_revision::spawn_watchers(&revision, &db, settings.revision_poll_interval);
         Ok(Self {
             sign_ins: sign_ins::SignIns::new(db.clone()),
             db,

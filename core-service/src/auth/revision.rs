@@ -7,32 +7,23 @@
 //!
 //! - this process's own changes bump it as soon as they commit, so the very next request
 //!   reads the user again: every caller carries the revision of the authenticator that
-//!   let it in, and `db::write` bumps it after committing a change to who a user is;
+//!   let it in, and `service::write` bumps it after committing a change to who a user is;
 //! - every change by anyone (another core on the same PostgreSQL, SQL typed by hand) bumps
-//!   the `auth_revisions` row through triggers (migration 5), which [`watch`] polls; a
-//!   change it sees bumps the counter too. On PostgreSQL the triggers also notify, and
-//!   [`listen`] bumps on each notification: another core's change arrives within a round
-//!   trip instead of a poll (the poll stays, for notifications lost with a connection);
+//!   the `auth_revisions` row through triggers (migration 5), which the watchers of
+//!   `db::auth_revision` read; a change they see bumps the counter too;
 //! - while the watcher has not read that row recently (database unreachable, watcher
 //!   stopped), nothing is answered from memory at all: [`AuthRevision::current`] is `None`.
 
 use std::{
     sync::{
-        Arc, Weak,
+        Arc,
         atomic::{AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
 
-use lms_migrations::AUTH_REVISION_CHANNEL;
-use sea_orm::{
-    ConnectionTrait as _, DatabaseConnection, DbBackend, Statement,
-    sqlx::{PgPool, postgres::PgListener},
-};
-use tokio::task::JoinHandle;
-use tracing::instrument::WithSubscriber as _;
-
 use super::clock::{Clock, SystemClock};
+use crate::{access::UsersChanged, db::auth_revision::Revision};
 
 pub struct AuthRevision {
     generation: AtomicU64,
@@ -55,7 +46,7 @@ impl std::fmt::Debug for AuthRevision {
 }
 
 impl AuthRevision {
-    /// `poll_interval` is how often [`watch`] reads the database row; remembered callers are
+    /// `poll_interval` is how often the watchers read the database row; remembered callers are
     /// trusted while its last read is younger than a few intervals.
     pub fn new(poll_interval: Duration) -> Self {
         Self::with_clock(poll_interval, Arc::new(SystemClock))
@@ -109,121 +100,23 @@ impl AuthRevision {
     }
 }
 
-/// Reads the `auth_revisions` row every `interval` and bumps `revision` when it moved,
-/// until `revision` is dropped. Only after a read has bumped (or confirmed) the counter is
-/// the counter trusted, so a change committed before a read is never missed.
-pub async fn watch(revision: Weak<AuthRevision>, db: DatabaseConnection, interval: Duration) {
-    let mut seen: Option<i64> = None;
-    let mut failing = false;
-    loop {
-        // Background work makes no spans: a trace every poll would bury the requests' traces.
-        let read = read_revision(&db)
-            .with_subscriber(tracing::subscriber::NoSubscriber::default())
-            .await;
-        let Some(revision) = revision.upgrade() else {
-            return;
-        };
-        match read {
-            Ok(now) => {
-                if seen != Some(now) {
-                    revision.bump();
-                    seen = Some(now);
-                }
-                revision.mark_watched();
-                crate::db::fault::DATABASE_OUTAGE.succeeded();
-                if failing {
-                    tracing::info!("reading the auth revision works again");
-                    failing = false;
-                }
-            }
-            Err(err) => {
-                crate::db::fault::observe(&err);
-                if !failing {
-                    tracing::warn!(error = %crate::db::fault::root_cause(&err), "cannot read the auth revision; logins are verified against the database until it can");
-                    failing = true;
-                }
-            }
-        }
-        drop(revision);
-        tokio::time::sleep(interval).await;
+/// The watchers of the `auth_revisions` row bump the counter on a change, and trust it again
+/// after each read.
+impl Revision for AuthRevision {
+    fn changed(&self) {
+        self.bump();
+    }
+
+    fn watched(&self) {
+        self.mark_watched();
     }
 }
 
-/// Starts [`watch`], and on PostgreSQL [`listen`], on the current runtime; the tasks end
-/// when `revision` is dropped or the handles are aborted.
-pub fn spawn_watchers(
-    revision: &Arc<AuthRevision>,
-    db: &DatabaseConnection,
-    interval: Duration,
-) -> Vec<JoinHandle<()>> {
-    let mut tasks = vec![tokio::spawn(watch(
-        Arc::downgrade(revision),
-        db.clone(),
-        interval,
-    ))];
-    if db.get_database_backend() == DbBackend::Postgres {
-        let pool = db.get_postgres_connection_pool().clone();
-        tasks.push(tokio::spawn(listen(Arc::downgrade(revision), pool)));
+/// The revision's own callers' view of it: a committed change to who a user is.
+impl UsersChanged for AuthRevision {
+    fn users_changed(&self) {
+        self.bump();
     }
-    tasks
-}
-
-/// Bumps `revision` on every notification of the `auth_revisions` triggers, until
-/// `revision` is dropped or the pool closes. A lost connection may have lost
-/// notifications, so reconnecting bumps too.
-pub async fn listen(revision: Weak<AuthRevision>, pool: PgPool) {
-    let bump = || match revision.upgrade() {
-        Some(revision) => {
-            revision.bump();
-            true
-        }
-        None => false,
-    };
-    let mut failing = false;
-    while !pool.is_closed() {
-        let connected = async {
-            let mut listener = PgListener::connect_with(&pool).await?;
-            listener.listen(AUTH_REVISION_CHANNEL).await?;
-            Ok::<_, sea_orm::sqlx::Error>(listener)
-        };
-        let mut listener = match connected.await {
-            Ok(listener) => listener,
-            Err(err) => {
-                if !failing {
-                    tracing::warn!(error = %err, "cannot listen for auth revision notifications; relying on the poll");
-                    failing = true;
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-        };
-        failing = false;
-        // Changes committed before LISTEN took effect were not notified.
-        if !bump() {
-            return;
-        }
-        // `Ok(None)`: the connection was lost and has been made again. An error (the pool
-        // closed, or no new connection) ends this listener; the outer loop decides.
-        while let Ok(_notification) = listener.try_recv().await {
-            if !bump() {
-                return;
-            }
-        }
-        if !pool.is_closed() {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-        }
-    }
-}
-
-async fn read_revision(db: &DatabaseConnection) -> Result<i64, sea_orm::DbErr> {
-    let row = db
-        .query_one_raw(Statement::from_string(
-            db.get_database_backend(),
-            "SELECT revision FROM auth_revisions WHERE id = 1",
-        ))
-        .await?
-        .ok_or_else(|| sea_orm::DbErr::RecordNotFound("the auth_revisions row".into()))?;
-    row.try_get::<i64>("", "revision")
 }
 
 #[cfg(test)]

@@ -7,9 +7,7 @@
 
 use std::slice::Chunks;
 
-use sea_orm::{
-    ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, Iterable as _, Value, prelude::Uuid,
-};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, DbErr, EntityTrait, Iterable as _};
 
 /// Bound parameters one batched statement may use. The headroom to SQLite's 32,766 is
 /// left for the statement's other parameters (an account id, a group id).
@@ -63,21 +61,6 @@ pub fn in_chunk_pairs<'a, L, R>(
     let half = MAX_BIND_PARAMETERS / 2;
     left.chunks(half)
         .flat_map(move |l| right.chunks(half).map(move |r| (l, r)))
-}
-
-/// `ids` as one PostgreSQL array text (`{…,…}`), bound as a single parameter and cast
-/// with `CAST($n AS text)::uuid[]`, in place of an `IN (…)` list of any length.
-pub fn uuid_array(ids: &[Uuid]) -> Value {
-    let mut text = String::with_capacity(2 + ids.len() * 37);
-    text.push('{');
-    for (i, id) in ids.iter().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        text.push_str(id.hyphenated().encode_lower(&mut Uuid::encode_buffer()));
-    }
-    text.push('}');
-    Value::from(text)
 }
 
 #[cfg(test)]

@@ -1,16 +1,12 @@
 //! What a failed statement means to the caller, decided in one place for both backends.
 //!
 //! A unique-key violation is a conflict with a row that is already there (or was
-//! written meanwhile by another process), not a failure of the database: it becomes
-//! [`ServiceError::Conflict`] or [`ImportError::Conflict`], worded the same on SQLite
-//! and PostgreSQL. A database out of reach is unavailability (see [`super::fault`]); every
-//! other database error is unexpected. The `From<DbErr>` conversions below are what `?` on a
-//! database result uses everywhere.
+//! written meanwhile by another process), not a failure of the database: [`unique_violation`]
+//! names the key, worded the same on SQLite and PostgreSQL, and the errors built from a
+//! `DbErr` (`error::ServiceError`, `import::ImportError`, each beside its `From<DbErr>`) make
+//! it a conflict. A database out of reach is unavailability (see [`super::fault`]).
 
 use sea_orm::{DbErr, SqlErr};
-
-use super::fault;
-use crate::{error::ServiceError, import::ImportError};
 
 /// The unique key a write collided with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,30 +70,4 @@ pub fn unique_violation(err: &DbErr) -> Option<UniqueKey> {
                 .is_some_and(|head| head.ends_with(": "))
     });
     Some(named.map_or(UniqueKey::Row, |(key, _, _)| *key))
-}
-
-impl From<DbErr> for ServiceError {
-    fn from(err: DbErr) -> Self {
-        if let Some(key) = unique_violation(&err) {
-            return Self::Conflict(key.message().to_owned());
-        }
-        let cause = fault::root_cause(&err);
-        if fault::observe(&err) {
-            Self::Unavailable(cause)
-        } else {
-            Self::Unexpected(anyhow::anyhow!("database error: {cause}"))
-        }
-    }
-}
-
-impl From<DbErr> for ImportError {
-    fn from(err: DbErr) -> Self {
-        match unique_violation(&err) {
-            Some(key) => Self::Conflict(key.message()),
-            None => {
-                fault::observe(&err);
-                Self::Database(err)
-            }
-        }
-    }
 }

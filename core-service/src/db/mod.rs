@@ -6,31 +6,28 @@
 //!   closing of pooled connections a fault may have broken, and the root cause for the log.
 //! - [`sqlite_file`]: a missing SQLite file is made only when asked or on a first start, and a
 //!   file deleted under the running service is noticed.
-//! - [`write`](mod@write): the one way a change is written: account lock, audit rows, commit, then
-//!   the credentials cache told when callers changed.
-//! - [`audit`]: the audit record, with its actions and entity kinds as enums.
 //! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.
 //! - [`rows`]: plain multi-row `INSERT`s (arrays on PostgreSQL) for the largest writes.
+//! - [`pg_array`]: the one way a PostgreSQL array is bound: its text, cast in SQL.
 //! - [`pg_transaction`] and [`copy`]: PostgreSQL only, a transaction on a sqlx connection of
 //!   the pool that answers SeaORM's queries and also `COPY`s rows in, for the import.
 //! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
-//! - [`reads`]: connections held outside the pool for the hottest reads, returned without
-//!   the pool's per-release ping.
+//! - [`auth_revision`]: watching the row that says who a caller is has changed.
+//! - [`reads`]: the hottest reads (a group with its members), on connections held outside
+//!   the pool and returned without its per-release ping.
 
 use std::time::Duration;
 
-pub mod audit;
+pub mod auth_revision;
 pub mod bulk;
 pub mod conflict;
 pub mod copy;
 pub mod fault;
-mod inline_sqlite;
+pub mod pg_array;
 pub mod pg_transaction;
-mod read_batches;
 pub mod reads;
 pub mod rows;
 pub mod sqlite_file;
-pub mod write;
 
 use anyhow::Context as _;
 use lms_migrations::{Migrator, MigratorTrait as _};
@@ -44,11 +41,8 @@ use sea_orm::{
 };
 
 pub use self::{
-    audit::{Actor, AuditAction, AuditEntity, Change},
     conflict::{UniqueKey, unique_violation},
-    read_batches::BatchedStatement,
     reads::ReadConnections,
-    write::{Write, write},
 };
 
 /// The default embedded database, relative to the working directory.

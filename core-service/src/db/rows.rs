@@ -12,7 +12,7 @@
 
 use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, Statement, Value};
 
-use super::bulk::MAX_BIND_PARAMETERS;
+use super::{bulk::MAX_BIND_PARAMETERS, pg_array::ArrayText};
 
 /// A table and the columns its rows give, in order, with their PostgreSQL types.
 pub struct Table<const N: usize> {
@@ -123,60 +123,17 @@ fn unnest_sql<const N: usize>(table: &Table<N>) -> String {
 
 /// The row-major `values` of `columns` columns as one PostgreSQL array text per column.
 fn column_arrays(values: &[Value], columns: usize) -> Result<Vec<Value>, DbErr> {
-    let mut arrays: Vec<String> = vec![String::from("{"); columns];
+    let rows = values.len() / columns.max(1);
+    let mut arrays: Vec<ArrayText> = (0..columns)
+        .map(|_| ArrayText::with_capacity(rows, 16))
+        .collect();
     for (i, value) in values.iter().enumerate() {
-        let array = &mut arrays[i % columns];
-        if array.len() > 1 {
-            array.push(',');
-        }
-        push_element(array, value)?;
+        arrays[i % columns].push(value)?;
     }
     Ok(arrays
         .into_iter()
-        .map(|mut array| {
-            array.push('}');
-            Value::from(array)
-        })
+        .map(|array| Value::from(array.finish()))
         .collect())
-}
-
-/// One array element in PostgreSQL's array text syntax: strings quoted with `"` and `\`
-/// escaped, `NULL` bare.
-fn push_element(array: &mut String, value: &Value) -> Result<(), DbErr> {
-    use std::fmt::Write as _;
-    let written = match value {
-        Value::Uuid(Some(id)) => write!(array, "{id}"),
-        Value::BigInt(Some(n)) => write!(array, "{n}"),
-        Value::Int(Some(n)) => write!(array, "{n}"),
-        Value::Bool(Some(b)) => write!(array, "{}", if *b { 't' } else { 'f' }),
-        // Microseconds, cut as the driver cuts a bound timestamp.
-        Value::ChronoDateTimeUtc(Some(at)) => {
-            write!(array, "\"{}\"", at.format("%Y-%m-%dT%H:%M:%S%.6f%:z"))
-        }
-        Value::String(Some(text)) => {
-            array.push('"');
-            for c in text.chars() {
-                if c == '"' || c == '\\' {
-                    array.push('\\');
-                }
-                array.push(c);
-            }
-            array.push('"');
-            Ok(())
-        }
-        Value::Uuid(None)
-        | Value::BigInt(None)
-        | Value::Int(None)
-        | Value::Bool(None)
-        | Value::ChronoDateTimeUtc(None)
-        | Value::String(None) => write!(array, "NULL"),
-        other => {
-            return Err(DbErr::Custom(format!(
-                "a column of type {other:?} has no array form"
-            )));
-        }
-    };
-    written.map_err(|err| DbErr::Custom(err.to_string()))
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@ use std::collections::BTreeSet;
 use uuid::Uuid;
 
 use super::invalid::{Invalid, Reason};
-use crate::error::ServiceError;
 
 /// Ids one call may name in a list (members, authors, managed departments, enrollments,
 /// users whose points are read): bounded so one request cannot hold the database long.
@@ -65,13 +64,13 @@ impl ResourceRef {
         Self { raw, id }
     }
 
-    /// The id, or NOT_FOUND for `what` (`"Group"`) when it cannot name anything.
-    pub fn id(&self, what: &str) -> Result<Uuid, ServiceError> {
+    /// The id, or [`NotFound`] for `what` (`"Group"`) when it cannot name anything.
+    pub fn id(&self, what: &str) -> Result<Uuid, NotFound> {
         self.id.ok_or_else(|| not_found(what, &self.raw))
     }
 
-    /// NOT_FOUND for `what`, echoing the id as the caller gave it.
-    pub fn not_found(&self, what: &str) -> ServiceError {
+    /// [`NotFound`] for `what`, echoing the id as the caller gave it.
+    pub fn not_found(&self, what: &str) -> NotFound {
         not_found(what, &self.raw)
     }
 }
@@ -123,9 +122,21 @@ impl IdList {
     }
 }
 
+/// A resource the caller named does not exist in its account (NOT_FOUND); the message
+/// names what was looked for and echoes the id as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotFound(String);
+
+impl NotFound {
+    pub fn into_message(self) -> String {
+        self.0
+    }
+}
+
 /// The one "does not exist" message, used both for malformed ids and for ids of other accounts.
-pub fn not_found(what: &str, raw: &str) -> ServiceError {
-    ServiceError::not_found(format!("{what} '{}' was not found.", clip(raw)))
+pub fn not_found(what: &str, raw: &str) -> NotFound {
+    NotFound(format!("{what} '{}' was not found.", clip(raw)))
 }
 
 /// Echoing caller input into messages is useful, but never unboundedly.
@@ -156,10 +167,10 @@ mod tests {
 
     #[test]
     fn field_errors_name_the_field() {
-        let err = ServiceError::from(parse_field_id("parentDepartmentId", "nope").unwrap_err());
+        let err = parse_field_id("parentDepartmentId", "nope").unwrap_err();
         assert!(err.to_string().contains("parentDepartmentId"));
-        let err = ServiceError::from(parse_field_id("parentDepartmentId", "  ").unwrap_err());
-        assert_eq!(err.to_string(), "parentDepartmentId is required.");
+        let err = parse_field_id("parentDepartmentId", "  ").unwrap_err();
+        assert_eq!(err.to_string(), "parentDepartmentId is required");
     }
 
     #[test]
@@ -173,8 +184,8 @@ mod tests {
         let a = Uuid::now_v7();
         let ids = IdList::parse("userIds", &[a.to_string(), a.to_string().to_uppercase()]).unwrap();
         assert_eq!(ids.into_inner(), vec![a]);
-        let err = ServiceError::from(IdList::parse("userIds", &["x".into()]).unwrap_err());
-        assert_eq!(err.to_string(), "userIds: 'x' is not a valid identifier.");
+        let err = IdList::parse("userIds", &["x".into()]).unwrap_err();
+        assert_eq!(err.to_string(), "userIds: 'x' is not a valid identifier");
     }
 
     #[test]

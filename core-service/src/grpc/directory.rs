@@ -1,6 +1,6 @@
 //! `lms.v1.DirectoryService`: the writes of internal services, one method each:
 //! convert the request, call the service, map the error. A committed change to who a
-//! user is tells the authenticator by itself (`db::write`), so nothing here has to.
+//! user is tells the authenticator by itself (`service::write`), so nothing here has to.
 
 use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};

@@ -2,6 +2,10 @@
 
 use std::path::PathBuf;
 
+use sea_orm::DbErr;
+
+use crate::db::{fault, unique_violation};
+
 /// The cause of a failure that came from a library, kept for the error chain.
 pub(crate) type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -43,7 +47,7 @@ pub enum ImportError {
     #[error("the database refused the import: {0}")]
     Conflict(&'static str),
     #[error("the database failed during the import")]
-    Database(#[source] sea_orm::DbErr),
+    Database(#[source] DbErr),
 }
 
 impl ImportError {
@@ -51,6 +55,20 @@ impl ImportError {
         Self::Invalid {
             entry: entry.into(),
             problem: problem.into(),
+        }
+    }
+}
+
+/// A unique-key violation is a conflict with a row written meanwhile, worded as the services
+/// word it (`db::conflict`); any other database error fails the import as it is.
+impl From<DbErr> for ImportError {
+    fn from(err: DbErr) -> Self {
+        match unique_violation(&err) {
+            Some(key) => Self::Conflict(key.message()),
+            None => {
+                fault::observe(&err);
+                Self::Database(err)
+            }
         }
     }
 }

@@ -29,12 +29,13 @@ use super::{
 };
 use crate::{
     auth::password::PasswordHasher,
-    db::{audit, bulk, pg_transaction::PgTransaction, rows::Table},
+    db::{bulk, pg_transaction::PgTransaction, rows::Table},
     domain::account_url::scheme_spellings,
     entities::{
         account, api_client, content_item, custom_role, department, enrollment, group, project,
         user,
     },
+    service::audit,
 };
 
 /// How much an import wrote.

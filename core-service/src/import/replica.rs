@@ -29,6 +29,8 @@
 use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, Statement, Value};
 use uuid::Uuid;
 
+use crate::db::pg_array;
+
 /// The long tables, each with an `account_id` column the key checks select by.
 pub(super) const TABLES: &str = "'users', 'enrollments', 'user_points'";
 
@@ -92,14 +94,7 @@ impl Replica {
         accounts: &[Uuid],
     ) -> Result<(), DbErr> {
         // One array text, bound as each check's parameter.
-        let accounts = format!(
-            "{{{}}}",
-            accounts
-                .iter()
-                .map(Uuid::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        );
+        let accounts = pg_array::uuids(accounts);
         // A key's check, as its trigger makes it: rows with a NULL in the key are not
         // checked (MATCH SIMPLE), the others need their referenced row.
         let checks = txn

@@ -8,8 +8,9 @@ use uuid::Uuid;
 
 use super::{ImportError, ImportSummary};
 use crate::{
-    db::{Actor, AuditAction, Change, audit, rows::Table},
+    db::rows::Table,
     import::validate::{AccountPlan, Password, Plan},
+    service::audit::{self, Actor, AuditAction, Change},
 };
 
 /// `build(account id, item)` for every item `items` picks from each account.

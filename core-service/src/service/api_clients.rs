@@ -7,10 +7,13 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use super::{
+    audit::{AuditAction, Change},
+    write,
+};
 use crate::{
     access::{Caller, Operation},
     auth::tokens::{new_secret, secret_hash},
-    db::{self, AuditAction, Change},
     domain::ids::{ResourceRef, parse_field_id},
     entities::{api_client, user},
     error::{ServiceError, ServiceResult},
@@ -35,7 +38,7 @@ pub async fn create_api_client(
     let client_id = Uuid::now_v7();
     let client_secret = new_secret();
     let hash = secret_hash(&client_secret);
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let exists = user::Entity::find_by_id(user_id)
             .filter(user::Column::AccountId.eq(caller.account_id))
@@ -94,7 +97,7 @@ pub async fn revoke_api_client(
 ) -> ServiceResult<()> {
     caller.grant(Operation::ManageDirectory)?;
     let client_id = client.id("API client")?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = api_client::Entity::find_by_id(client_id)
             .filter(api_client::Column::AccountId.eq(caller.account_id))

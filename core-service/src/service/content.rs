@@ -10,11 +10,13 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{find_user, require_users, unknown},
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change, bulk},
+    db::bulk,
     domain::{
         content::{AddedDate, ViewUrl, default_view_url, format_added_date},
         ids::{IdList, ResourceRef, new_id},
@@ -101,7 +103,7 @@ pub async fn create_project(
     let new = new?;
     let name = new.name.into_inner();
     let authors = new.author_ids.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         require_users(txn, caller.account_id, &authors, "authorIds").await?;
         let created = project::ActiveModel {
@@ -142,7 +144,7 @@ pub async fn create_content_item(
     let description = new.description.into_inner();
     let added_at = new.added_date.into_inner();
     let view_url = new.view_url.map(ViewUrl::into_inner);
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         project::Entity::find_by_id(project_id)
             .filter(project::Column::AccountId.eq(caller.account_id))

@@ -9,12 +9,12 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{self as scope, find_department, unknown},
-    tree,
+    tree, write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change},
     domain::{
         ids::{ResourceRef, new_id},
         names::{DepartmentCode, DepartmentName},
@@ -49,7 +49,7 @@ pub async fn create_department(
     let new = new?;
     let (name, parent_id) = (new.name.into_inner(), new.parent_department_id);
     let code = new.code.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let parent = find_department(txn, caller.account_id, parent_id)
             .await?
@@ -105,7 +105,7 @@ pub async fn update_department(
         find_updatable(db, caller, &department, department_id, scoped).await?;
         return Ok(());
     }
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_updatable(txn, caller, &department, department_id, scoped).await?;
         if let Some(parent_id) = new_parent_id {
@@ -209,7 +209,7 @@ pub async fn delete_department(
 ) -> ServiceResult<()> {
     let grant = caller.grant(Operation::DeleteDepartment)?;
     let department_id = department.id("Department")?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_department(txn, caller.account_id, department_id)
             .await?

@@ -17,11 +17,13 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{self, unknown},
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change, bulk},
+    db::bulk,
     domain::{
         Invalid, Reason,
         ids::{IdList, new_id},
@@ -197,7 +199,7 @@ pub async fn enroll_learners(
     let new = new?;
     let courses = new.course_ids.as_slice().to_vec();
     let learners = new.learner_ids.as_slice().to_vec();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         require_courses(txn, caller.account_id, &courses).await?;
         let found = lookups::existing_users(txn, caller.account_id, &learners).await?;

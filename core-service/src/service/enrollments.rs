@@ -13,11 +13,13 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{self, find_user, unknown},
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change, bulk},
+    db::{bulk, pg_array},
     domain::ids::{IdList, new_id},
     entities::{content_item, enrollment},
     error::{ServiceError, ServiceResult},
@@ -39,7 +41,7 @@ pub async fn delete_enrollments(
 ) -> ServiceResult<u64> {
     let grant = caller.grant(Operation::DeleteEnrollments)?;
     let ids = enrollment_ids?.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         // Deleted first and checked after: a refusal rolls the transaction back, so the
         // request stays all or nothing, and the common case is one statement.
@@ -86,8 +88,8 @@ async fn delete_returning(
     if txn.get_database_backend() == DbBackend::Postgres {
         let statement = Statement::from_sql_and_values(
             DbBackend::Postgres,
-            r#"DELETE FROM "enrollments" WHERE "account_id" = $1 AND "id" = ANY(CAST($2 AS text)::uuid[]) RETURNING *"#,
-            [account_id.into(), bulk::uuid_array(ids)],
+            r#"DELETE FROM "enrollments" WHERE "account_id" = $1 AND "id" = ANY($2::text::uuid[]) RETURNING *"#,
+            [account_id.into(), pg_array::uuids(ids).into()],
         );
         return Ok(enrollment::Model::find_by_statement(statement)
             .all(txn)
@@ -118,7 +120,7 @@ pub async fn create_enrollment(
         learner_id,
         content_item_id,
     } = new?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         find_user(txn, caller.account_id, learner_id)
             .await?

@@ -15,12 +15,14 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     groups::{NewMembers, insert_group, stored_members},
     lookups::{self as scope, find_group, require_users},
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change, bulk},
+    db::bulk,
     domain::{
         ids::{IdList, ResourceRef},
         names::GroupName,
@@ -46,7 +48,7 @@ pub async fn add_group(
     let grant = caller.grant(Operation::CreateGroup)?;
     let NewPlainGroup { name, user_ids } = new?;
     let users = user_ids.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         require_users(txn, caller.account_id, &users, "userIds").await?;
         if grant == Grant::InScope {
@@ -77,7 +79,7 @@ pub async fn delete_group(
 ) -> ServiceResult<()> {
     let grant = caller.grant(Operation::DeleteGroup)?;
     let id = group.id("Group")?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let found = find_group(txn, caller.account_id, id)
             .await?
@@ -133,7 +135,7 @@ pub async fn replace_group_members(
     // After the ids: a malformed group id names nothing, so it answers like an unknown one.
     let id = group.id("Group")?;
     let wanted = user_ids.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let found = find_group(txn, caller.account_id, id)
             .await?

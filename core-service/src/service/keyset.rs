@@ -14,6 +14,7 @@ use sea_orm::{
 };
 
 use crate::{
+    db::pg_array,
     domain::page::{MAX_PAGE_SIZE, Page},
     error::ServiceResult,
 };
@@ -73,7 +74,8 @@ where
 /// `query` narrowed to the rows of `account_id` with ids greater than `after` (all of them
 /// when `None`), in id order: one range of the table's `(account_id, id)` index.
 ///
-/// On PostgreSQL the account is matched as `account_id = ANY('{…}'::uuid[])` and the rows are
+/// On PostgreSQL the account is matched as `account_id = ANY($1::text::uuid[])` (one id in
+/// the array, [`pg_array`]) and the rows are
 /// ordered by `(account_id, id)`. The plain `account_id = $1 AND id > $2 ORDER BY id` is
 /// planned there (generic and custom plans alike) as a walk of the primary key filtered by
 /// account: in a database of many tenants that walk steps over every other tenant's rows whose
@@ -101,8 +103,8 @@ where
         );
         query
             .filter(Expr::cust_with_values(
-                format!("{column} = ANY(CAST($1 AS text)::uuid[])"),
-                [crate::db::bulk::uuid_array(&[account_id])],
+                format!("{column} = ANY($1::text::uuid[])"),
+                [pg_array::uuids(&[account_id])],
             ))
             .order_by_asc(account_column)
     } else {
@@ -137,7 +139,7 @@ mod tests {
     #[test]
     fn postgresql_matches_the_account_as_an_array_and_orders_by_account_and_id() {
         let sql = sql(DbBackend::Postgres, Some(Uuid::from_u128(9)));
-        assert!(sql.contains("= ANY(CAST("), "{sql}");
+        assert!(sql.contains("= ANY("), "{sql}");
         assert!(
             sql.ends_with("ORDER BY \"users\".\"account_id\" ASC, \"users\".\"id\" ASC"),
             "{sql}"

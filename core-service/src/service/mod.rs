@@ -21,8 +21,9 @@
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
 //! - [`tree`]: keeping `department_closure` right when departments are added or moved.
+//! - [`write`](mod@write): the one way a change is written, and [`audit`]: the audit record.
 //!
-//! Every write goes through [`db::write`](crate::db::write()), which takes the account's
+//! Every write goes through [`write()`], which takes the account's
 //! lock, writes the audit rows the body records, and after the commit tells the
 //! authenticator when who a caller is changed: no service or adapter does that by hand.
 //!
@@ -33,6 +34,7 @@
 //! about the input rules.
 
 pub mod api_clients;
+pub mod audit;
 pub mod content;
 pub mod content_reads;
 pub mod department_reads;
@@ -52,6 +54,9 @@ pub mod user_fields;
 pub mod user_reads;
 pub mod user_writes;
 pub mod users;
+pub mod write;
+
+pub use self::write::{Write, write};
 
 /// A request's values parsed by the adapter, or the first that broke its rule.
 pub type Parsed<T> = Result<T, crate::domain::Invalid>;

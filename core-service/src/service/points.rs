@@ -14,11 +14,12 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{self, find_user},
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change},
     domain::ids::{IdList, ResourceRef},
     entities::{user, user_points},
     error::{ServiceError, ServiceResult},
@@ -104,7 +105,7 @@ pub async fn add_points(
     caller.grant(Operation::ManageDirectory)?;
     let PointsChange { user, points } = change;
     let id = user.id("User")?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         find_user(txn, caller.account_id, id)
             .await?

@@ -10,10 +10,15 @@
 use sea_orm::{DatabaseConnection, prelude::Uuid};
 use serde_json::json;
 
-use super::{Parsed, lookups, points::change_total};
+use super::{
+    Parsed,
+    audit::{AuditAction, Change},
+    lookups,
+    points::change_total,
+    write,
+};
 use crate::{
     access::{Caller, Grant, Operation},
-    db::{self, AuditAction, Change},
     domain::{Invalid, Reason, ids::parse_field_id},
     error::{ServiceError, ServiceResult},
 };
@@ -94,7 +99,7 @@ pub async fn move_points(
         amount,
         reason,
     } = request?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         // A body's id that names nothing in the account is 400 naming the field
         // (contract section 4), so another account's user reads like a missing one.

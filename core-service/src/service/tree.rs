@@ -1,5 +1,5 @@
 //! Keeps `department_closure` equal to the transitive closure of `departments.parent_id`.
-//! Callers run these inside a write transaction (see [`db::write`](crate::db::write())), which
+//! Callers run these inside a write transaction (see [`write`](super::write())), which
 //! serializes tree changes per account.
 
 use sea_orm::{

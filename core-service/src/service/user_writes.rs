@@ -3,7 +3,7 @@
 //!
 //! The writes themselves are those of the internal directory ([`super::users`]): one
 //! hashing, one duplicate-login rule, one way of telling the authenticator (through
-//! `db::write`), so a password or status change applies on the caller's next request.
+//! `service::write`), so a password or status change applies on the caller's next request.
 //! What this module adds is who may: owners and administrators everywhere; department
 //! administrators and custom roles with `user.create`/`user.update` only for users of their
 //! subtrees, never making or changing an owner or administrator (a scoped caller must not
@@ -16,17 +16,18 @@ use sea_orm::{
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{department_in_scope, find_user, require_department, require_departments},
     user_fields::{self, email_of},
     users::{
         self, ActiveChange, Names, NewUser, PasswordChange, RoleChoice, fields_snapshot,
         insert_managed, keep_an_active_owner, managed_of, user_snapshot,
     },
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
     auth::Verifier,
-    db::{self, AuditAction, Change},
     domain::{
         ids::{IdList, ResourceRef, clip},
         login::{EmailAddress, Login, PlainPassword, email_key},
@@ -179,7 +180,7 @@ pub async fn update_user(
         }
     }
     let id = user.id("User")?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_user(txn, caller.account_id, id)
             .await?
@@ -318,7 +319,7 @@ pub async fn delete_user(
             "You cannot delete yourself; another administrator can.",
         ));
     }
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_user(txn, caller.account_id, id)
             .await?

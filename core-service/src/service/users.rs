@@ -5,7 +5,7 @@
 //! A password is hashed through the [`Verifier`] before the account's write transaction
 //! opens. A cached verification is honoured only while the stored password hash is
 //! unchanged; after a change of password, role, managed departments or active flag
-//! commits, [`db::write()`] tells this process's authenticator, and triggers on these
+//! commits, [`write()`](super::write()) tells this process's authenticator, and triggers on these
 //! tables tell other processes (`auth::revision`).
 
 use sea_orm::{
@@ -16,13 +16,14 @@ use serde_json::json;
 
 use super::{
     Parsed,
+    audit::{AuditAction, Change},
     lookups::{find_user, require_department, require_departments, unknown},
-    user_fields,
+    user_fields, write,
 };
 use crate::{
     access::{Caller, Operation},
     auth::Verifier,
-    db::{self, AuditAction, Change, bulk},
+    db::bulk,
     domain::{
         Invalid, Reason,
         ids::{IdList, ResourceRef, clip, new_id, parse_field_id},
@@ -180,7 +181,7 @@ pub(super) async fn insert_user(
     let contact_email = user_fields::new_contact(&login, new.email.as_ref());
     let fields = new.fields;
     let group_ids = new.group_ids.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let key = login.key();
         let taken: Option<Uuid> = user::Entity::find()
@@ -275,7 +276,7 @@ pub(super) async fn store_password(
         .await?
         .ok_or_else(|| user.not_found("User"))?;
     let password_hash = verifier.hash(password.expose()).await?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_user(txn, caller.account_id, id)
             .await?
@@ -305,7 +306,7 @@ pub async fn set_user_role(
     caller.grant(Operation::ManageDirectory)?;
     let RoleChange { user, role } = change?;
     let id = user.id("User")?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_user(txn, caller.account_id, id)
             .await?
@@ -347,7 +348,7 @@ pub async fn set_user_managed_departments(
     } = change?;
     let id = user.id("User")?;
     let managed = department_ids.into_inner();
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         find_user(txn, caller.account_id, id)
             .await?
@@ -398,7 +399,7 @@ pub(super) async fn store_active(
     // Only an inactive user's employment can have ended.
     let employment_ended = employment_ended && !active;
     let id = user.id("User")?;
-    db::write(db, caller, async |w| {
+    write(db, caller, async |w| {
         let txn = w.txn();
         let current = find_user(txn, caller.account_id, id)
             .await?

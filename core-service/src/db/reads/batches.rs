@@ -5,7 +5,7 @@
 //! two context switches) than in finding the group's few rows, and the server shares the
 //! machine's cores with the services. Reads that arrive while others of the same shape are
 //! running wait for the next statement, and that statement answers all of them at once,
-//! each item's values bound as one element of an array parameter.
+//! each item's values bound as one element of an array parameter (`crate::db::pg_array`).
 //!
 //! What stays as it was:
 //! - each read reflects the database: an item joins only a statement not yet sent, so the
@@ -21,11 +21,19 @@ use std::sync::{Arc, Mutex};
 use sea_orm::{
     DbErr, QueryResult, RuntimeErr, Value,
     error::ConnAcquireErr,
-    sqlx::{self, Postgres, postgres::PgArguments, query::Query},
+    sqlx::{
+        self, PgConnection, Postgres,
+        postgres::{PgArguments, PgConnectOptions},
+        query::Query,
+    },
 };
 use tokio::sync::oneshot;
 
-use super::reads::{ReadConnections, ReadRow};
+use super::{held::Held, row::ReadRow};
+use crate::db::pg_array::{ArrayText, UUID_WIDTH};
+
+/// The held connections batched reads run on.
+pub(super) type PgHeld = Held<PgConnection, PgConnectOptions>;
 
 /// Statements of one shape running at once; another one starts only when one of them has
 /// answered, with every item that arrived meanwhile. Two keep the server busy while the
@@ -61,30 +69,18 @@ struct Waiter {
     answer: oneshot::Sender<Result<Vec<ReadRow>, SharedError>>,
 }
 
-impl ReadConnections {
-    /// The rows of one item of `statement` (PostgreSQL only), read together with the items
-    /// of concurrent callers.
-    pub async fn query_batched(
-        &self,
-        statement: &'static BatchedStatement,
-        values: Vec<Value>,
-    ) -> Result<Vec<ReadRow>, DbErr> {
-        self.traced(statement.sql, self.wait_for_batch(statement, values))
-            .await
-    }
-
-    async fn wait_for_batch(
-        &self,
+impl Batches {
+    /// The rows of one item of `statement`, read on `held` together with the items of
+    /// concurrent callers.
+    pub(super) async fn read(
+        self: &Arc<Self>,
+        held: &Arc<PgHeld>,
         statement: &'static BatchedStatement,
         values: Vec<Value>,
     ) -> Result<Vec<ReadRow>, DbErr> {
         let (answer, answered) = oneshot::channel();
         let start = {
-            let mut shapes = self
-                .batches()
-                .shapes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut shapes = self.shapes.lock().unwrap_or_else(|e| e.into_inner());
             let shape = shape_of(&mut shapes, statement.sql);
             shape.waiting.push(Waiter { values, answer });
             if shape.running < RUNNING {
@@ -95,79 +91,85 @@ impl ReadConnections {
             }
         };
         if let Some(items) = start {
-            tokio::spawn(self.clone().run_batches(statement.sql, items));
+            tokio::spawn(run_batches(
+                self.clone(),
+                held.clone(),
+                statement.sql,
+                items,
+            ));
         }
         match answered.await {
             Ok(rows) => rows.map_err(SharedError::into_db_err),
             Err(_) => Err(DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed)),
         }
     }
+}
 
-    /// Runs statements of one shape until no item waits for one.
-    async fn run_batches(self, sql: &'static str, mut items: Vec<Waiter>) {
-        // Counted out even if this task is cancelled (the runtime shutting down).
-        let mut running = Running {
-            reads: &self,
-            sql,
-            counted_out: false,
-        };
-        loop {
-            crate::metrics::read_batch(items.len());
-            let answers = self.read_items(sql, &items).await;
-            match answers {
-                Ok(mut answers) => {
-                    for (waiter, rows) in items.drain(..).zip(answers.drain(..)) {
-                        let _ = waiter.answer.send(Ok(rows));
-                    }
-                }
-                Err(err) => {
-                    let err = SharedError::from(err);
-                    for waiter in items.drain(..) {
-                        let _ = waiter.answer.send(Err(err.clone()));
-                    }
+/// Runs statements of one shape until no item waits for one.
+async fn run_batches(
+    batches: Arc<Batches>,
+    held: Arc<PgHeld>,
+    sql: &'static str,
+    mut items: Vec<Waiter>,
+) {
+    // Counted out even if this task is cancelled (the runtime shutting down).
+    let mut running = Running {
+        batches: &batches,
+        sql,
+        counted_out: false,
+    };
+    loop {
+        crate::metrics::read_batch(items.len());
+        let answers = read_items(&held, sql, &items).await;
+        match answers {
+            Ok(mut answers) => {
+                for (waiter, rows) in items.drain(..).zip(answers.drain(..)) {
+                    let _ = waiter.answer.send(Ok(rows));
                 }
             }
-            let mut shapes = self
-                .batches()
-                .shapes
-                .lock()
-                .unwrap_or_else(|e| e.into_inner());
-            let shape = shape_of(&mut shapes, sql);
-            if shape.waiting.is_empty() {
-                // In the same critical section: an item arriving after this sees the slot free.
-                shape.running -= 1;
-                running.counted_out = true;
-                return;
+            Err(err) => {
+                let err = SharedError::from(err);
+                for waiter in items.drain(..) {
+                    let _ = waiter.answer.send(Err(err.clone()));
+                }
             }
-            items = take_batch(&mut shape.waiting);
         }
+        let mut shapes = batches.shapes.lock().unwrap_or_else(|e| e.into_inner());
+        let shape = shape_of(&mut shapes, sql);
+        if shape.waiting.is_empty() {
+            // In the same critical section: an item arriving after this sees the slot free.
+            shape.running -= 1;
+            running.counted_out = true;
+            return;
+        }
+        items = take_batch(&mut shape.waiting);
     }
+}
 
-    /// Each item's rows, by the statement's `item` column.
-    async fn read_items(
-        &self,
-        sql: &'static str,
-        items: &[Waiter],
-    ) -> Result<Vec<Vec<ReadRow>>, DbErr> {
-        let mut query = sqlx::query(sql);
-        let width = items.first().map_or(0, |item| item.values.len());
-        for column in 0..width {
-            query = bind_column(query, items, column)?;
-        }
-        let rows = self.fetch_postgres(query).await?;
-        let mut answers: Vec<Vec<ReadRow>> = items.iter().map(|_| Vec::new()).collect();
-        for row in rows {
-            let row = QueryResult::from(row);
-            let item: i64 = row.try_get("", "item")?;
-            let answer = usize::try_from(item)
-                .ok()
-                .and_then(|item| item.checked_sub(1))
-                .and_then(|at| answers.get_mut(at))
-                .ok_or_else(|| DbErr::Type(format!("a row of item {item} of {}", items.len())))?;
-            answer.push(ReadRow::Driver(row));
-        }
-        Ok(answers)
+/// Each item's rows, by the statement's `item` column.
+async fn read_items(
+    held: &PgHeld,
+    sql: &'static str,
+    items: &[Waiter],
+) -> Result<Vec<Vec<ReadRow>>, DbErr> {
+    let mut query = sqlx::query(sql);
+    let width = items.first().map_or(0, |item| item.values.len());
+    for column in 0..width {
+        query = bind_column(query, items, column)?;
     }
+    let rows = held.fetch_all(query).await?;
+    let mut answers: Vec<Vec<ReadRow>> = items.iter().map(|_| Vec::new()).collect();
+    for row in rows {
+        let row = QueryResult::from(row);
+        let item: i64 = row.try_get("", "item")?;
+        let answer = usize::try_from(item)
+            .ok()
+            .and_then(|item| item.checked_sub(1))
+            .and_then(|at| answers.get_mut(at))
+            .ok_or_else(|| DbErr::Type(format!("a row of item {item} of {}", items.len())))?;
+        answer.push(ReadRow::Driver(row));
+    }
+    Ok(answers)
 }
 
 /// The next statement's items: the oldest waiting, at most [`MOST_ITEMS`].
@@ -196,7 +198,7 @@ fn shape_of<'a>(shapes: &'a mut Vec<Shape>, sql: &'static str) -> &'a mut Shape 
 
 /// One running statement of a shape, counted out when its task is cancelled.
 struct Running<'a> {
-    reads: &'a ReadConnections,
+    batches: &'a Batches,
     sql: &'static str,
     counted_out: bool,
 }
@@ -207,8 +209,7 @@ impl Drop for Running<'_> {
             return;
         }
         let mut shapes = self
-            .reads
-            .batches()
+            .batches
             .shapes
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -222,45 +223,21 @@ impl Drop for Running<'_> {
     }
 }
 
-/// Binds every item's value of `column` as one array.
+/// Binds every item's value of `column` as one array text (`crate::db::pg_array`).
 fn bind_column<'q>(
     query: Query<'q, Postgres, PgArguments>,
     items: &[Waiter],
     column: usize,
 ) -> Result<Query<'q, Postgres, PgArguments>, DbErr> {
-    Ok(
-        match items.first().and_then(|item| item.values.get(column)) {
-            Some(Value::Uuid(_)) => query.bind(column_of(items, column, |value| match value {
-                Value::Uuid(id) => Some(*id),
-                _ => None,
-            })?),
-            Some(Value::Bool(_)) => query.bind(column_of(items, column, |value| match value {
-                Value::Bool(flag) => Some(*flag),
-                _ => None,
-            })?),
-            other => {
-                return Err(DbErr::Type(format!(
-                    "batched reads take UUIDs and booleans, not {other:?}"
-                )));
-            }
-        },
-    )
-}
-
-/// Every item's value of `column`, as `pick` reads it; an error when one is of another type.
-fn column_of<T>(
-    items: &[Waiter],
-    column: usize,
-    pick: impl Fn(&Value) -> Option<Option<T>>,
-) -> Result<Vec<Option<T>>, DbErr> {
-    items
-        .iter()
-        .map(|item| {
-            item.values.get(column).and_then(&pick).ok_or_else(|| {
-                DbErr::Type(format!("batched values of column {column} differ in type"))
-            })
-        })
-        .collect()
+    let mut array = ArrayText::with_capacity(items.len(), UUID_WIDTH);
+    for item in items {
+        let value = item
+            .values
+            .get(column)
+            .ok_or_else(|| DbErr::Type(format!("a batched item without value {column}")))?;
+        array.push(value)?;
+    }
+    Ok(query.bind(array.finish()))
 }
 
 /// A statement's failure, told to each of its items' callers.
@@ -304,10 +281,17 @@ mod tests {
 
     use super::*;
 
-    impl ReadConnections {
+    /// What a read of this module needs: the shapes, and connections to read on.
+    #[derive(Clone)]
+    struct Reads {
+        batches: Arc<Batches>,
+        held: Arc<PgHeld>,
+    }
+
+    impl Reads {
         /// Statements of `statement`'s shape running now.
         fn running(&self, statement: &BatchedStatement) -> usize {
-            let shapes = self.batches().shapes.lock().unwrap();
+            let shapes = self.batches.shapes.lock().unwrap();
             shapes
                 .iter()
                 .find(|s| std::ptr::eq(s.sql, statement.sql))
@@ -318,8 +302,9 @@ mod tests {
     /// Echoes each item's id, with the number of items its statement read (`batch`); an item
     /// whose flag is false has no row. Every statement takes 20 ms, so reads queue behind it.
     static ECHO: BatchedStatement = BatchedStatement {
-        sql: "SELECT w.item, w.id, CAST(cardinality($1::uuid[]) AS BIGINT) AS batch \
-                FROM unnest($1::uuid[], $2::boolean[]) WITH ORDINALITY AS w(id, keep, item) \
+        sql: "SELECT w.item, w.id, CAST(cardinality($1::text::uuid[]) AS BIGINT) AS batch \
+                FROM unnest($1::text::uuid[], $2::text::boolean[]) \
+                     WITH ORDINALITY AS w(id, keep, item) \
                CROSS JOIN LATERAL (SELECT 1 FROM pg_sleep(0.02)) s \
                WHERE w.keep",
     };
@@ -327,18 +312,29 @@ mod tests {
     /// Fails with a division by zero when any item's flag is false.
     static STRICT: BatchedStatement = BatchedStatement {
         sql: "SELECT w.item, 1 / CAST(min(CASE WHEN w.ok THEN 1 ELSE 0 END) OVER () AS BIGINT) AS one \
-                FROM unnest($1::uuid[], $2::boolean[]) WITH ORDINALITY AS w(id, ok, item) \
+                FROM unnest($1::text::uuid[], $2::text::boolean[]) \
+                     WITH ORDINALITY AS w(id, ok, item) \
                CROSS JOIN LATERAL (SELECT 1 FROM pg_sleep(0.02)) s",
     };
 
-    async fn postgres() -> Option<(TestConnection, ReadConnections)> {
+    async fn postgres() -> Option<(TestConnection, Reads)> {
         let connection = TestConnection::create(Backend::Postgres).await?;
-        let reads = ReadConnections::of(&connection.db);
+        let pool = connection.db.get_postgres_connection_pool();
+        let held = PgHeld::new(
+            (*pool.connect_options()).clone(),
+            8,
+            pool.options().get_acquire_timeout(),
+            &crate::db::fault::DATABASE_OUTAGE,
+        );
+        let reads = Reads {
+            batches: Arc::default(),
+            held: Arc::new(held),
+        };
         Some((connection, reads))
     }
 
     fn read(
-        reads: &ReadConnections,
+        reads: &Reads,
         statement: &'static BatchedStatement,
         id: Uuid,
         flag: bool,
@@ -346,7 +342,8 @@ mod tests {
         let reads = reads.clone();
         async move {
             reads
-                .query_batched(statement, vec![id.into(), flag.into()])
+                .batches
+                .read(&reads.held, statement, vec![id.into(), flag.into()])
                 .await
         }
     }
@@ -411,7 +408,7 @@ mod tests {
                 // Its neighbours in the same statement fail with it.
                 (_, Err(err)) => {
                     assert!(
-                        !super::super::fault::is_unavailable(&err),
+                        !crate::db::fault::is_unavailable(&err),
                         "a statement's own error is not an outage: {err}"
                     );
                     assert!(err.to_string().contains("division by zero"), "{err}");

@@ -1,43 +1,46 @@
-//! Connections held for the hottest reads, outside the driver's pool (on a SQLite file, first
-//! on the calling thread: `db/inline_sqlite.rs`).
+//! The hottest reads, on connections held outside the driver's pool.
 //!
 //! sqlx's pool tests every connection it takes back with a ping: on SQLite one more trip to
 //! the connection's thread and back, on PostgreSQL one more round trip to the server, and a
 //! task spawned to do it. For a read of one statement that ping is half of what the
-//! database is asked per request. Here a connection goes back to the idle list as soon as
-//! its statement has answered in full, without a ping: a statement that answered in full
-//! left nothing behind on its connection. A read that did not finish (its request was
-//! dropped midway, or it failed) closes its connection instead, so nothing half-read is
-//! ever handed out again.
-//!
-//! The connections are made with the pool's own connect options (the same PRAGMAs on
-//! SQLite), lazily, up to a bound, and are closed as the pool's are after a fault
-//! ([`fault::opened_before_last_fault`]). Only single statements run here, never a
+//! database is asked per request. Here only single read-only statements run, never a
 //! transaction: writes stay on the pool (on SQLite, with its one writer at a time).
+//!
+//! Layout (this module uses its children; they do not use it):
+//! - this module: [`ReadConnections`], which picks the way each read goes, and the reads it
+//!   offers ([`ReadConnections::group_with_members`]).
+//! - `held`: driver connections made with the pool's own connect options (the same PRAGMAs
+//!   on SQLite), given back without a ping after a complete answer.
+//! - `inline_sqlite`: on a SQLite file, reads first on the calling thread.
+//! - `batches`: on PostgreSQL, concurrent reads of one shape answered by one statement.
+//! - `group`: the group read's statements and the decoding of their rows.
+//! - `row`: [`ReadRow`], a row of whichever connection answered.
 
-use std::{
-    sync::{Arc, Mutex},
-    time::{Duration, Instant},
-};
+mod batches;
+mod group;
+mod held;
+mod inline_sqlite;
+mod row;
+
+use std::sync::Arc;
 
 use lms_runtime::Outage;
 use sea_orm::{
-    ConnAcquireErr, DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
+    DatabaseConnection, DbBackend, DbErr, QueryResult, Statement, Value,
+    prelude::Uuid,
     sea_query::Values,
-    sqlx::{
-        self, PgConnection, SqliteConnection, postgres::PgConnectOptions,
-        sqlite::SqliteConnectOptions,
-    },
+    sqlx::{self, SqliteConnection, sqlite::SqliteConnectOptions},
 };
 use sea_query_sqlx::SqlxValues;
-use tokio::sync::Semaphore;
 use tracing::Instrument as _;
 
-use super::{
-    fault,
+pub use self::{batches::BatchedStatement, group::GroupWithMembers, row::ReadRow};
+use self::{
+    batches::{Batches, PgHeld},
+    held::Held,
     inline_sqlite::{InlineRows, InlineSqlite},
-    read_batches::Batches,
 };
+use super::fault;
 
 /// Read connections on SQLite: as many as the pool's, so reads never queue behind more
 /// threads than the two cores can run. On PostgreSQL fewer than the pool's 16, so a core
@@ -49,10 +52,13 @@ const POSTGRES_READ_CONNECTIONS: usize = 8;
 #[derive(Clone)]
 pub struct ReadConnections {
     inner: Arc<Inner>,
-    /// Reads waiting to be answered together (PostgreSQL: `db/read_batches.rs`).
+    /// Reads waiting to be answered together (PostgreSQL: `batches`).
     batches: Arc<Batches>,
 }
 
+// One per database, behind an `Arc`: the variants' sizes do not matter, and boxing the
+// SQLite one would cost its every read one more pointer to follow.
+#[expect(clippy::large_enum_variant)]
 enum Inner {
     Sqlite {
         /// Reads on the calling thread; `None` for an in-memory database.
@@ -60,98 +66,7 @@ enum Inner {
         /// The driver's connections, for what the inline reader hands back.
         held: Held<SqliteConnection, SqliteConnectOptions>,
     },
-    Postgres(Held<PgConnection, PgConnectOptions>),
-}
-
-/// One row of a hot read, from whichever connection answered it. Its columns are read as
-/// the three types both backends agree on (cast in SQL where they would not).
-pub enum ReadRow {
-    Driver(QueryResult),
-    Inline {
-        columns: Arc<[String]>,
-        values: Vec<rusqlite::types::Value>,
-    },
-}
-
-impl ReadRow {
-    pub fn int(&self, column: &str) -> Result<i64, DbErr> {
-        match self {
-            Self::Driver(row) => row.try_get("", column),
-            Self::Inline { .. } => match self.inline(column)? {
-                rusqlite::types::Value::Integer(n) => Ok(*n),
-                other => Err(type_error(column, "an integer", other)),
-            },
-        }
-    }
-
-    /// An integer column that may be NULL.
-    pub fn optional_int(&self, column: &str) -> Result<Option<i64>, DbErr> {
-        match self {
-            Self::Driver(row) => row.try_get("", column),
-            Self::Inline { .. } => match self.inline(column)? {
-                rusqlite::types::Value::Null => Ok(None),
-                rusqlite::types::Value::Integer(n) => Ok(Some(*n)),
-                other => Err(type_error(column, "an integer", other)),
-            },
-        }
-    }
-
-    pub fn text(&self, column: &str) -> Result<Option<String>, DbErr> {
-        match self {
-            Self::Driver(row) => row.try_get("", column),
-            Self::Inline { .. } => match self.inline(column)? {
-                rusqlite::types::Value::Null => Ok(None),
-                rusqlite::types::Value::Text(text) => Ok(Some(text.clone())),
-                other => Err(type_error(column, "text", other)),
-            },
-        }
-    }
-
-    pub fn blob(&self, column: &str) -> Result<Option<Vec<u8>>, DbErr> {
-        match self {
-            Self::Driver(row) => row.try_get("", column),
-            Self::Inline { .. } => match self.inline(column)? {
-                rusqlite::types::Value::Null => Ok(None),
-                rusqlite::types::Value::Blob(bytes) => Ok(Some(bytes.clone())),
-                other => Err(type_error(column, "bytes", other)),
-            },
-        }
-    }
-
-    /// The inline row's value of `column` (a driver's row has none here).
-    fn inline(&self, column: &str) -> Result<&rusqlite::types::Value, DbErr> {
-        let Self::Inline { columns, values } = self else {
-            return Err(DbErr::Type(format!("column {column} is the driver's")));
-        };
-        columns
-            .iter()
-            .position(|name| name == column)
-            .and_then(|i| values.get(i))
-            .ok_or_else(|| DbErr::Type(format!("no column {column} in the row")))
-    }
-}
-
-fn type_error(column: &str, wanted: &str, found: &rusqlite::types::Value) -> DbErr {
-    DbErr::Type(format!(
-        "column {column}: wanted {wanted}, found {:?}",
-        found.data_type()
-    ))
-}
-
-struct Held<C, O> {
-    options: O,
-    idle: Mutex<Vec<Idle<C>>>,
-    permits: Semaphore,
-    /// The pool's: how long a read waits for a connection, connecting included, before
-    /// it is answered as unavailable.
-    acquire_timeout: Duration,
-    /// Whether the database is down ([`fault::DATABASE_OUTAGE`] but in tests of this module).
-    outage: &'static Outage,
-}
-
-struct Idle<C> {
-    connection: C,
-    opened: Instant,
+    Postgres(Arc<PgHeld>),
 }
 
 impl ReadConnections {
@@ -172,12 +87,12 @@ impl ReadConnections {
                 let options = (*pool.connect_options())
                     .clone()
                     .options([("plan_cache_mode", "force_generic_plan")]);
-                Inner::Postgres(Held::new(
+                Inner::Postgres(Arc::new(Held::new(
                     options,
                     POSTGRES_READ_CONNECTIONS,
                     pool.options().get_acquire_timeout(),
                     outage,
-                ))
+                )))
             }
             _ => {
                 let pool = db.get_sqlite_connection_pool();
@@ -199,15 +114,36 @@ impl ReadConnections {
         }
     }
 
-    pub(super) fn batches(&self) -> &Batches {
-        &self.batches
-    }
-
     pub fn backend(&self) -> DbBackend {
         match *self.inner {
             Inner::Sqlite { .. } => DbBackend::Sqlite,
             Inner::Postgres(_) => DbBackend::Postgres,
         }
+    }
+
+    /// The group `group_id` of `account_id` with its members: their count and, when
+    /// `with_ids`, their ids; `None` when the account has no such group. One statement
+    /// (on PostgreSQL shared with the group reads arriving together), no pool ping after it.
+    pub async fn group_with_members(
+        &self,
+        account_id: Uuid,
+        group_id: Uuid,
+        with_ids: bool,
+    ) -> Result<Option<GroupWithMembers>, DbErr> {
+        let rows = match self.backend() {
+            DbBackend::Postgres => {
+                self.query_batched(
+                    &group::GROUPS_WITH_MEMBERS,
+                    group::postgres_item(account_id, group_id, with_ids),
+                )
+                .await?
+            }
+            _ => {
+                self.query_all(&group::sqlite_statement(account_id, group_id, with_ids))
+                    .await?
+            }
+        };
+        group::group_of(rows)
     }
 
     /// Every row of one read-only `statement`, in the span SeaORM gives its statements
@@ -216,8 +152,22 @@ impl ReadConnections {
         self.traced(&statement.sql, self.run(statement)).await
     }
 
+    /// The rows of one item of `statement` (PostgreSQL only), read together with the items
+    /// of concurrent callers.
+    pub async fn query_batched(
+        &self,
+        statement: &'static BatchedStatement,
+        values: Vec<Value>,
+    ) -> Result<Vec<ReadRow>, DbErr> {
+        let Inner::Postgres(held) = &*self.inner else {
+            return Err(not_postgres());
+        };
+        self.traced(statement.sql, self.batches.read(held, statement, values))
+            .await
+    }
+
     /// `read`, in the span SeaORM gives a statement of `sql`.
-    pub(super) async fn traced<T>(
+    async fn traced<T>(
         &self,
         sql: &str,
         read: impl Future<Output = Result<T, DbErr>>,
@@ -241,24 +191,6 @@ impl ReadConnections {
         rows
     }
 
-    /// The rows of a PostgreSQL `query` on a held connection.
-    pub(super) async fn fetch_postgres<'q, A>(
-        &self,
-        query: sqlx::query::Query<'q, sqlx::Postgres, A>,
-    ) -> Result<Vec<sqlx::postgres::PgRow>, DbErr>
-    where
-        A: sqlx::IntoArguments<sqlx::Postgres> + 'q,
-    {
-        let Inner::Postgres(held) = &*self.inner else {
-            return Err(DbErr::Custom(
-                "a PostgreSQL statement on a SQLite database".to_owned(),
-            ));
-        };
-        let mut lease = held.lease().await?;
-        let rows = query.fetch_all(lease.connection()).await;
-        lease.finish(rows)
-    }
-
     async fn run(&self, statement: &Statement) -> Result<Vec<ReadRow>, DbErr> {
         if let Inner::Sqlite {
             inline: Some(inline),
@@ -277,19 +209,14 @@ impl ReadConnections {
         let values = SqlxValues(statement.values.clone().unwrap_or(Values(Vec::new())));
         let sql = sqlx::AssertSqlSafe(statement.sql.as_str());
         let rows = match &*self.inner {
-            Inner::Sqlite { held, .. } => {
-                let mut lease = held.lease().await?;
-                let rows = sqlx::query_with(sql, values)
-                    .fetch_all(lease.connection())
-                    .await;
-                lease
-                    .finish(rows)?
-                    .into_iter()
-                    .map(|row| ReadRow::Driver(QueryResult::from(row)))
-                    .collect()
-            }
-            Inner::Postgres(_) => self
-                .fetch_postgres(sqlx::query_with(sql, values))
+            Inner::Sqlite { held, .. } => held
+                .fetch_all(sqlx::query_with(sql, values))
+                .await?
+                .into_iter()
+                .map(|row| ReadRow::Driver(QueryResult::from(row)))
+                .collect(),
+            Inner::Postgres(held) => held
+                .fetch_all(sqlx::query_with(sql, values))
                 .await?
                 .into_iter()
                 .map(|row| ReadRow::Driver(QueryResult::from(row)))
@@ -299,110 +226,13 @@ impl ReadConnections {
     }
 }
 
-impl<C, O> Held<C, O>
-where
-    C: sqlx::Connection<Options = O>,
-    O: sqlx::ConnectOptions<Connection = C>,
-{
-    fn new(options: O, size: usize, acquire_timeout: Duration, outage: &'static Outage) -> Self {
-        Self {
-            options,
-            idle: Mutex::new(Vec::with_capacity(size)),
-            permits: Semaphore::new(size),
-            acquire_timeout,
-            outage,
-        }
-    }
-
-    /// An idle connection, or a new one while fewer than the bound are open; as the pool,
-    /// a timeout when that takes longer than its acquire timeout.
-    async fn lease(&self) -> Result<Lease<'_, C, O>, DbErr> {
-        tokio::time::timeout(self.acquire_timeout, self.lease_untimed())
-            .await
-            .unwrap_or(Err(DbErr::ConnectionAcquire(ConnAcquireErr::Timeout)))
-    }
-
-    async fn lease_untimed(&self) -> Result<Lease<'_, C, O>, DbErr> {
-        let permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| DbErr::ConnectionAcquire(ConnAcquireErr::ConnectionClosed))?;
-        let idle = {
-            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-            // Every idle connection opened before the last fault goes, not only the one
-            // taken: on SQLite the connections of one process share the file's `-shm`
-            // mapping, and one opened while the files were unwritable keeps it read-only
-            // (every write failing) for as long as it stays open, idle or not.
-            // Dropped without a goodbye: a broken connection may never answer one.
-            idle.retain(|held| !fault::opened_before_last_fault(held.opened.elapsed()));
-            idle.pop()
-        };
-        if let Some(idle) = idle {
-            return Ok(Lease {
-                held: self,
-                idle: Some(idle),
-                _permit: permit,
-            });
-        }
-        let connection = self
-            .options
-            .connect()
-            .await
-            .map_err(|err| DbErr::Conn(RuntimeErr::SqlxError(Arc::new(err))))?;
-        Ok(Lease {
-            held: self,
-            idle: Some(Idle {
-                connection,
-                opened: Instant::now(),
-            }),
-            _permit: permit,
-        })
-    }
-}
-
-/// One connection out of [`Held`]: back to the idle list only through [`Lease::finish`]
-/// with a complete answer; dropped otherwise.
-struct Lease<'a, C, O> {
-    held: &'a Held<C, O>,
-    idle: Option<Idle<C>>,
-    _permit: tokio::sync::SemaphorePermit<'a>,
-}
-
-impl<C, O> Lease<'_, C, O> {
-    fn connection(&mut self) -> &mut C {
-        &mut self
-            .idle
-            .as_mut()
-            .unwrap_or_else(|| unreachable!("a lease holds its connection until it ends"))
-            .connection
-    }
-
-    /// Gives the connection back after a complete answer; closes it after an error (the
-    /// error's conversion into a service error counts it as a fault, as the pool's are).
-    fn finish<T>(mut self, answer: Result<T, sqlx::Error>) -> Result<T, DbErr> {
-        match answer {
-            Ok(answer) => {
-                // During an outage a connection serves one read only: one opened while the
-                // files were unwritable would otherwise outlive the fault (see `lease`).
-                let keep = !self.held.outage.is_down();
-                if let Some(idle) = self.idle.take().filter(|_| keep) {
-                    self.held
-                        .idle
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .push(idle);
-                }
-                Ok(answer)
-            }
-            Err(err) => Err(DbErr::Query(RuntimeErr::SqlxError(Arc::new(err)))),
-        }
-    }
+fn not_postgres() -> DbErr {
+    DbErr::Custom("a PostgreSQL statement on a SQLite database".to_owned())
 }
 
 #[cfg(test)]
 mod tests {
-    use std::{future::Future as _, pin::pin, task::Poll};
+    use std::{future::Future as _, pin::pin, task::Poll, time::Duration};
 
     use sea_orm::{ConnectionTrait as _, Statement};
 
@@ -413,11 +243,10 @@ mod tests {
         /// Idle connections: the inline reader's, and the driver's.
         fn idle(&self) -> (usize, usize) {
             match &*self.inner {
-                Inner::Sqlite { inline, held } => (
-                    inline.as_ref().map_or(0, InlineSqlite::idle),
-                    held.idle.lock().unwrap().len(),
-                ),
-                Inner::Postgres(held) => (0, held.idle.lock().unwrap().len()),
+                Inner::Sqlite { inline, held } => {
+                    (inline.as_ref().map_or(0, InlineSqlite::idle), held.idle())
+                }
+                Inner::Postgres(held) => (0, held.idle()),
             }
         }
     }

@@ -6,7 +6,7 @@
 //! the audit rows or the cache: it only says what it changed.
 //!
 //! ```ignore
-//! db::write(db, caller, async |w| {
+//! write(db, caller, async |w| {
 //!     let updated = updated.update(w.txn()).await?;
 //!     w.record(Change {
 //!         action: AuditAction::GroupUpdated,
@@ -153,9 +153,9 @@ mod tests {
     use super::*;
     use crate::{
         auth::AuthRevision,
-        db::AuditAction,
         domain::roles::Role,
         entities::{audit_log, department, user},
+        service::audit::AuditAction,
     };
 
     /// A fresh SQLite database opened as the core opens it (`db::open`).
@@ -165,7 +165,10 @@ mod tests {
             .expect("SQLite is always available")
     }
 
-    async fn account_and_caller(database: &TestDatabase) -> (DatabaseConnection, Caller) {
+    /// The caller, and the revision it tells.
+    async fn account_and_caller(
+        database: &TestDatabase,
+    ) -> (DatabaseConnection, Caller, Arc<AuthRevision>) {
         let db = crate::db::open(&database.url, crate::db::CreateDatabase::OnFirstStart)
             .await
             .expect("database");
@@ -213,6 +216,7 @@ mod tests {
         .insert(&db)
         .await
         .expect("user");
+        let revision = Arc::new(AuthRevision::new(Duration::from_secs(1)));
         let caller = Caller {
             account_id,
             account_url: "https://acme.example.com".into(),
@@ -221,23 +225,15 @@ mod tests {
             permissions: Default::default(),
             managed_department_ids: vec![],
             request_id: Some("req-7".into()),
-            auth_revision: Some(Arc::new(AuthRevision::new(Duration::from_secs(1)))),
+            auth_revision: Some(revision.clone()),
         };
-        (db, caller)
-    }
-
-    fn generation(caller: &Caller) -> u64 {
-        caller
-            .auth_revision
-            .as_ref()
-            .expect("revision")
-            .generation()
+        (db, caller, revision)
     }
 
     #[tokio::test]
     async fn a_committed_write_leaves_its_audit_rows_and_then_tells_the_authenticator() {
         let database = fresh_database().await;
-        let (db, caller) = account_and_caller(&database).await;
+        let (db, caller, revision) = account_and_caller(&database).await;
         let user_id = Uuid::now_v7();
         let value = write(&db, &caller, async |w| {
             w.record(Change {
@@ -246,13 +242,17 @@ mod tests {
                 before: Some(json!({ "active": true })),
                 after: Some(json!({ "active": false })),
             });
-            assert_eq!(generation(&caller), 0, "nothing is told before the commit");
+            assert_eq!(
+                revision.generation(),
+                0,
+                "nothing is told before the commit"
+            );
             Ok(7)
         })
         .await
         .expect("write");
         assert_eq!(value, 7);
-        assert_eq!(generation(&caller), 1);
+        assert_eq!(revision.generation(), 1);
         let rows = audit_log::Entity::find().all(&db).await.expect("rows");
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
@@ -273,7 +273,7 @@ mod tests {
     #[tokio::test]
     async fn a_failed_write_leaves_nothing_and_tells_nobody() {
         let database = fresh_database().await;
-        let (db, caller) = account_and_caller(&database).await;
+        let (db, caller, revision) = account_and_caller(&database).await;
         let result: ServiceResult<()> = write(&db, &caller, async |w| {
             w.users_changed();
             w.record(Change {
@@ -286,7 +286,7 @@ mod tests {
         })
         .await;
         assert!(matches!(result, Err(ServiceError::InvalidArgument(_))));
-        assert_eq!(generation(&caller), 0);
+        assert_eq!(revision.generation(), 0);
         assert!(
             audit_log::Entity::find()
                 .all(&db)
@@ -308,7 +308,7 @@ mod tests {
     #[tokio::test]
     async fn a_write_that_changes_nobody_leaves_remembered_callers_alone() {
         let database = fresh_database().await;
-        let (db, caller) = account_and_caller(&database).await;
+        let (db, caller, revision) = account_and_caller(&database).await;
         write(&db, &caller, async |w| {
             w.record(Change {
                 action: AuditAction::GroupUpdated,
@@ -320,6 +320,6 @@ mod tests {
         })
         .await
         .expect("write");
-        assert_eq!(generation(&caller), 0);
+        assert_eq!(revision.generation(), 0);
     }
 }

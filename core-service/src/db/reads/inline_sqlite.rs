@@ -14,10 +14,10 @@
 //!   nothing but a rare recovery, and then it too is answered `None`;
 //! - any other error, an unsupported parameter type, an in-memory database, or a database
 //!   marked down ([`Outage`]) are answered `None` as well: faults are met and reported by the
-//!   driver's path alone, which classifies them ([`super::fault`]).
+//!   driver's path alone, which classifies them ([`crate::db::fault`]).
 //!
 //! A connection is closed after an error, and connections opened before the last fault are
-//! closed as the pool's are ([`super::fault::opened_before_last_fault`]).
+//! closed as the pool's are ([`crate::db::fault::opened_before_last_fault`]).
 
 use std::{
     path::PathBuf,
@@ -39,7 +39,7 @@ use sea_orm::{
     sqlx::sqlite::SqliteConnectOptions,
 };
 
-use super::fault;
+use crate::db::fault;
 
 /// How long a statement may hold the calling thread before it is handed to the driver.
 pub(super) const TIME_BUDGET: Duration = Duration::from_millis(1);
@@ -163,7 +163,7 @@ impl InlineSqlite {
 
     fn give_back(&self, connection: Connection) {
         // During an outage a connection serves one read only, as the driver's (see
-        // `super::reads`): one opened while the files were unwritable would outlive it.
+        // `super::held`): one opened while the files were unwritable would outlive it.
         if self.outage.is_down() {
             return;
         }

@@ -7,8 +7,11 @@
 
 use sea_orm::{ConnectionTrait, DbErr, Value, prelude::Uuid};
 
-use super::rows::{self, Table};
-use crate::{access::Caller, domain::ids::new_id};
+use crate::{
+    access::Caller,
+    db::rows::{self, Table},
+    domain::ids::new_id,
+};
 
 /// What happened; the value of `audit_log.action`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
