@@ -31,11 +31,13 @@
 //!   propagation come from `lms-runtime`).
 //! - [`metrics`]: the core's Prometheus metrics.
 //! - [`health`]: the database probe behind the gRPC health service.
+//! - [`availability`]: requests that need the database refused at once while it is away.
 //! - [`error`]: [`error::ServiceError`], the one error of the services.
 
 pub mod access;
 pub mod app;
 pub mod auth;
+pub mod availability;
 pub mod db;
 pub mod domain;
 pub mod entities;
