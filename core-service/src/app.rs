@@ -3,15 +3,7 @@
 //! launcher and the tests all start the core this way; the shutdown future is usually
 //! [`lms_runtime::shutdown_signal`].
 
-use std::{
-    future::Future,
-    net::SocketAddr,
-    sync::{
-        Arc,
-        atomic::{AtomicBool, Ordering},
-    },
-    time::Duration,
-};
+use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 
 use anyhow::Context as _;
 use lms_proto::v1::{
@@ -26,6 +18,7 @@ use tonic_health::server::HealthReporter;
 
 use crate::{
     auth::{Authenticator, Clock, SystemClock},
+    availability::Gate,
     db::{self, sqlite_file::FileWatch},
     grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
     health,
@@ -60,7 +53,12 @@ impl App {
         settings: &CoreSettings,
         clock: Arc<dyn Clock>,
     ) -> anyhow::Result<Self> {
-        let db = db::open(&settings.database_url, settings.create_database()).await?;
+        let db = db::open_for_serving(
+            &settings.database_url,
+            settings.create_database(),
+            Duration::from_millis(settings.database_statement_timeout_ms),
+        )
+        .await?;
         let database_file = db::sqlite_file::FileWatch::of(&settings.database_url);
         let auth = Authenticator::new(db.clone(), &settings.auth_settings(), clock).await?;
         let listener = TcpListener::bind(settings.grpc_addr)
@@ -79,7 +77,7 @@ impl App {
             reads: db::ReadConnections::of(&db),
             db,
             auth,
-            database_lost: AtomicBool::new(false),
+            database: Arc::default(),
         });
         let (health, routes) = routes(&state)?;
         Ok(Self {
@@ -188,10 +186,14 @@ fn routes(state: &SharedState) -> anyhow::Result<(HealthReporter, Routes)> {
     let routes = Routes::new(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?)
-        .add_service(AdminServiceServer::new(AdminApi::new(state.clone())))
-        .add_service(DirectoryServiceServer::new(DirectoryApi::new(
-            state.clone(),
-        )))
+        .add_service(Gate::new(
+            AdminServiceServer::new(AdminApi::new(state.clone())),
+            state.database.clone(),
+        ))
+        .add_service(Gate::new(
+            DirectoryServiceServer::new(DirectoryApi::new(state.clone())),
+            state.database.clone(),
+        ))
         .prepare();
     Ok((health, routes))
 }
@@ -212,7 +214,7 @@ async fn watch_database_file(
             tracing::error!(
                 "{what}; refusing every request from now on (503). Restore the file and restart"
             );
-            state.database_lost.store(true, Ordering::Relaxed);
+            state.database.mark_lost();
             health::set_all(&health, false).await;
             return;
         }

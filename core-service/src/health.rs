@@ -1,16 +1,16 @@
 //! The core's gRPC health follows its database: a probe (`SELECT 1`) runs every few seconds,
-//! and at once when a request found the database out of reach; health is NOT_SERVING while
-//! the probe fails and SERVING again when it answers, with no restart. A SQLite file deleted
-//! under the service keeps health NOT_SERVING for good (`db::sqlite_file`).
+//! and at once when a request found the database out of reach or waited on it for a second
+//! (`availability::SLOW_CALL`); health is NOT_SERVING while the probe fails and SERVING
+//! again when it answers, with no restart. The probe's verdict also opens and closes the
+//! [`availability`](crate::availability) gate: requests are refused at once while it fails.
+//! A SQLite file deleted under the service keeps health NOT_SERVING for good
+//! (`db::sqlite_file`).
 //!
 //! The probe is background work: it makes no spans (a trace every few seconds would bury the
 //! requests), and its failures are told once per outage through
 //! [`DATABASE_OUTAGE`](crate::db::fault::DATABASE_OUTAGE).
 
-use std::{
-    sync::{Arc, atomic::Ordering},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use lms_proto::v1::{
     admin_service_server::AdminServiceServer, directory_service_server::DirectoryServiceServer,
@@ -28,8 +28,9 @@ use crate::{
 /// How often the database is probed while it answers.
 pub const DEFAULT_PROBE_INTERVAL: Duration = Duration::from_secs(5);
 
-/// How often it is probed while it does not.
-const PROBE_INTERVAL_WHILE_DOWN: Duration = Duration::from_secs(1);
+/// How often it is probed while it does not: requests are refused until it answers, so its
+/// return is seen within about this long.
+const PROBE_INTERVAL_WHILE_DOWN: Duration = Duration::from_millis(500);
 
 /// Longest wait for the probe's answer (shorter than a pool's acquire timeout).
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -77,7 +78,7 @@ pub async fn follow_database(state: SharedState, health: HealthReporter, interva
                 () = PROBE_NOW.notified() => {}
             }
         }
-        if state.database_lost.load(Ordering::Relaxed) {
+        if state.database.is_lost() {
             // The file watch has said it all; health stays NOT_SERVING.
             return;
         }
@@ -88,6 +89,7 @@ pub async fn follow_database(state: SharedState, health: HealthReporter, interva
                 DATABASE_OUTAGE.succeeded();
                 if !serving {
                     serving = true;
+                    state.database.set_reachable(true);
                     set_all(&health, true).await;
                     tracing::info!("the database answers again; health is SERVING");
                 }
@@ -96,6 +98,7 @@ pub async fn follow_database(state: SharedState, health: HealthReporter, interva
                 DATABASE_OUTAGE.failed(&cause);
                 if serving {
                     serving = false;
+                    state.database.set_reachable(false);
                     set_all(&health, false).await;
                     tracing::warn!(%cause, "the database does not answer; health is NOT_SERVING");
                 }
@@ -119,6 +122,10 @@ async fn probe(state: &Arc<crate::grpc::CoreState>) -> Result<(), String> {
             fault::observe(&err);
             Err(fault::root_cause(&err))
         }
-        Err(_) => Err(format!("no answer within {PROBE_TIMEOUT:?}")),
+        Err(_) => {
+            // Connections waiting on a silent database may never answer: none is used again.
+            fault::mark_connections_suspect();
+            Err(format!("no answer within {PROBE_TIMEOUT:?}"))
+        }
     }
 }

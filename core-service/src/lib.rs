@@ -32,6 +32,7 @@
 //!   propagation come from `lms-runtime`).
 //! - [`metrics`]: the core's Prometheus metrics (a leaf: it uses no other module).
 //! - [`health`]: the database probe behind the gRPC health service.
+//! - [`availability`]: requests that need the database refused at once while it is away.
 //! - [`error`]: [`error::ServiceError`], the one error of the services.
 //!
 //! Modules depend downwards only: [`domain`] and [`db`] use nothing of [`access`], [`auth`],
@@ -41,6 +42,7 @@
 pub mod access;
 pub mod app;
 pub mod auth;
+pub mod availability;
 pub mod db;
 pub mod domain;
 pub mod entities;

@@ -13,7 +13,7 @@ use crate::{
         DEFAULT_THROTTLED_REPLY_DELAY, DEFAULT_VERIFICATION_QUEUE_TIMEOUT, PasswordPolicy,
         default_verification_slots,
     },
-    db::{CreateDatabase, DEFAULT_DATABASE_URL},
+    db::{CreateDatabase, DEFAULT_DATABASE_URL, DEFAULT_STATEMENT_TIMEOUT},
 };
 
 /// Where the gRPC server listens unless configured: loopback only.
@@ -46,9 +46,16 @@ pub struct CoreSettings {
     pub database_file_check_ms: u64,
 
     /// How often the database is probed for the gRPC health service, in ms (health is
-    /// NOT_SERVING while it does not answer; probed every second then).
+    /// NOT_SERVING and requests are refused at once while it does not answer; probed every
+    /// half second then).
     #[arg(long, env = "LMS_DATABASE_PROBE_MS", default_value_t = millis(crate::health::DEFAULT_PROBE_INTERVAL), value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub database_probe_ms: u64,
+
+    /// PostgreSQL: how long one statement of a request may run, in ms (`statement_timeout` of
+    /// the serving connections; the import and migrations are not bounded). Keep it below the
+    /// gateway's deadline, so a stuck statement is answered 503, not 504.
+    #[arg(long, env = "LMS_DATABASE_STATEMENT_TIMEOUT_MS", default_value_t = millis(DEFAULT_STATEMENT_TIMEOUT), value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub database_statement_timeout_ms: u64,
 
     /// Address serving Prometheus metrics at `GET /metrics` (off unless set; `lms up` serves
     /// both halves' metrics there).
@@ -111,6 +118,7 @@ impl CoreSettings {
             create_database: false,
             database_file_check_ms: millis(DEFAULT_DATABASE_FILE_CHECK),
             database_probe_ms: millis(crate::health::DEFAULT_PROBE_INTERVAL),
+            database_statement_timeout_ms: millis(DEFAULT_STATEMENT_TIMEOUT),
             metrics_addr: None,
             grpc_addr: DEFAULT_GRPC_ADDR,
             argon2_memory_kib: policy.memory_kib,
@@ -195,6 +203,10 @@ mod tests {
         assert_eq!(parsed.auth_revision_poll_ms, built.auth_revision_poll_ms);
         assert_eq!(parsed.create_database, built.create_database);
         assert_eq!(parsed.database_file_check_ms, built.database_file_check_ms);
+        assert_eq!(
+            parsed.database_statement_timeout_ms,
+            built.database_statement_timeout_ms
+        );
         assert_eq!(
             parsed.throttled_reply_delay_ms,
             built.throttled_reply_delay_ms

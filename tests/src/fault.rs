@@ -10,7 +10,8 @@
 //!   429, each 503 in the contract's XML error format with `Retry-After`.
 //! - [`assert_recovered`]: requests succeed again, all of them, within a bound.
 //! - [`assert_nothing_lost`]: every acknowledged write is stored, table by table.
-//! - [`TcpLink`]: a proxy between the core and PostgreSQL whose link can be cut and restored.
+//! - [`TcpLink`]: a proxy between the core and PostgreSQL whose link can be cut and restored,
+//!   or black-holed: connections stay open and nothing goes through.
 
 use std::{net::SocketAddr, time::Duration};
 
@@ -500,10 +501,14 @@ pub async fn assert_nothing_lost(db: &DatabaseConnection, acknowledged: &[Uuid])
 /// A loopback TCP proxy in front of a server, whose link can be cut: [`TcpLink::cut`] closes
 /// every connection through it and refuses new ones (the port stops listening), as when the
 /// server goes down or the network fails; [`TcpLink::restore`] listens again on the same port.
+/// [`TcpLink::black_hole`] is the other way a network fails: nothing is refused or closed,
+/// new connections are accepted, and no byte goes through either way until
+/// [`TcpLink::end_black_hole`], when what was held is delivered, as TCP retransmits it.
 pub struct TcpLink {
     pub addr: SocketAddr,
     target: SocketAddr,
     serving: Option<JoinHandle<()>>,
+    forwarding: watch::Sender<bool>,
 }
 
 impl TcpLink {
@@ -512,12 +517,28 @@ impl TcpLink {
             .await
             .expect("a port for the link");
         let addr = listener.local_addr().expect("the link's address");
-        let serving = Some(tokio::spawn(relay_all(listener, target)));
+        let forwarding = watch::Sender::new(true);
+        let serving = Some(tokio::spawn(relay_all(
+            listener,
+            target,
+            forwarding.subscribe(),
+        )));
         Self {
             addr,
             target,
             serving,
+            forwarding,
         }
+    }
+
+    /// Stops every byte, both ways, on every connection, without closing any.
+    pub fn black_hole(&self) {
+        self.forwarding.send_replace(false);
+    }
+
+    /// Delivers what was held and forwards again.
+    pub fn end_black_hole(&self) {
+        self.forwarding.send_replace(true);
     }
 
     /// Closes every connection and stops listening.
@@ -533,7 +554,11 @@ impl TcpLink {
         let listener = tokio::net::TcpListener::bind(self.addr)
             .await
             .expect("the link's port is free again");
-        self.serving = Some(tokio::spawn(relay_all(listener, self.target)));
+        self.serving = Some(tokio::spawn(relay_all(
+            listener,
+            self.target,
+            self.forwarding.subscribe(),
+        )));
     }
 }
 
@@ -544,18 +569,60 @@ impl Drop for TcpLink {
 }
 
 /// Accepts and relays until aborted; aborting drops every relay with it.
-async fn relay_all(listener: tokio::net::TcpListener, target: SocketAddr) {
+async fn relay_all(
+    listener: tokio::net::TcpListener,
+    target: SocketAddr,
+    forwarding: watch::Receiver<bool>,
+) {
     let mut relays = tokio::task::JoinSet::new();
     loop {
-        let Ok((mut inbound, _)) = listener.accept().await else {
+        let Ok((inbound, _)) = listener.accept().await else {
             continue;
         };
+        let mut forwarding = forwarding.clone();
         relays.spawn(async move {
-            if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
-                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            if forwarding.wait_for(|on| *on).await.is_err() {
+                return;
             }
+            let Ok(outbound) = tokio::net::TcpStream::connect(target).await else {
+                return;
+            };
+            let (from_client, to_client) = inbound.into_split();
+            let (from_server, to_server) = outbound.into_split();
+            tokio::join!(
+                pump(from_client, to_server, forwarding.clone()),
+                pump(from_server, to_client, forwarding),
+            );
         });
         while relays.try_join_next().is_some() {}
+    }
+}
+
+/// Copies one way while `forwarding`; a chunk read as the black hole begins is held until
+/// it ends.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut forwarding: watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut buffer = vec![0; 16 * 1024];
+    loop {
+        if forwarding.wait_for(|on| *on).await.is_err() {
+            return;
+        }
+        let read = match from.read(&mut buffer).await {
+            Ok(0) | Err(_) => {
+                let _ = to.shutdown().await;
+                return;
+            }
+            Ok(read) => read,
+        };
+        if forwarding.wait_for(|on| *on).await.is_err()
+            || to.write_all(&buffer[..read]).await.is_err()
+        {
+            return;
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Fault injection under load: the core killed and restarted, PostgreSQL backends terminated,
-//! PostgreSQL cut off (connections closed, new ones refused), SQLite's `-wal`/`-shm` files
-//! briefly unwritable. Each scenario ends with every request
+//! PostgreSQL cut off (connections closed, new ones refused) or black-holed (connections kept,
+//! nothing answered), SQLite's `-wal`/`-shm` files briefly unwritable. Each scenario ends with every request
 //! answered (none hung), no 500 and no 429 (503 with `Retry-After` while the fault lasts),
 //! requests succeeding again on their own, and every acknowledged write stored, table by table.
 //!
@@ -11,8 +11,8 @@
 //! cargo test -p lms-tests --test faults -- --include-ignored
 //! ```
 //!
-//! A SQLite file deleted under the running service is noticed: health turns NOT_SERVING and
-//! requests 503.
+//! A SQLite file deleted under the running service is noticed: no write into it is
+//! acknowledged, health turns NOT_SERVING and requests 503.
 //!
 //! The PostgreSQL scenarios run when `LMS_TEST_POSTGRES_URL` is set. The SQLite scenario needs
 //! file permissions to bind, which root ignores: run as root, it re-runs itself as `nobody`.
@@ -507,4 +507,128 @@ async fn postgres_out_of_reach_turns_health_not_serving_and_requests_503_then_bo
     assert_nothing_lost(&database.connect().await, &acknowledged).await;
     let _ = stop.send(());
     running.await.expect("the service task").expect("stops");
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL black-holed: connections stay open and nothing comes back
+
+/// The median and the longest wait of `report`'s answers.
+fn median_and_slowest(report: &lms_tests::fault::LoadReport) -> (Duration, Duration) {
+    let mut waits: Vec<Duration> = report.answers.iter().map(|a| a.elapsed).collect();
+    waits.sort();
+    (waits[waits.len() / 2], report.slowest())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_black_holed_is_answered_503_at_once_once_readiness_turns_never_504() {
+    use lms::{Stack, StackSettings};
+    use tonic_health::pb::health_check_response::ServingStatus;
+    init_logs();
+    let Some(database) = lms_tests::database::TestDatabase::create(Backend::Postgres).await else {
+        return;
+    };
+    {
+        let db = database.connect().await;
+        lms_tests::stack::import_world(&db).await;
+        db.close().await.expect("closes");
+    }
+    let link = TcpLink::to(server_of(&database.url)).await;
+    let mut settings =
+        StackSettings::for_database(url_through(&database.url, link.addr)).on_free_ports();
+    settings.core.database_probe_ms = 200;
+    settings.core.argon2_memory_kib = lms_tests::stack::TEST_POLICY.memory_kib;
+    settings.core.argon2_iterations = lms_tests::stack::TEST_POLICY.iterations;
+    let stack = Stack::build(&settings).await.expect("the service starts");
+    let base_url = format!("http://{}", stack.http_addr());
+    let grpc_url = format!("http://{}", stack.grpc_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(stack.run_until(async move {
+        let _ = stopped.await;
+    }));
+    let serving = ServingStatus::Serving as i32;
+    let not_serving = ServingStatus::NotServing as i32;
+
+    let caught = lms_tests::fault::Load::start(&base_url, QUICK.workers, "caught");
+    tokio::time::sleep(QUICK.warm_up).await;
+    link.black_hole();
+    let holed = tokio::time::Instant::now();
+    // The probe times out (3 s) on a connection that never answers.
+    until_health(&grpc_url, &base_url, (not_serving, 503), RECOVERY).await;
+    let turned = holed.elapsed();
+    // Every request from now on is refused by the core without waiting for the database.
+    let after = lms_tests::fault::Load::start(&base_url, QUICK.workers, "after");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let after = after.finish().await;
+    link.end_black_hole();
+    let back = tokio::time::Instant::now();
+    // One caller until a request succeeds: the probe (every 500 ms while down) opens the gate.
+    let mut acknowledged_after = assert_recovered(&base_url, Duration::from_secs(2), 1, 0).await;
+    let recovered = back.elapsed();
+    acknowledged_after
+        .extend(assert_recovered(&base_url, RECOVERY, QUICK.workers, QUICK.after).await);
+    until_health(&grpc_url, &base_url, (serving, 200), RECOVERY).await;
+    let caught = caught.finish().await;
+
+    let (median, slowest) = median_and_slowest(&after);
+    eprintln!(
+        "black hole: readiness turned after {turned:?}; caught in it: {}, slowest {:?}; \
+         after readiness turned: {}, median {median:?}, slowest {slowest:?}; \
+         requests succeed again {recovered:?} after the database's return",
+        caught.summary(),
+        caught.slowest(),
+        after.summary()
+    );
+    // No 504: the requests caught in the black hole are released with 503 when the probe
+    // turns, well before the gateway's deadline (10 s).
+    caught.assert_answered_without_server_errors();
+    caught.assert_some_unavailable("the black hole was answered 503");
+    after.assert_answered_without_server_errors();
+    assert!(
+        after.answers.len() >= QUICK.workers && after.succeeded() == 0,
+        "every request after readiness turned is refused: {}",
+        after.summary()
+    );
+    // At once, not after a timeout (the pool's 5 s, the statement's 5 s, the gateway's 10 s):
+    // bounds far below those, loose enough for a shared machine.
+    assert!(
+        median < Duration::from_millis(100),
+        "median wait {median:?}"
+    );
+    assert!(slowest < Duration::from_secs(1), "slowest wait {slowest:?}");
+    let mut acknowledged = caught.acknowledged();
+    acknowledged.extend(acknowledged_after);
+    assert_nothing_lost(&database.connect().await, &acknowledged).await;
+    let _ = stop.send(());
+    running.await.expect("the service task").expect("stops");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The SQLite file deleted: no write into it is acknowledged
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_write_into_a_deleted_database_file_is_acknowledged() {
+    init_logs();
+    let stack = SplitStack::start(Backend::Sqlite)
+        .await
+        .expect("SQLite is always there");
+    // The periodic file check (5 s by default) has no part in this: the writes notice.
+    let before = assert_recovered(&stack.base_url, RECOVERY, 1, 2).await;
+    assert!(!before.is_empty());
+    let path = stack
+        .database_url
+        .trim_start_matches("sqlite://")
+        .to_owned();
+    std::fs::remove_file(&path).expect("the database file is deleted");
+    let load = stack.load(QUICK.workers, "deleted");
+    tokio::time::sleep(QUICK.fault).await;
+    let report = load.finish().await;
+    eprintln!("database file deleted: {}", report.summary());
+    report.assert_answered_without_server_errors();
+    report.assert_some_unavailable("writes into the deleted file are refused");
+    assert!(
+        report.acknowledged().is_empty(),
+        "a write into the deleted file was acknowledged: {}",
+        report.summary()
+    );
+    stack.stop().await;
 }

@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sea_orm::{
     ActiveValue::Set, ColumnTrait as _, EntityTrait as _, JoinType, QueryFilter as _,
-    QuerySelect as _, RelationTrait as _, prelude::Uuid,
+    QueryOrder as _, QuerySelect as _, RelationTrait as _, prelude::Uuid,
 };
 use sha2::{Digest as _, Sha256};
 
@@ -32,6 +32,11 @@ use crate::{
 
 /// How long an access token is valid (the `expires_in` clients cache it for).
 pub const TOKEN_LIFETIME: Duration = Duration::from_secs(1_800);
+
+/// Most live tokens one API client holds: a new grant beyond them revokes the oldest, so a
+/// client asking for a token on every call cannot fill `api_tokens` (docs/decisions.md,
+/// "Live tokens per API client").
+pub const MAX_LIVE_TOKENS_PER_CLIENT: usize = 10;
 
 /// Longest token or secret looked at; anything longer was never issued.
 const MAX_SECRET_CHARS: usize = 256;
@@ -126,18 +131,48 @@ impl Authenticator {
             .filter(api_token::Column::ExpiresAt.lte(now))
             .exec(&self.db)
             .await?;
+        let token_hash = secret_hash(&access_token);
         api_token::Entity::insert(api_token::ActiveModel {
-            token_hash: Set(secret_hash(&access_token)),
+            token_hash: Set(token_hash.clone()),
             client_id: Set(client_id),
             expires_at: Set(now.saturating_add(TOKEN_LIFETIME.as_secs() as i64)),
             rights: Set(rights),
         })
         .exec(&self.db)
         .await?;
+        self.revoke_oldest_tokens(client_id, &token_hash).await?;
         Ok(IssuedToken {
             access_token,
             expires_in: TOKEN_LIFETIME,
         })
+    }
+
+    /// Keeps the token just issued (`issued`) and the newest others of `client_id` up to
+    /// [`MAX_LIVE_TOKENS_PER_CLIENT`], and deletes the rest. Every token lives as long, so the
+    /// latest expiry is the latest grant (grants within one second tie, and are told apart
+    /// by their hash). The client has at most one token over the cap here (a few when grants
+    /// race), so reading its hashes costs a handful of rows.
+    async fn revoke_oldest_tokens(&self, client_id: Uuid, issued: &str) -> ServiceResult<()> {
+        let others: Vec<String> = api_token::Entity::find()
+            .select_only()
+            .column(api_token::Column::TokenHash)
+            .filter(api_token::Column::ClientId.eq(client_id))
+            .filter(api_token::Column::TokenHash.ne(issued))
+            .order_by_desc(api_token::Column::ExpiresAt)
+            .order_by_desc(api_token::Column::TokenHash)
+            .into_tuple()
+            .all(&self.db)
+            .await?;
+        let keep = MAX_LIVE_TOKENS_PER_CLIENT - 1;
+        if others.len() <= keep {
+            return Ok(());
+        }
+        let oldest = others[keep..].to_vec();
+        api_token::Entity::delete_many()
+            .filter(api_token::Column::TokenHash.is_in(oldest))
+            .exec(&self.db)
+            .await?;
+        Ok(())
     }
 
     /// The caller a token stands for, or UNAUTHENTICATED when it is unknown, expired, of a

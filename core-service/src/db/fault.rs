@@ -137,10 +137,16 @@ pub fn observe(err: &DbErr) -> bool {
         Kind::Statement => false,
         Kind::Contention => true,
         Kind::Broken => {
-            LAST_FAULT_MICROS.fetch_max(micros_since_start(Instant::now()), Ordering::AcqRel);
+            mark_connections_suspect();
             true
         }
     }
+}
+
+/// Marks every connection opened until now for closing: the database stopped answering
+/// (the probe timed out), so a connection that was waiting on it may never answer again.
+pub fn mark_connections_suspect() {
+    LAST_FAULT_MICROS.fetch_max(micros_since_start(Instant::now()), Ordering::AcqRel);
 }
 
 /// Whether a pooled connection of this `age` was opened before the last broken-connection

@@ -51,8 +51,20 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://lms-data/lms.sqlite3";
 pub use self::sqlite_file::CreateDatabase;
 
 /// How long a request waits for a PostgreSQL connection, including reconnecting to a server
-/// that refuses connections.
+/// that refuses connections. sqlx has no connect timeout of its own: this bounds each
+/// connection attempt too.
 pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one statement of a request may run on PostgreSQL (`statement_timeout` of the
+/// serving pool): with the acquire timeout, below the gateway's default deadline (10 s), so a
+/// statement stuck on a lock is answered 503, not 504.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a serving PostgreSQL session may sit idle inside a transaction before the server
+/// ends it (`idle_in_transaction_session_timeout`): a core cut off mid-transaction leaves a
+/// backend holding its locks (the account's write lock, say) until then. Above any pause of
+/// a live write (a password hashed inside it waits at most a few seconds).
+const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Connects to `url`. A missing SQLite file is created only as `create` allows
 /// ([`sqlite_file::prepare`]), and every connection gets the settings of docs/decisions.md
@@ -64,6 +76,16 @@ pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// ([`fault`]) is closed when it comes back to the pool or is taken from it, so one fault
 /// does not poison later requests.
 pub async fn connect(url: &str, create: CreateDatabase) -> anyhow::Result<DatabaseConnection> {
+    connect_with(url, create, None).await
+}
+
+/// As [`connect`]; on PostgreSQL, each connection's statements are bounded by
+/// `statement_timeout` when one is given (the serving pool: [`open_for_serving`]).
+async fn connect_with(
+    url: &str,
+    create: CreateDatabase,
+    statement_timeout: Option<Duration>,
+) -> anyhow::Result<DatabaseConnection> {
     let mut options = ConnectOptions::new(url.to_owned());
     options.sqlx_logging(false);
     if is_sqlite(url) {
@@ -105,13 +127,28 @@ pub async fn connect(url: &str, create: CreateDatabase) -> anyhow::Result<Databa
             // default deadline (10 s), so a server that is down is answered 503 (retry), not
             // 504.
             .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT);
+        if let Some(timeout) = statement_timeout {
+            // Startup parameters, so every connection of the pool (and the read connections
+            // made from its options) has them from its first statement.
+            options.map_sqlx_postgres_opts(move |opts| {
+                opts.options([
+                    ("statement_timeout", millis_setting(timeout)),
+                    (
+                        "idle_in_transaction_session_timeout",
+                        millis_setting(IDLE_IN_TRANSACTION_TIMEOUT.max(timeout)),
+                    ),
+                ])
+            });
+        }
         // The pool retries a refused connection until its acquire timeout and then reports
         // only "pool timed out"; one direct attempt first says what is wrong, at once.
         probe_postgres(url).await?;
     }
-    Database::connect(options)
+    let db = Database::connect(options)
         .await
-        .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))
+        .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))?;
+    sqlite_file::remember_connected(&db);
+    Ok(db)
 }
 
 /// One connection to the PostgreSQL server of `url`, opened and closed: its error names the
@@ -165,6 +202,30 @@ pub async fn open(url: &str, create: CreateDatabase) -> anyhow::Result<DatabaseC
     let db = connect(url, create).await?;
     migrate(&db).await?;
     Ok(db)
+}
+
+/// [`open`] for a process serving requests: migrations run unbounded on a pool of their
+/// own, then on PostgreSQL the requests' pool bounds every statement by `statement_timeout`
+/// (the import and maintenance commands use [`open`], whose long statements must not be
+/// cut).
+pub async fn open_for_serving(
+    url: &str,
+    create: CreateDatabase,
+    statement_timeout: Duration,
+) -> anyhow::Result<DatabaseConnection> {
+    let db = open(url, create).await?;
+    if is_sqlite(url) {
+        return Ok(db);
+    }
+    db.close()
+        .await
+        .context("closing the migration connections")?;
+    connect_with(url, CreateDatabase::OnFirstStart, Some(statement_timeout)).await
+}
+
+/// A duration as a PostgreSQL setting in milliseconds.
+fn millis_setting(duration: Duration) -> String {
+    format!("{}ms", duration.as_millis())
 }
 
 fn is_sqlite(url: &str) -> bool {

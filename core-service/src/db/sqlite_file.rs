@@ -7,14 +7,19 @@
 //! URL); otherwise the start is
 //! refused with a message that says what is missing. While the service runs, [`FileWatch`]
 //! notices the file being deleted or replaced (SQLite would go on writing to the unlinked
-//! file, and everything written would be lost at the next start).
+//! file, and everything written would be lost at the next start), and every write checks
+//! after its commit that it went into the file at the path ([`confirm_committed`]): a write
+//! into a deleted file is answered 503, never acknowledged.
 
 use std::{
+    collections::HashMap,
     os::unix::fs::MetadataExt as _,
     path::{Path, PathBuf},
+    sync::{Mutex, PoisonError},
 };
 
 use anyhow::Context as _;
+use sea_orm::{DatabaseConnection, DbBackend};
 
 /// Whether a missing SQLite file may be created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -117,6 +122,62 @@ impl FileWatch {
             )),
         }
     }
+}
+
+/// The identity of each SQLite file this process connected to, by path.
+static OPENED: Mutex<Option<HashMap<PathBuf, (u64, u64)>>> = Mutex::new(None);
+
+/// Remembers the file `db` writes to as it is now (`db::connect`).
+pub(super) fn remember_connected(db: &DatabaseConnection) {
+    let Some(path) = file_of(db) else {
+        return;
+    };
+    let Some(identity) = identity(&path) else {
+        return;
+    };
+    OPENED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(path, identity);
+}
+
+/// After a commit on `db`: `Err` with what happened when the SQLite file at the pool's path
+/// is no longer the one connected to. SQLite in WAL mode goes on committing into a deleted
+/// file; checking after the commit (one `stat`) leaves no moment in which a write into the
+/// deleted file can be acknowledged. Always `Ok` on PostgreSQL.
+pub fn confirm_committed(db: &DatabaseConnection) -> Result<(), String> {
+    let Some(path) = file_of(db) else {
+        return Ok(());
+    };
+    let connected = OPENED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|opened| opened.get(&path).copied());
+    match (connected, identity(&path)) {
+        (None, _) => Ok(()),
+        (Some(connected), Some(now)) if now == connected => Ok(()),
+        (Some(_), now) => Err(format!(
+            "the database file {} was {} under the running service",
+            path.display(),
+            if now.is_some() {
+                "replaced"
+            } else {
+                "deleted or moved"
+            }
+        )),
+    }
+}
+
+/// The file of a SQLite pool, as its driver opens it; `None` on PostgreSQL.
+fn file_of(db: &DatabaseConnection) -> Option<PathBuf> {
+    (db.get_database_backend() == DbBackend::Sqlite).then(|| {
+        db.get_sqlite_connection_pool()
+            .connect_options()
+            .get_filename()
+            .to_path_buf()
+    })
 }
 
 /// Device and inode: a file deleted and made anew at the same path is not the same file.

@@ -12,11 +12,11 @@ pub mod directory;
 pub mod request;
 pub mod status;
 
-use std::sync::{Arc, atomic::AtomicBool};
+use std::sync::Arc;
 
 use sea_orm::DatabaseConnection;
 
-use crate::{auth::Authenticator, db::ReadConnections};
+use crate::{auth::Authenticator, availability::DatabaseAvailability, db::ReadConnections};
 
 /// What every RPC needs: the database and the authenticator.
 pub struct CoreState {
@@ -24,10 +24,9 @@ pub struct CoreState {
     /// The same database for the hottest reads (`db::reads`).
     pub reads: ReadConnections,
     pub auth: Authenticator,
-    /// Set when the SQLite file was deleted or replaced under the running service
-    /// (`db::sqlite_file`): every request is refused with UNAVAILABLE from then on, since
-    /// what it wrote would be lost at the next start.
-    pub database_lost: AtomicBool,
+    /// Whether the database can be used (the probe, the SQLite file watch): while it cannot,
+    /// every request is refused with UNAVAILABLE at once (`availability`).
+    pub database: Arc<DatabaseAvailability>,
 }
 
 pub type SharedState = Arc<CoreState>;

@@ -1,7 +1,5 @@
 //! Credentials and request id from gRPC metadata.
 
-use std::sync::atomic::Ordering;
-
 use lms_runtime::Secret;
 use tonic::{Request, Status, metadata::MetadataMap};
 
@@ -11,16 +9,6 @@ use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD, REQUEST_ID, TOKEN};
 
 /// Authenticates the caller of `request`.
 pub async fn caller<T>(state: &CoreState, request: &Request<T>) -> Result<Caller, Status> {
-    if state.database_lost.load(Ordering::Relaxed) {
-        let mut status = Status::unavailable(
-            "The database file is gone; the service needs an operator. Retry later.",
-        );
-        status.metadata_mut().insert(
-            lms_proto::metadata::RETRY_AFTER,
-            tonic::metadata::MetadataValue::from(60u64),
-        );
-        return Err(status);
-    }
     let metadata = request.metadata();
     let request_id = Some(text(metadata, REQUEST_ID)).filter(|id| !id.is_empty());
     // A call carrying a token is authenticated by it alone (contract section 12).

@@ -3,7 +3,7 @@
 //! `Authorization: Bearer <token>` or as the raw `Authorization: <token>`.
 
 use lms_core::{
-    auth::PasswordHasher,
+    auth::{PasswordHasher, tokens::MAX_LIVE_TOKENS_PER_CLIENT},
     entities::{api_client, api_token, custom_role_permission},
     import::import_document,
 };
@@ -32,6 +32,7 @@ on_both_backends!(
     only_owners_and_administrators_manage_api_clients,
     secrets_and_tokens_are_stored_only_as_hashes,
     an_expired_token_is_401_and_a_new_one_is_issued,
+    a_client_keeps_only_its_newest_tokens_live,
 );
 
 type Directory = DirectoryServiceClient<tonic::transport::Channel>;
@@ -698,4 +699,42 @@ async fn an_expired_token_is_401_and_a_new_one_is_issued(stack: &TestStack) {
             .len(),
         1
     );
+}
+
+async fn a_client_keeps_only_its_newest_tokens_live(stack: &TestStack) {
+    let (client_id, secret) = new_client(stack, acme::ADMIN).await;
+    let (other_id, other_secret) = new_client(stack, acme::ADMIN).await;
+    let other = format!(
+        "Bearer {}",
+        token_for(stack, &other_id, &other_secret).await
+    );
+    let mut issued = Vec::new();
+    for _ in 0..MAX_LIVE_TOKENS_PER_CLIENT + 5 {
+        issued.push(format!(
+            "Bearer {}",
+            token_for(stack, &client_id, &secret).await
+        ));
+    }
+    let client = Uuid::parse_str(&client_id).expect("a client id");
+    let live = api_token::Entity::find()
+        .filter(api_token::Column::ClientId.eq(client))
+        .all(stack.db())
+        .await
+        .expect("rows");
+    assert_eq!(live.len(), MAX_LIVE_TOKENS_PER_CLIENT);
+    // Grants within one second tie on expiry: which older ones went is not fixed, but the
+    // newest always stays, and every other client's tokens are untouched.
+    assert_eq!(
+        group_status(stack, issued.last().expect("a token")).await,
+        200
+    );
+    assert_eq!(group_status(stack, &other).await, 200);
+    let mut working = 0;
+    for token in &issued {
+        match group_status(stack, token).await {
+            200 => working += 1,
+            status => assert_eq!(status, 401, "a revoked token is refused"),
+        }
+    }
+    assert_eq!(working, MAX_LIVE_TOKENS_PER_CLIENT);
 }
