@@ -2,6 +2,7 @@
 //! import path, with one user of every role, scoped managers, plain and smart groups,
 //! projects, content items, enrollments and points. Ids are fixed so tests can name them.
 
+use sea_orm::prelude::Uuid;
 use serde_json::{Value, json};
 
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -67,6 +68,12 @@ pub mod globex {
     pub const ENROLLMENT: &str = "0191b000-0000-7000-8000-000000000601";
 }
 
+/// The id `id` (a world id, or one an answer gave) as a [`Uuid`], to look rows up by.
+#[track_caller]
+pub fn uuid(id: &str) -> Uuid {
+    Uuid::parse_str(id).unwrap_or_else(|error| panic!("{id:?} is not a UUID: {error}"))
+}
+
 /// A user the tests log in as.
 #[derive(Debug, Clone, Copy)]
 pub struct Login {
@@ -76,6 +83,15 @@ pub struct Login {
 }
 
 impl Login {
+    /// The headers an XML-interface client sends to act as this user.
+    pub fn headers(self) -> [(&'static str, &'static str); 3] {
+        [
+            ("X-Auth-Account-Url", self.account_url),
+            ("X-Auth-Email", self.email),
+            ("X-Auth-Password", PASSWORD),
+        ]
+    }
+
     /// `message` as a gRPC request carrying this user's credentials.
     pub fn grpc_request<T>(self, message: T) -> tonic::Request<T> {
         use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD as PASSWORD_KEY};

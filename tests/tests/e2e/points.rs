@@ -3,10 +3,7 @@
 
 use futures::{StreamExt as _, TryStreamExt as _};
 use lms_core::auth::PasswordHasher;
-use lms_proto::{
-    metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{self as pb, directory_service_client::DirectoryServiceClient},
-};
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Backend, Reply, TestStack, on_both_backends,
     stack::TEST_POLICY,
@@ -330,14 +327,7 @@ async fn roles_without_the_permission_are_403(stack: &TestStack) {
         own.assert_error(403, "permission to read points");
     }
     // POST reads the filter from a body (for lists too long for a URI); other methods are 405.
-    let delete = Reply::from(
-        stack
-            .request(reqwest::Method::DELETE, PATH, world::OWNER)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
+    let delete = Reply::send(stack.request(reqwest::Method::DELETE, PATH, world::OWNER)).await;
     delete.assert_error(405, "DELETE");
     assert!(
         delete
@@ -348,20 +338,11 @@ async fn roles_without_the_permission_are_403(stack: &TestStack) {
     );
 }
 
-fn as_owner<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    let metadata = request.metadata_mut();
-    metadata.insert(ACCOUNT_URL, world::ACME_URL.parse().expect("ascii"));
-    metadata.insert(EMAIL, world::OWNER.email.parse().expect("ascii"));
-    metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
-    request
-}
-
 async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stack: &TestStack) {
     let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
     let email = "new.reporter@acme.example.com";
     let user_id = directory
-        .create_user(as_owner(pb::CreateUserRequest {
+        .create_user(world::OWNER.grpc_request(pb::CreateUserRequest {
             email: email.into(),
             password: world::PASSWORD.into(),
             role: Some(pb::RoleAssignment {
@@ -394,10 +375,12 @@ async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stac
     );
 
     directory
-        .set_user_managed_departments(as_owner(pb::SetUserManagedDepartmentsRequest {
-            user_id: user_id.clone(),
-            managed_department_ids: vec![acme::SUPPORT.into()],
-        }))
+        .set_user_managed_departments(world::OWNER.grpc_request(
+            pb::SetUserManagedDepartmentsRequest {
+                user_id: user_id.clone(),
+                managed_department_ids: vec![acme::SUPPORT.into()],
+            },
+        ))
         .await
         .expect("the owner gives it Support");
     let mut expected = rows(&[acme::VIEWER, acme::SUPPORTER]);
@@ -411,14 +394,16 @@ async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stac
 
     // Overlapping subtrees (Sales East is inside Sales): each user still appears once.
     directory
-        .set_user_managed_departments(as_owner(pb::SetUserManagedDepartmentsRequest {
-            user_id: user_id.clone(),
-            managed_department_ids: vec![
-                acme::SALES_EAST.into(),
-                acme::SALES.into(),
-                acme::SUPPORT.into(),
-            ],
-        }))
+        .set_user_managed_departments(world::OWNER.grpc_request(
+            pb::SetUserManagedDepartmentsRequest {
+                user_id: user_id.clone(),
+                managed_department_ids: vec![
+                    acme::SALES_EAST.into(),
+                    acme::SALES.into(),
+                    acme::SUPPORT.into(),
+                ],
+            },
+        ))
         .await
         .expect("the owner gives it Sales too");
     let mut expected = rows(&[
@@ -489,7 +474,7 @@ impl Fixture for BulkLearners {
                     if n % 25 == 0 {
                         let given = i64::try_from(n).expect("small") - 1_000;
                         points = directory
-                            .add_points(as_owner(pb::AddPointsRequest {
+                            .add_points(world::OWNER.grpc_request(pb::AddPointsRequest {
                                 user_id: user_id.clone(),
                                 points: given,
                             }))

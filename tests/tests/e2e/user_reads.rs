@@ -4,10 +4,10 @@
 //! client can walk, tenant isolation and refusals.
 
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
-    stack::{get_json, json_of},
+    Reply, TestStack, get_json, json_ids, json_of, on_both_backends, post_json, walk_json_pages,
     world::{self, Login, acme, globex},
     xml::{text_of, texts_of},
+    xml_ids,
 };
 use serde_json::Value;
 
@@ -23,6 +23,7 @@ on_both_backends!(
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 const NOWHERE: &str = "0191c000-0000-7000-8000-00000000dead";
+const ID: &str = "userId";
 
 /// Every Acme user, ascending by id.
 const ACME_USERS: [&str; 12] = [
@@ -42,19 +43,6 @@ const ACME_USERS: [&str; 12] = [
 
 async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
     stack.get(path, login).await
-}
-
-fn xml_ids(reply: &Reply) -> Vec<String> {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    texts_of(&reply.body, "userId")
-}
-
-fn json_ids(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("an array: {list}"))
-        .iter()
-        .map(|u| u["userId"].as_str().expect("an id").to_owned())
-        .collect()
 }
 
 fn field<'a>(profile: &'a Value, name: &str) -> &'a str {
@@ -157,7 +145,7 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
 
 async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &TestStack) {
     let all = get(stack, "/user", world::OWNER).await;
-    assert_eq!(xml_ids(&all), sorted(ACME_USERS.to_vec()));
+    assert_eq!(xml_ids(&all, ID), sorted(ACME_USERS.to_vec()));
     assert!(
         all.body
             .starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><userProfile>")
@@ -172,7 +160,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
     )
     .await;
     assert_eq!(
-        xml_ids(&sales),
+        xml_ids(&sales, ID),
         sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR])
     );
     // Values of one filter: any; filters together: all.
@@ -183,7 +171,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         acme::INTERNS
     );
     assert_eq!(
-        xml_ids(&get(stack, &query, world::OWNER).await),
+        xml_ids(&get(stack, &query, world::OWNER).await, ID),
         [acme::LEARNER]
     );
     // A smart group is the subtree it follows.
@@ -196,7 +184,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         .await,
     );
     assert_eq!(
-        json_ids(&smart),
+        json_ids(&smart, ID),
         sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR])
     );
     let by_login = json_of(
@@ -207,7 +195,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         )
         .await,
     );
-    assert_eq!(json_ids(&by_login), [acme::LEARNER]);
+    assert_eq!(json_ids(&by_login, ID), [acme::LEARNER]);
     let nobody = json_of(
         &get_json(
             stack,
@@ -226,7 +214,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         )
         .await,
     );
-    assert_eq!(json_ids(&page["userProfiles"]).len(), 2);
+    assert_eq!(json_ids(&page["userProfiles"], ID).len(), 2);
     assert!(page["nextPageToken"].is_string(), "{page}");
     let posted = stack
         .post_xml(
@@ -253,29 +241,17 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
 
 async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &TestStack) {
     for size in [1usize, 5, 12, 1000] {
-        let mut seen = Vec::new();
-        let mut token = String::new();
-        loop {
-            let page = json_of(
-                &get_json(
-                    stack,
-                    &format!("/users?pageSize={size}&pageToken={token}"),
-                    world::OWNER,
-                )
-                .await,
-            );
-            let ids = json_ids(&page["userProfiles"]);
-            assert!(!ids.is_empty(), "no token leads to an empty page");
-            seen.extend(ids.clone());
-            match page["nextPageToken"].as_str() {
-                Some(next) => {
-                    assert_eq!(ids.len(), size, "every page but the last is full");
-                    token = next.to_owned();
-                }
-                None => break,
-            }
-        }
-        assert_eq!(seen, sorted(ACME_USERS.to_vec()), "pageSize {size}");
+        let walk = walk_json_pages(
+            stack,
+            &format!("/users?pageSize={size}"),
+            &world::OWNER.headers(),
+            "userProfiles",
+            ID,
+        )
+        .await;
+        assert!(!walk.sizes.contains(&0), "no token leads to an empty page");
+        walk.assert_full_before_last(size);
+        assert_eq!(walk.ids, sorted(ACME_USERS.to_vec()), "pageSize {size}");
     }
     let xml = get(stack, "/api/v2/users?pageSize=3", world::OWNER).await;
     assert!(
@@ -289,11 +265,11 @@ async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &
 async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &TestStack) {
     let sales = sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR]);
     assert_eq!(
-        xml_ids(&get(stack, "/user", world::DEPT_ADMIN).await),
+        xml_ids(&get(stack, "/user", world::DEPT_ADMIN).await, ID),
         sales
     );
     let page = json_of(&get_json(stack, "/users", world::DEPT_ADMIN).await);
-    assert_eq!(json_ids(&page["userProfiles"]), sales);
+    assert_eq!(json_ids(&page["userProfiles"], ID), sales);
     assert_eq!(
         xml_ids(
             &get(
@@ -301,7 +277,8 @@ async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &T
                 &format!("/user/{}", acme::LEARNER),
                 world::DEPT_ADMIN
             )
-            .await
+            .await,
+            ID
         ),
         [acme::LEARNER]
     );
@@ -319,11 +296,11 @@ async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &T
         world::DEPT_ADMIN,
     )
     .await;
-    assert_eq!(xml_ids(&filtered), Vec::<String>::new());
+    assert_eq!(xml_ids(&filtered, ID), Vec::<String>::new());
     // An Author may call only the paged list, and sees every user there.
     let author = json_of(&get_json(stack, "/users", world::AUTHOR).await);
     assert_eq!(
-        json_ids(&author["userProfiles"]),
+        json_ids(&author["userProfiles"], ID),
         sorted(ACME_USERS.to_vec())
     );
     get(stack, "/user", world::AUTHOR)
@@ -352,7 +329,10 @@ async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &T
 
 async fn another_accounts_users_are_not_found(stack: &TestStack) {
     let list = get(stack, "/user", world::GLOBEX_OWNER).await;
-    assert_eq!(xml_ids(&list), sorted(vec![globex::OWNER, globex::WORKER]));
+    assert_eq!(
+        xml_ids(&list, ID),
+        sorted(vec![globex::OWNER, globex::WORKER])
+    );
     for id in [acme::LEARNER, NOWHERE, "not-an-id"] {
         get(stack, &format!("/user/{id}"), world::GLOBEX_OWNER)
             .await
@@ -396,20 +376,6 @@ async fn bad_filters_and_parameters_are_400_naming_them(stack: &TestStack) {
         .assert_error(400, "\"x\"");
 }
 
-async fn post_json(stack: &TestStack, path: &str, login: Login, body: String) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::POST, path, login)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(body)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
-}
-
 async fn numbered_pages_are_full_until_the_last_and_count_every_match(stack: &TestStack) {
     // As the Node org-sync walks it: until an empty batch or the total is collected.
     let mut seen = Vec::new();
@@ -424,7 +390,7 @@ async fn numbered_pages_are_full_until_the_last_and_count_every_match(stack: &Te
         let body = json_of(&reply);
         assert_eq!(body["pageNumber"], page);
         assert_eq!(body["totalUsersNumber"], ACME_USERS.len());
-        let ids = json_ids(&body["userProfiles"]);
+        let ids = json_ids(&body["userProfiles"], ID);
         if ids.is_empty() {
             break;
         }
