@@ -357,13 +357,13 @@ async fn bad_member_lists_and_smart_groups_are_refused_and_nothing_changes(stack
             "/group/0191a000-0000-7000-8000-00000000dead/members".to_owned(),
             "<request><userIds/></request>".to_owned(),
             404,
-            "",
+            "Group '0191a000-0000-7000-8000-00000000dead' was not found",
         ),
         (
             "/group/not-an-id/members".to_owned(),
             "<request><userIds/></request>".to_owned(),
             404,
-            "",
+            "Group 'not-an-id' was not found",
         ),
     ] {
         stack
@@ -423,11 +423,11 @@ async fn deletes_are_204_then_404_and_scoped_to_groups_whose_members_are_in_scop
     assert_eq!(reply.status, 204, "{}", reply.body);
     delete(stack, &format!("/group/{}", acme::INTERNS), world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", acme::INTERNS));
     stack
         .get(&format!("/group/{}", acme::INTERNS), world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", acme::INTERNS));
     assert_eq!(
         audit_actions(stack, acme::INTERNS).await,
         ["group.delete"],
@@ -452,7 +452,7 @@ async fn deletes_are_204_then_404_and_scoped_to_groups_whose_members_are_in_scop
     );
     delete(stack, "/group/nope", world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, "Group 'nope' was not found");
     let listed = stack.get("/group", world::OWNER).await;
     assert_eq!(texts_of(&listed.body, "groupId"), [acme::EMPTY_GROUP]);
 }
@@ -462,7 +462,7 @@ async fn another_accounts_groups_are_not_found_and_stay_untouched(stack: &TestSt
     let crew = format!("/group/{}", globex::CREW);
     delete(stack, &crew, world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", globex::CREW));
     stack
         .post_xml(
             &format!("{crew}/members"),
@@ -470,7 +470,7 @@ async fn another_accounts_groups_are_not_found_and_stay_untouched(stack: &TestSt
             "<request><userIds/></request>",
         )
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", globex::CREW));
     assert_eq!(stack.snapshot().await, before);
     // Globex's owner may not put Acme's users in its group either.
     stack

@@ -387,7 +387,7 @@ async fn a_role_change_ends_the_token_on_every_core(stack: &TestStack) {
         &fresh,
     ))
     .await
-    .assert_error(403, "");
+    .assert_error(403, "permission to read groups");
     replica.stop().await;
 }
 
