@@ -35,6 +35,21 @@ pub mod acme {
     pub const SUPPORTER: &str = "0191a000-0000-7000-8000-00000000020b";
     /// Custom role with `points.read` only, managing Engineering.
     pub const REPORTER: &str = "0191a000-0000-7000-8000-00000000020c";
+    /// Every user above, ascending by id.
+    pub const USERS: [&str; 12] = [
+        OWNER,
+        ADMIN,
+        DEPT_ADMIN,
+        PUBLISHER,
+        AUTHOR,
+        LEARNER,
+        COORDINATOR,
+        VIEWER,
+        ENGINEER,
+        FORMER_ADMIN,
+        SUPPORTER,
+        REPORTER,
+    ];
 
     pub const INTERNS: &str = "0191a000-0000-7000-8000-000000000301";
     pub const ALL_OF_SALES: &str = "0191a000-0000-7000-8000-000000000302";

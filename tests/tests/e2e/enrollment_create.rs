@@ -4,7 +4,6 @@
 //! product, and refusals that change nothing.
 
 use lms_core::entities::{audit_log, enrollment};
-use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Reply, TestStack, on_both_backends, post_json,
     rows::grant,
@@ -449,31 +448,7 @@ async fn bad_input_and_other_accounts_ids_are_400_naming_the_field_and_change_no
 }
 
 async fn a_token_alone_enrolls(stack: &TestStack) {
-    let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
-    let client = directory
-        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
-            user_id: acme::ADMIN.to_owned(),
-        }))
-        .await
-        .expect("a client")
-        .into_inner();
-    let reply = Reply::send(
-        stack
-            .http
-            .post(format!("{}/api/v3/token", stack.base_url))
-            .form(&[
-                ("client_id", client.client_id.as_str()),
-                ("client_secret", client.client_secret.as_str()),
-                ("grant_type", "client_credentials"),
-            ]),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let token: Value = serde_json::from_str(&reply.body).expect("JSON");
-    let bearer = format!(
-        "Bearer {}",
-        token["access_token"].as_str().expect("a token")
-    );
+    let bearer = stack.bearer_for(acme::ADMIN).await;
     let reply = Reply::send(
         stack
             .http

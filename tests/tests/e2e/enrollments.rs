@@ -357,20 +357,7 @@ const BULK_ENROLLMENTS: usize = BULK_ITEMS * 12;
 
 impl Fixture for BulkEnrollments {
     async fn start(backend: Backend) -> Option<Self> {
-        let learners = [
-            acme::OWNER,
-            acme::ADMIN,
-            acme::DEPT_ADMIN,
-            acme::PUBLISHER,
-            acme::AUTHOR,
-            acme::LEARNER,
-            acme::COORDINATOR,
-            acme::VIEWER,
-            acme::ENGINEER,
-            acme::FORMER_ADMIN,
-            acme::SUPPORTER,
-            acme::REPORTER,
-        ];
+        let learners = acme::USERS;
         // Time-ordered like the ids the core makes, so they sort above the world's.
         let project = Uuid::now_v7().to_string();
         let courses: Vec<String> = (0..BULK_ITEMS)

@@ -23,14 +23,15 @@ on_both_backends!(
 
 /// `message` with the credentials of `login`; `None` sends no credentials at all.
 fn request<T>(login: Option<Login>, message: T) -> Request<T> {
-    let mut request = Request::new(message);
-    if let Some(login) = login {
-        let metadata = request.metadata_mut();
-        metadata.insert(ACCOUNT_URL, login.account_url.parse().expect("ascii"));
-        metadata.insert(EMAIL, login.email.parse().expect("ascii"));
-        metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
+    match login {
+        Some(login) => login.grpc_request(message),
+        None => Request::new(message),
     }
-    request
+}
+
+/// The outcome of a call, its answer dropped.
+fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
+    result.map(|_| ())
 }
 
 /// Calls every AdminService method as `login` with a request an account owner could
@@ -41,9 +42,6 @@ async fn call_every_admin_method(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut admin = AdminServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     let points = |user_ids: Vec<String>| pb::GetPointsRequest { user_ids };
     let created = admin
         .create_department(request(
@@ -250,9 +248,6 @@ async fn call_every_group_and_points_method(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut admin = AdminServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     vec![
         (
             "ListGroups",
@@ -349,9 +344,6 @@ async fn call_user_methods(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut admin = AdminServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     vec![
         (
             "GetUser",
@@ -470,9 +462,6 @@ async fn call_every_directory_method(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut directory = DirectoryServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     let role = |name: &str| {
         Some(pb::RoleAssignment {
             role: pb::Role::from_str_name(&format!("ROLE_{}", name.to_uppercase()))

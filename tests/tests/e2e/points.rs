@@ -35,23 +35,10 @@ lms_tests::testkit::on_both_backends!(BulkLearners =>
 
 /// Every Acme user with the points the world gives it, in ascending id order.
 fn every_acme_user() -> Vec<(String, i64)> {
-    let mut users: Vec<(String, i64)> = [
-        acme::OWNER,
-        acme::ADMIN,
-        acme::DEPT_ADMIN,
-        acme::PUBLISHER,
-        acme::AUTHOR,
-        acme::LEARNER,
-        acme::COORDINATOR,
-        acme::VIEWER,
-        acme::ENGINEER,
-        acme::FORMER_ADMIN,
-        acme::SUPPORTER,
-        acme::REPORTER,
-    ]
-    .into_iter()
-    .map(|id| (id.to_owned(), points_in_world(id)))
-    .collect();
+    let mut users: Vec<(String, i64)> = acme::USERS
+        .into_iter()
+        .map(|id| (id.to_owned(), points_in_world(id)))
+        .collect();
     users.sort();
     users
 }

@@ -25,22 +25,6 @@ const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 const NOWHERE: &str = "0191c000-0000-7000-8000-00000000dead";
 const ID: &str = "userId";
 
-/// Every Acme user, ascending by id.
-const ACME_USERS: [&str; 12] = [
-    acme::OWNER,
-    acme::ADMIN,
-    acme::DEPT_ADMIN,
-    acme::PUBLISHER,
-    acme::AUTHOR,
-    acme::LEARNER,
-    acme::COORDINATOR,
-    acme::VIEWER,
-    acme::ENGINEER,
-    acme::FORMER_ADMIN,
-    acme::SUPPORTER,
-    acme::REPORTER,
-];
-
 async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
     stack.get(path, login).await
 }
@@ -145,7 +129,7 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
 
 async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &TestStack) {
     let all = get(stack, "/user", world::OWNER).await;
-    assert_eq!(xml_ids(&all, ID), sorted(ACME_USERS.to_vec()));
+    assert_eq!(xml_ids(&all, ID), sorted(acme::USERS.to_vec()));
     assert!(
         all.body
             .starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><userProfile>")
@@ -251,7 +235,7 @@ async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &
         .await;
         assert!(!walk.sizes.contains(&0), "no token leads to an empty page");
         walk.assert_full_before_last(size);
-        assert_eq!(walk.ids, sorted(ACME_USERS.to_vec()), "pageSize {size}");
+        assert_eq!(walk.ids, sorted(acme::USERS.to_vec()), "pageSize {size}");
     }
     let xml = get(stack, "/api/v2/users?pageSize=3", world::OWNER).await;
     assert!(
@@ -301,7 +285,7 @@ async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &T
     let author = json_of(&get_json(stack, "/users", world::AUTHOR).await);
     assert_eq!(
         json_ids(&author["userProfiles"], ID),
-        sorted(ACME_USERS.to_vec())
+        sorted(acme::USERS.to_vec())
     );
     get(stack, "/user", world::AUTHOR)
         .await
@@ -389,20 +373,20 @@ async fn numbered_pages_are_full_until_the_last_and_count_every_match(stack: &Te
         .await;
         let body = json_of(&reply);
         assert_eq!(body["pageNumber"], page);
-        assert_eq!(body["totalUsersNumber"], ACME_USERS.len());
+        assert_eq!(body["totalUsersNumber"], acme::USERS.len());
         let ids = json_ids(&body["userProfiles"], ID);
         if ids.is_empty() {
             break;
         }
-        if seen.len() + ids.len() < ACME_USERS.len() {
+        if seen.len() + ids.len() < acme::USERS.len() {
             assert_eq!(ids.len(), 5, "page {page} is full");
         }
         seen.extend(ids);
-        if seen.len() >= ACME_USERS.len() {
+        if seen.len() >= acme::USERS.len() {
             break;
         }
     }
-    assert_eq!(seen, sorted(ACME_USERS.to_vec()));
+    assert_eq!(seen, sorted(acme::USERS.to_vec()));
     let scoped = json_of(
         &post_json(
             stack,
