@@ -5,10 +5,8 @@ use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient
 use lms_tests::{
     TestStack, on_both_backends,
     world::{self, Login, acme, globex},
-    xml::{element_names, text_of},
+    xml::{PROLOGUE, element_names, text_of},
 };
-
-const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 const CONTENT_ITEM_SHAPE: [&str; 9] = [
     "response",
@@ -43,7 +41,7 @@ async fn an_owner_reads_a_course_with_its_fields_in_the_interfaces_order(stack: 
         reply.header("content-type"),
         Some("application/xml; charset=utf-8")
     );
-    assert!(reply.body.starts_with(XML_PROLOGUE), "{}", reply.body);
+    assert!(reply.body.starts_with(PROLOGUE), "{}", reply.body);
     assert_eq!(element_names(&reply.body), CONTENT_ITEM_SHAPE);
     assert_eq!(
         text_of(&reply.body, "contentItemId").as_deref(),

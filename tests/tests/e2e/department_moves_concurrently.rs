@@ -11,11 +11,10 @@ use lms_core::entities::{audit_log, department, department_closure};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
     world::{self, acme},
-    xml::text_of,
+    xml::{PROLOGUE, text_of},
 };
 use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid};
 
-const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 /// Departments created on top of the world's five.
 const CREATED: usize = 30;
 /// Pairs of moves fired at once that each put one department under the other.

@@ -10,12 +10,11 @@ use lms_tests::{
     rows::audit_rows,
     uuid,
     world::{self, Login, acme, globex},
-    xml::{text_of, texts_of},
+    xml::{PROLOGUE, request, text_of, texts_of},
 };
 use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid};
 use serde_json::{Value, json};
 
-const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 const UNKNOWN_DEPARTMENT: &str = "0191a000-0000-7000-8000-0000000000ff";
 
 on_both_backends!(
@@ -51,11 +50,6 @@ on_both_backends!(
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-/// `<?xml ...?><request>{fields}</request>`, as the interface documents request bodies.
-fn request(fields: &str) -> String {
-    format!("{PROLOGUE}<request>{fields}</request>")
-}
 
 fn create_body(name: &str, parent: &str, code: Option<&str>) -> String {
     let code = code

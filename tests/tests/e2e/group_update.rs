@@ -8,12 +8,11 @@ use lms_tests::{
     rows::audit_rows,
     uuid,
     world::{self, Login, acme, globex},
-    xml::{text_of, texts_of},
+    xml::{PROLOGUE, request, text_of, texts_of},
 };
 use sea_orm::EntityTrait as _;
 use serde_json::json;
 
-const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 const UNKNOWN_GROUP: &str = "0191a000-0000-7000-8000-0000000003ff";
 
 on_both_backends!(
@@ -30,10 +29,6 @@ on_both_backends!(
     update_refuses_bodies_the_xml_rules_forbid,
     checks_run_in_the_documented_order,
 );
-
-fn request(fields: &str) -> String {
-    format!("{PROLOGUE}<request>{fields}</request>")
-}
 
 fn name_body(name: &str) -> String {
     request(&format!("<name>{name}</name>"))

@@ -9,13 +9,12 @@ use lms_tests::{
     stack::TEST_POLICY,
     testkit::Fixture,
     world::{self, Login, acme, globex},
-    xml::{element_names, texts_of},
+    xml::{PROLOGUE, element_names, texts_of},
 };
 use sea_orm::prelude::Uuid;
 use serde_json::json;
 
 const PATH: &str = "/gamification/points";
-const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 on_both_backends!(
     the_owner_sees_every_user_of_the_account_once_in_ascending_order,
@@ -77,7 +76,7 @@ fn points_rows(reply: &Reply) -> Vec<(String, i64)> {
 /// and `points` each) and returns its rows in document order.
 #[track_caller]
 fn rows_of(body: &str) -> Vec<(String, i64)> {
-    assert!(body.starts_with(XML_PROLOGUE), "{body}");
+    assert!(body.starts_with(PROLOGUE), "{body}");
     let names = element_names(body);
     assert_eq!(
         names.first().map(String::as_str),
@@ -512,7 +511,7 @@ async fn thousands_of_users_are_streamed_in_ascending_order_as_one_well_formed_d
     assert!(chunks.len() > 1, "a long list arrives in several pieces");
     let body = String::from_utf8(chunks.concat()).expect("UTF-8");
     assert!(
-        body.starts_with(&format!("{XML_PROLOGUE}<response>")),
+        body.starts_with(&format!("{PROLOGUE}<response>")),
         "{}",
         &body[..200.min(body.len())]
     );
