@@ -45,12 +45,8 @@ const ACME: [&str; 5] = [
     acme::SUPPORT,
 ];
 
-async fn send(stack: &TestStack, method: reqwest::Method, path: &str, login: Login) -> Reply {
-    stack.send(method, path, login).await
-}
-
 async fn delete(stack: &TestStack, path: &str, login: Login) -> Reply {
-    send(stack, reqwest::Method::DELETE, path, login).await
+    stack.send(reqwest::Method::DELETE, path, login).await
 }
 
 /// Creates a department as the owner; its id.
@@ -81,13 +77,9 @@ async fn the_owner_lists_and_reads_departments_in_xml_and_json_under_every_prefi
 ) {
     for prefix in PREFIXES {
         for slash in ["", "/"] {
-            let list = send(
-                stack,
-                reqwest::Method::GET,
-                &format!("{prefix}/department{slash}"),
-                world::OWNER,
-            )
-            .await;
+            let list = stack
+                .get(&format!("{prefix}/department{slash}"), world::OWNER)
+                .await;
             assert_eq!(xml_ids(&list, ID), ACME, "{prefix}{slash}");
             assert!(
                 list.body.starts_with(
@@ -99,13 +91,12 @@ async fn the_owner_lists_and_reads_departments_in_xml_and_json_under_every_prefi
                 "the root has no parent: {}",
                 list.body
             );
-            let one = send(
-                stack,
-                reqwest::Method::GET,
-                &format!("{prefix}/department/{}{slash}", acme::SALES_EAST),
-                world::OWNER,
-            )
-            .await;
+            let one = stack
+                .get(
+                    &format!("{prefix}/department/{}{slash}", acme::SALES_EAST),
+                    world::OWNER,
+                )
+                .await;
             assert_eq!(one.status, 200, "{}", one.body);
             assert_eq!(
                 one.body,
@@ -141,7 +132,7 @@ async fn the_owner_lists_and_reads_departments_in_xml_and_json_under_every_prefi
         "the bare object"
     );
     // Administrators read like the owner.
-    let list = send(stack, reqwest::Method::GET, "/department", world::ADMIN).await;
+    let list = stack.get("/department", world::ADMIN).await;
     assert_eq!(xml_ids(&list, ID), ACME);
 }
 
@@ -156,7 +147,7 @@ async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stac
         // Viewer: department.read, managing nothing.
         (world::VIEWER, vec![]),
     ] {
-        let list = send(stack, reqwest::Method::GET, "/department", login).await;
+        let list = stack.get("/department", login).await;
         assert_eq!(xml_ids(&list, ID), seen, "{}", login.email);
         let page = json_of(&get_json(stack, "/departments?pageSize=1", login).await);
         assert_eq!(
@@ -167,13 +158,7 @@ async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stac
         );
         assert_eq!(page.get("nextPageToken").is_some(), seen.len() > 1);
         for id in ACME {
-            let one = send(
-                stack,
-                reqwest::Method::GET,
-                &format!("/department/{id}"),
-                login,
-            )
-            .await;
+            let one = stack.get(&format!("/department/{id}"), login).await;
             if seen.contains(&id) {
                 assert_eq!(one.status, 200, "{}: {}", login.email, one.body);
             } else {
@@ -188,7 +173,8 @@ async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stac
             "/departments".to_owned(),
             format!("/department/{}", acme::SALES),
         ] {
-            send(stack, reqwest::Method::GET, &path, login)
+            stack
+                .get(&path, login)
                 .await
                 .assert_error(403, "permission to read departments");
         }
@@ -197,13 +183,7 @@ async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stac
 
 async fn another_accounts_departments_are_not_found_and_stay_untouched(stack: &TestStack) {
     let before = stack.snapshot().await;
-    let list = send(
-        stack,
-        reqwest::Method::GET,
-        "/department",
-        world::GLOBEX_OWNER,
-    )
-    .await;
+    let list = stack.get("/department", world::GLOBEX_OWNER).await;
     assert_eq!(xml_ids(&list, ID), [globex::ROOT, globex::PLANT]);
     let page = json_of(&get_json(stack, "/departments", world::GLOBEX_OWNER).await);
     assert_eq!(
@@ -211,14 +191,10 @@ async fn another_accounts_departments_are_not_found_and_stay_untouched(stack: &T
         [globex::ROOT, globex::PLANT]
     );
     for id in [acme::SALES_EAST, NOWHERE, "not-an-id"] {
-        send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/department/{id}"),
-            world::GLOBEX_OWNER,
-        )
-        .await
-        .assert_error(404, "Department");
+        stack
+            .get(&format!("/department/{id}"), world::GLOBEX_OWNER)
+            .await
+            .assert_error(404, "Department");
         delete(stack, &format!("/department/{id}"), world::GLOBEX_OWNER)
             .await
             .assert_error(404, "Department");
@@ -239,10 +215,7 @@ async fn pages_hold_exactly_page_size_and_only_a_page_with_more_after_it_has_a_t
     for n in 0..7 {
         create(stack, &format!("Team {n}"), acme::SUPPORT).await;
     }
-    let all = xml_ids(
-        &send(stack, reqwest::Method::GET, "/department", world::OWNER).await,
-        ID,
-    );
+    let all = xml_ids(&stack.get("/department", world::OWNER).await, ID);
     assert_eq!(all.len(), 12);
     let mut sorted = all.clone();
     sorted.sort();
@@ -277,33 +250,20 @@ async fn pages_hold_exactly_page_size_and_only_a_page_with_more_after_it_has_a_t
         assert_eq!(json.ids, all, "JSON, pageSize={size}");
     }
     // Without pageSize a page holds up to 1,000: all twelve, and no token.
-    let page = send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageToken=",
-        world::OWNER,
-    )
-    .await;
+    let page = stack.get("/departments?pageToken=", world::OWNER).await;
     assert_eq!(xml_ids(&page, ID), all);
     assert!(!page.body.contains("nextPageToken"));
     // A token keeps its place when departments are added before and after it.
-    let first = send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageSize=6",
-        world::OWNER,
-    )
-    .await;
+    let first = stack.get("/departments?pageSize=6", world::OWNER).await;
     let token = text_of(&first.body, "nextPageToken").expect("a token");
     let added = create(stack, "Late team", acme::SUPPORT).await;
     let rest = xml_ids(
-        &send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageSize=100&pageToken={token}"),
-            world::OWNER,
-        )
-        .await,
+        &stack
+            .get(
+                &format!("/departments?pageSize=100&pageToken={token}"),
+                world::OWNER,
+            )
+            .await,
         ID,
     );
     let mut expected: Vec<String> = all[6..].to_vec();
@@ -315,32 +275,18 @@ async fn pages_hold_exactly_page_size_and_only_a_page_with_more_after_it_has_a_t
 async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestStack) {
     let before = stack.snapshot().await;
     for size in ["0", "10001", "-1", "ten", "1e3"] {
-        send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageSize={size}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(400, "pageSize must be a whole number");
+        stack
+            .get(&format!("/departments?pageSize={size}"), world::OWNER)
+            .await
+            .assert_error(400, "pageSize must be a whole number");
     }
     for size in ["1", "10000"] {
-        let reply = send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageSize={size}"),
-            world::OWNER,
-        )
-        .await;
+        let reply = stack
+            .get(&format!("/departments?pageSize={size}"), world::OWNER)
+            .await;
         assert_eq!(reply.status, 200, "{size}: {}", reply.body);
     }
-    let page = send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageSize=2",
-        world::OWNER,
-    )
-    .await;
+    let page = stack.get("/departments?pageSize=2", world::OWNER).await;
     let good = text_of(&page.body, "nextPageToken").expect("a token");
     use base64::Engine as _;
     let encode = |text: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text);
@@ -353,17 +299,13 @@ async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSt
         good.to_uppercase(),
         "%%%".to_owned(),
     ] {
-        send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageToken={token}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(
-            400,
-            "pageToken is not a page token of this listing (departments)",
-        );
+        stack
+            .get(&format!("/departments?pageToken={token}"), world::OWNER)
+            .await
+            .assert_error(
+                400,
+                "pageToken is not a page token of this listing (departments)",
+            );
     }
     // The same refusals in JSON.
     let reply = get_json(stack, "/departments?pageSize=0", world::OWNER).await;
@@ -380,19 +322,16 @@ async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSt
         ("/department?code=S", "code"),
         (&format!("/department/{}?x=1", acme::SALES), "x"),
     ] {
-        send(stack, reqwest::Method::GET, path, world::OWNER)
+        stack
+            .get(path, world::OWNER)
             .await
             .assert_error(400, &format!("\"{name}\""));
     }
     // Permission comes before input: a refused role learns nothing about the rules.
-    send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageSize=0",
-        world::LEARNER,
-    )
-    .await
-    .assert_error(403, "permission to read departments");
+    stack
+        .get("/departments?pageSize=0", world::LEARNER)
+        .await
+        .assert_error(403, "permission to read departments");
     assert_eq!(stack.snapshot().await, before, "reads change nothing");
 }
 
@@ -446,10 +385,7 @@ async fn the_owner_deletes_an_empty_department_audited_and_a_second_delete_is_40
     delete(stack, &format!("/department/{id}"), world::OWNER)
         .await
         .assert_error(404, "Department");
-    let list = xml_ids(
-        &send(stack, reqwest::Method::GET, "/department", world::OWNER).await,
-        ID,
-    );
+    let list = xml_ids(&stack.get("/department", world::OWNER).await, ID);
     assert_eq!(list, ACME);
 }
 

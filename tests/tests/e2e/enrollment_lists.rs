@@ -5,10 +5,10 @@
 
 use lms_core::entities::enrollment;
 use lms_tests::{
-    Reply, TestStack, get_json, json_ids, json_of, on_both_backends, post_json,
+    TestStack, get_json, json_ids, json_of, on_both_backends, post_json,
     rows::grant,
     uuid, walk_json_pages, walk_xml_pages,
-    world::{self, Login, acme, globex},
+    world::{self, acme, globex},
     xml::{text_of, texts_of},
     xml_ids,
 };
@@ -34,10 +34,6 @@ const ACME: [&str; 4] = [
     acme::LEARNER_SECRET,
     acme::SUPPORTER_WELCOME,
 ];
-
-async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
-    stack.get(path, login).await
-}
 
 /// Adds an enrollment of `learner` in `course` with id number `n` (after every world id).
 async fn add(stack: &TestStack, n: u128, learner: &str, course: &str) -> String {
@@ -71,14 +67,18 @@ async fn account_of(stack: &TestStack) -> Uuid {
 async fn the_owner_lists_enrollments_in_xml_and_json_under_every_prefix(stack: &TestStack) {
     for prefix in PREFIXES {
         for slash in ["", "/"] {
-            let list = get(stack, &format!("{prefix}/enrollment{slash}"), world::OWNER).await;
+            let list = stack
+                .get(&format!("{prefix}/enrollment{slash}"), world::OWNER)
+                .await;
             assert!(
                 list.body.contains("<response><enrollment><enrollmentId>"),
                 "unpaged: repeated <enrollment> under <response>: {}",
                 list.body
             );
             assert_eq!(xml_ids(&list, ID), ACME);
-            let page = get(stack, &format!("{prefix}/enrollments{slash}"), world::OWNER).await;
+            let page = stack
+                .get(&format!("{prefix}/enrollments{slash}"), world::OWNER)
+                .await;
             assert!(
                 page.body.contains("<response><enrollments><enrollment>"),
                 "{}",
@@ -137,19 +137,21 @@ async fn filters_narrow_in_every_spelling_and_combine(stack: &TestStack) {
         format!("learnerIds={}", acme::LEARNER),
         format!("learnerIds={}&learnerIds={}", acme::LEARNER, globex::WORKER),
     ] {
-        let reply = get(stack, &format!("/enrollment?{query}"), world::OWNER).await;
+        let reply = stack
+            .get(&format!("/enrollment?{query}"), world::OWNER)
+            .await;
         assert_eq!(
             xml_ids(&reply, ID),
             [acme::LEARNER_WELCOME, acme::LEARNER_SECRET],
             "{query}"
         );
     }
-    let by_course = get(
-        stack,
-        &format!("/enrollment/?courseIds[]={}", acme::WELCOME_COURSE),
-        world::OWNER,
-    )
-    .await;
+    let by_course = stack
+        .get(
+            &format!("/enrollment/?courseIds[]={}", acme::WELCOME_COURSE),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(
         xml_ids(&by_course, ID),
         [
@@ -159,36 +161,36 @@ async fn filters_narrow_in_every_spelling_and_combine(stack: &TestStack) {
         ]
     );
     // Filters combine as AND, as C12's xpath on courseId and learnerId expects.
-    let both = get(
-        stack,
-        &format!(
-            "/enrollments?learnerIds[]={}&courseIds[]={}",
-            acme::LEARNER,
-            acme::SECRET_COURSE
-        ),
-        world::OWNER,
-    )
-    .await;
+    let both = stack
+        .get(
+            &format!(
+                "/enrollments?learnerIds[]={}&courseIds[]={}",
+                acme::LEARNER,
+                acme::SECRET_COURSE
+            ),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(xml_ids(&both, ID), [acme::LEARNER_SECRET]);
-    let by_id = get(
-        stack,
-        &format!(
-            "/enrollment?enrollmentIds[]={}&enrollmentIds[]={}&courseIds[]={}",
-            acme::SUPPORTER_WELCOME,
-            acme::LEARNER_SECRET,
-            acme::WELCOME_COURSE
-        ),
-        world::OWNER,
-    )
-    .await;
+    let by_id = stack
+        .get(
+            &format!(
+                "/enrollment?enrollmentIds[]={}&enrollmentIds[]={}&courseIds[]={}",
+                acme::SUPPORTER_WELCOME,
+                acme::LEARNER_SECRET,
+                acme::WELCOME_COURSE
+            ),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(xml_ids(&by_id, ID), [acme::SUPPORTER_WELCOME]);
     // A filter matching nothing is an empty list, not an error.
-    let none = get(
-        stack,
-        &format!("/enrollment?learnerIds[]={}", acme::OWNER),
-        world::OWNER,
-    )
-    .await;
+    let none = stack
+        .get(
+            &format!("/enrollment?learnerIds[]={}", acme::OWNER),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(none.status, 200);
     assert!(xml_ids(&none, ID).is_empty());
     assert_eq!(
@@ -207,29 +209,31 @@ async fn scoped_callers_see_only_learners_in_their_subtrees_and_others_are_refus
     // publisher's) the engineer.
     let sales = [acme::LEARNER_WELCOME, acme::LEARNER_SECRET];
     assert_eq!(
-        xml_ids(&get(stack, "/enrollment", world::DEPT_ADMIN).await, ID),
+        xml_ids(&stack.get("/enrollment", world::DEPT_ADMIN).await, ID),
         sales
     );
     assert_eq!(
         xml_ids(
-            &get(stack, "/enrollments?pageSize=1", world::DEPT_ADMIN).await,
+            &stack
+                .get("/enrollments?pageSize=1", world::DEPT_ADMIN)
+                .await,
             ID
         ),
         sales[..1]
     );
     assert_eq!(
-        xml_ids(&get(stack, "/enrollment", world::PUBLISHER).await, ID),
+        xml_ids(&stack.get("/enrollment", world::PUBLISHER).await, ID),
         [acme::ENGINEER_WELCOME]
     );
     // A filter naming learners outside the scope narrows to nothing; it reveals nothing.
     assert!(
         xml_ids(
-            &get(
-                stack,
-                &format!("/enrollment?learnerIds[]={}", acme::SUPPORTER),
-                world::DEPT_ADMIN
-            )
-            .await,
+            &stack
+                .get(
+                    &format!("/enrollment?learnerIds[]={}", acme::SUPPORTER),
+                    world::DEPT_ADMIN
+                )
+                .await,
             ID
         )
         .is_empty()
@@ -241,7 +245,8 @@ async fn scoped_callers_see_only_learners_in_their_subtrees_and_others_are_refus
         world::VIEWER,
     ] {
         for path in ["/enrollment", "/enrollments", "/enrollments?pageSize=0"] {
-            get(stack, path, login)
+            stack
+                .get(path, login)
                 .await
                 .assert_error(403, "permission to read enrollments");
         }
@@ -250,20 +255,22 @@ async fn scoped_callers_see_only_learners_in_their_subtrees_and_others_are_refus
     // role is granted before its first call, as callers are remembered).
     grant(stack, acme::COORDINATOR_ROLE, "enrollment.read").await;
     assert_eq!(
-        xml_ids(&get(stack, "/enrollment", world::COORDINATOR).await, ID),
+        xml_ids(&stack.get("/enrollment", world::COORDINATOR).await, ID),
         sales
     );
 }
 
 async fn another_accounts_enrollments_are_never_listed(stack: &TestStack) {
-    let globex = get(stack, "/enrollment", world::GLOBEX_OWNER).await;
+    let globex = stack.get("/enrollment", world::GLOBEX_OWNER).await;
     assert_eq!(xml_ids(&globex, ID), [globex::ENROLLMENT]);
     for query in [
         format!("enrollmentIds[]={}", globex::ENROLLMENT),
         format!("learnerIds[]={}", globex::WORKER),
         format!("courseIds[]={}", globex::COURSE),
     ] {
-        let reply = get(stack, &format!("/enrollment?{query}"), world::OWNER).await;
+        let reply = stack
+            .get(&format!("/enrollment?{query}"), world::OWNER)
+            .await;
         assert!(xml_ids(&reply, ID).is_empty(), "{query}: {}", reply.body);
     }
 }
@@ -274,7 +281,7 @@ async fn pages_hold_exactly_page_size_and_the_last_has_no_token(stack: &TestStac
         all.push(add(stack, n, acme::ENGINEER, acme::SECRET_COURSE).await);
     }
     assert_eq!(
-        xml_ids(&get(stack, "/enrollment", world::OWNER).await, ID),
+        xml_ids(&stack.get("/enrollment", world::OWNER).await, ID),
         all
     );
     for (size, pages) in [
@@ -302,12 +309,12 @@ async fn pages_hold_exactly_page_size_and_the_last_has_no_token(stack: &TestStac
     .await;
     assert_eq!(scoped.sizes, [3, 3, 2]);
     // Walking one learner's enrollments pages the same way.
-    let learner_pages = get(
-        stack,
-        &format!("/enrollments?pageSize=4&learnerIds[]={}", acme::ENGINEER),
-        world::OWNER,
-    )
-    .await;
+    let learner_pages = stack
+        .get(
+            &format!("/enrollments?pageSize=4&learnerIds[]={}", acme::ENGINEER),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(xml_ids(&learner_pages, ID).len(), 4);
     assert!(text_of(&learner_pages.body, "nextPageToken").is_some());
 }
@@ -315,17 +322,14 @@ async fn pages_hold_exactly_page_size_and_the_last_has_no_token(stack: &TestStac
 async fn bad_ids_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestStack) {
     let before = stack.snapshot().await;
     for size in ["0", "10001", "-1", "ten"] {
-        get(
-            stack,
-            &format!("/enrollments?pageSize={size}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(400, "pageSize must be a whole number");
+        stack
+            .get(&format!("/enrollments?pageSize={size}"), world::OWNER)
+            .await
+            .assert_error(400, "pageSize must be a whole number");
     }
     use base64::Engine as _;
     let encode = |text: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text);
-    let departments = get(stack, "/departments?pageSize=1", world::OWNER).await;
+    let departments = stack.get("/departments?pageSize=1", world::OWNER).await;
     let foreign = text_of(&departments.body, "nextPageToken").expect("a department token");
     for token in [
         foreign,
@@ -333,23 +337,21 @@ async fn bad_ids_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSta
         encode(acme::LEARNER_WELCOME),
         "%%%".to_owned(),
     ] {
-        get(
-            stack,
-            &format!("/enrollments?pageToken={token}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(
-            400,
-            "pageToken is not a page token of this listing (enrollments)",
-        );
+        stack
+            .get(&format!("/enrollments?pageToken={token}"), world::OWNER)
+            .await
+            .assert_error(
+                400,
+                "pageToken is not a page token of this listing (enrollments)",
+            );
     }
     for (query, field) in [
         ("learnerIds[]=nope", "learnerIds"),
         ("courseIds[]=nope", "courseIds"),
         ("enrollmentIds=1,2", "enrollmentIds"),
     ] {
-        get(stack, &format!("/enrollment?{query}"), world::OWNER)
+        stack
+            .get(&format!("/enrollment?{query}"), world::OWNER)
             .await
             .assert_error(400, field);
     }
@@ -358,7 +360,8 @@ async fn bad_ids_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSta
         ("/enrollment?userIds[]=x", "userIds[]"),
         ("/enrollments?learnerId=x", "learnerId"),
     ] {
-        get(stack, path, world::OWNER)
+        stack
+            .get(path, world::OWNER)
             .await
             .assert_error(400, &format!("\"{name}\""));
     }
@@ -386,12 +389,12 @@ async fn dates_and_flags_are_written_as_captured(stack: &TestStack) {
     changed.due_at = Set(Some(at("2022-08-01T00:00:00Z")));
     changed.lock_after_due = Set(true);
     changed.update(stack.db()).await.expect("dates set");
-    let reply = get(
-        stack,
-        &format!("/enrollment?learnerIds[]={}", acme::LEARNER),
-        world::OWNER,
-    )
-    .await;
+    let reply = stack
+        .get(
+            &format!("/enrollment?learnerIds[]={}", acme::LEARNER),
+            world::OWNER,
+        )
+        .await;
     assert!(
         reply.body.contains(&format!(
             "<enrollment><enrollmentId>{}</enrollmentId><courseId>{}</courseId>\

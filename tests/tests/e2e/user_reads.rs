@@ -4,8 +4,8 @@
 //! client can walk, tenant isolation and refusals.
 
 use lms_tests::{
-    Reply, TestStack, get_json, json_ids, json_of, on_both_backends, post_json, walk_json_pages,
-    world::{self, Login, acme, globex},
+    TestStack, get_json, json_ids, json_of, on_both_backends, post_json, walk_json_pages,
+    world::{self, acme, globex},
     xml::{text_of, texts_of},
     xml_ids,
 };
@@ -24,10 +24,6 @@ on_both_backends!(
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 const NOWHERE: &str = "0191c000-0000-7000-8000-00000000dead";
 const ID: &str = "userId";
-
-async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
-    stack.get(path, login).await
-}
 
 fn field<'a>(profile: &'a Value, name: &str) -> &'a str {
     profile["fields"]
@@ -51,7 +47,7 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
     for prefix in PREFIXES {
         for slash in ["", "/"] {
             let path = format!("{prefix}/user/{}{slash}", acme::DEPT_ADMIN);
-            let xml = get(stack, &path, world::OWNER).await;
+            let xml = stack.get(&path, world::OWNER).await;
             assert_eq!(xml.status, 200, "{path}: {}", xml.body);
             assert!(
                 xml.body
@@ -77,12 +73,12 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
                 "<manageableDepartmentIds><id>{}</id></manageableDepartmentIds>",
                 acme::SALES
             )));
-            let v2 = get(
-                stack,
-                &format!("{prefix}/user/{}/v2{slash}", acme::DEPT_ADMIN),
-                world::OWNER,
-            )
-            .await;
+            let v2 = stack
+                .get(
+                    &format!("{prefix}/user/{}/v2{slash}", acme::DEPT_ADMIN),
+                    world::OWNER,
+                )
+                .await;
             assert!(v2.body.contains("<response><userProfileV2>"), "{}", v2.body);
         }
     }
@@ -128,21 +124,21 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
 }
 
 async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &TestStack) {
-    let all = get(stack, "/user", world::OWNER).await;
+    let all = stack.get("/user", world::OWNER).await;
     assert_eq!(xml_ids(&all, ID), sorted(acme::USERS.to_vec()));
     assert!(
         all.body
             .starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><userProfile>")
     );
-    let v2 = get(stack, "/user/v2", world::OWNER).await;
+    let v2 = stack.get("/user/v2", world::OWNER).await;
     assert!(v2.body.contains("<response><userProfileV2>"), "{}", v2.body);
     // A department includes its sub-departments.
-    let sales = get(
-        stack,
-        &format!("/user?departments[]={}", acme::SALES),
-        world::OWNER,
-    )
-    .await;
+    let sales = stack
+        .get(
+            &format!("/user?departments[]={}", acme::SALES),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(
         xml_ids(&sales, ID),
         sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR])
@@ -155,7 +151,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         acme::INTERNS
     );
     assert_eq!(
-        xml_ids(&get(stack, &query, world::OWNER).await, ID),
+        xml_ids(&stack.get(&query, world::OWNER).await, ID),
         [acme::LEARNER]
     );
     // A smart group is the subtree it follows.
@@ -237,7 +233,7 @@ async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &
         walk.assert_full_before_last(size);
         assert_eq!(walk.ids, sorted(acme::USERS.to_vec()), "pageSize {size}");
     }
-    let xml = get(stack, "/api/v2/users?pageSize=3", world::OWNER).await;
+    let xml = stack.get("/api/v2/users?pageSize=3", world::OWNER).await;
     assert!(
         xml.body.contains("<response><userProfiles><userProfile>"),
         "{}",
@@ -249,37 +245,31 @@ async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &
 async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &TestStack) {
     let sales = sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR]);
     assert_eq!(
-        xml_ids(&get(stack, "/user", world::DEPT_ADMIN).await, ID),
+        xml_ids(&stack.get("/user", world::DEPT_ADMIN).await, ID),
         sales
     );
     let page = json_of(&get_json(stack, "/users", world::DEPT_ADMIN).await);
     assert_eq!(json_ids(&page["userProfiles"], ID), sales);
     assert_eq!(
         xml_ids(
-            &get(
-                stack,
-                &format!("/user/{}", acme::LEARNER),
-                world::DEPT_ADMIN
-            )
-            .await,
+            &stack
+                .get(&format!("/user/{}", acme::LEARNER), world::DEPT_ADMIN)
+                .await,
             ID
         ),
         [acme::LEARNER]
     );
     // Outside the scope: 403 by id, absent from lists (even when asked for by filter).
-    get(
-        stack,
-        &format!("/user/{}", acme::ENGINEER),
-        world::DEPT_ADMIN,
-    )
-    .await
-    .assert_error(403, "departments you manage");
-    let filtered = get(
-        stack,
-        &format!("/user?departments[]={}", acme::ENGINEERING),
-        world::DEPT_ADMIN,
-    )
-    .await;
+    stack
+        .get(&format!("/user/{}", acme::ENGINEER), world::DEPT_ADMIN)
+        .await
+        .assert_error(403, "departments you manage");
+    let filtered = stack
+        .get(
+            &format!("/user?departments[]={}", acme::ENGINEERING),
+            world::DEPT_ADMIN,
+        )
+        .await;
     assert_eq!(xml_ids(&filtered, ID), Vec::<String>::new());
     // An Author may call only the paged list, and sees every user there.
     let author = json_of(&get_json(stack, "/users", world::AUTHOR).await);
@@ -287,10 +277,12 @@ async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &T
         json_ids(&author["userProfiles"], ID),
         sorted(acme::USERS.to_vec())
     );
-    get(stack, "/user", world::AUTHOR)
+    stack
+        .get("/user", world::AUTHOR)
         .await
         .assert_error(403, "read users");
-    get(stack, &format!("/user/{}", acme::AUTHOR), world::AUTHOR)
+    stack
+        .get(&format!("/user/{}", acme::AUTHOR), world::AUTHOR)
         .await
         .assert_error(403, "read users");
     for login in [
@@ -299,63 +291,73 @@ async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &T
         world::VIEWER,
         world::COORDINATOR,
     ] {
-        get(stack, "/user", login)
+        stack
+            .get("/user", login)
             .await
             .assert_error(403, "read users");
-        get(stack, "/users", login)
+        stack
+            .get("/users", login)
             .await
             .assert_error(403, "read users");
-        get(stack, &format!("/user/{}", acme::LEARNER), login)
+        stack
+            .get(&format!("/user/{}", acme::LEARNER), login)
             .await
             .assert_error(403, "read users");
     }
 }
 
 async fn another_accounts_users_are_not_found(stack: &TestStack) {
-    let list = get(stack, "/user", world::GLOBEX_OWNER).await;
+    let list = stack.get("/user", world::GLOBEX_OWNER).await;
     assert_eq!(
         xml_ids(&list, ID),
         sorted(vec![globex::OWNER, globex::WORKER])
     );
     for id in [acme::LEARNER, NOWHERE, "not-an-id"] {
-        get(stack, &format!("/user/{id}"), world::GLOBEX_OWNER)
+        stack
+            .get(&format!("/user/{id}"), world::GLOBEX_OWNER)
             .await
             .assert_error(404, "User");
     }
     // Another account's department or group in a filter is unknown here: 400 naming it.
-    get(
-        stack,
-        &format!("/user?departments[]={}", acme::SALES),
-        world::GLOBEX_OWNER,
-    )
-    .await
-    .assert_error(400, "departments");
-    get(
-        stack,
-        &format!("/user?groups[]={}", acme::INTERNS),
-        world::GLOBEX_OWNER,
-    )
-    .await
-    .assert_error(400, "groups");
+    stack
+        .get(
+            &format!("/user?departments[]={}", acme::SALES),
+            world::GLOBEX_OWNER,
+        )
+        .await
+        .assert_error(400, "departments");
+    stack
+        .get(
+            &format!("/user?groups[]={}", acme::INTERNS),
+            world::GLOBEX_OWNER,
+        )
+        .await
+        .assert_error(400, "groups");
 }
 
 async fn bad_filters_and_parameters_are_400_naming_them(stack: &TestStack) {
-    get(stack, "/user?departments[]=nope", world::OWNER)
+    stack
+        .get("/user?departments[]=nope", world::OWNER)
         .await
         .assert_error(400, "departments");
-    get(stack, "/user?workLeaveStatus=1", world::OWNER)
+    stack
+        .get("/user?workLeaveStatus=1", world::OWNER)
         .await
         .assert_error(400, "workLeaveStatus");
-    get(stack, "/user?pageSize=5", world::OWNER)
+    stack
+        .get("/user?pageSize=5", world::OWNER)
         .await
         .assert_error(400, "pageSize");
-    get(stack, "/users?pageSize=0", world::OWNER)
+    stack
+        .get("/users?pageSize=0", world::OWNER)
         .await
         .assert_error(400, "pageSize");
-    get(stack, "/users?pageToken=garbage", world::OWNER)
+    stack
+        .get("/users?pageToken=garbage", world::OWNER)
         .await
         .assert_error(400, "pageToken");
-    get(stack, &format!("/user/{}?x=1", acme::LEARNER), world::OWNER)
+    stack
+        .get(&format!("/user/{}?x=1", acme::LEARNER), world::OWNER)
         .await
         .assert_error(400, "\"x\"");
 }
