@@ -1,8 +1,13 @@
 //! Rows written or read straight in the database, beside the interfaces under test: a
-//! permission granted as an administrator would, and the audit rows a request left.
+//! permission granted as an administrator would, the audit rows a request left, and the
+//! stored department closure.
 
-use lms_core::entities::{audit_log, custom_role_permission};
-use sea_orm::{ActiveModelTrait as _, ColumnTrait as _, EntityTrait as _, QueryFilter as _, Set};
+use std::collections::BTreeSet;
+
+use lms_core::entities::{audit_log, custom_role_permission, department_closure};
+use sea_orm::{
+    ActiveModelTrait as _, ColumnTrait as _, EntityTrait as _, QueryFilter as _, Set, prelude::Uuid,
+};
 
 use crate::{TestStack, world::uuid};
 
@@ -25,4 +30,16 @@ pub async fn audit_rows(stack: &TestStack, request_id: &str) -> Vec<audit_log::M
         .all(stack.db())
         .await
         .expect("read the audit log")
+}
+
+/// Every stored `department_closure` row of `account`, as (ancestor, descendant, depth).
+pub async fn closure(stack: &TestStack, account: Uuid) -> BTreeSet<(Uuid, Uuid, i32)> {
+    department_closure::Entity::find()
+        .filter(department_closure::Column::AccountId.eq(account))
+        .all(stack.db())
+        .await
+        .expect("read the closure")
+        .into_iter()
+        .map(|row| (row.ancestor_id, row.descendant_id, row.depth))
+        .collect()
 }

@@ -4,10 +4,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use lms_core::entities::{audit_log, department, department_closure};
+use lms_core::entities::{audit_log, department};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
     rows::audit_rows,
+    rows::closure,
     uuid,
     world::{self, Login, acme, globex},
     xml::{PROLOGUE, request, text_of, texts_of},
@@ -164,14 +165,7 @@ async fn assert_closure_matches_parents(stack: &TestStack) {
             depth += 1;
         }
     }
-    let actual: BTreeSet<(Uuid, Uuid, i32)> = department_closure::Entity::find()
-        .filter(department_closure::Column::AccountId.eq(account))
-        .all(stack.db())
-        .await
-        .expect("read the closure")
-        .into_iter()
-        .map(|row| (row.ancestor_id, row.descendant_id, row.depth))
-        .collect();
+    let actual: BTreeSet<(Uuid, Uuid, i32)> = closure(stack, account).await;
     assert_eq!(
         actual, expected,
         "department_closure is the closure of parent_id"
