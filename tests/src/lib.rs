@@ -7,6 +7,8 @@
 //! - [`world`]: the import document every test starts from, with named ids and logins.
 //! - [`stack`]: starts core and gateway, and a small client for the XML interface.
 //! - [`xml`]: reading single elements of XML bodies in assertions.
+//! - [`lists`]: the ids of a list answer, and walks over every page of a paged list.
+//! - [`rows`]: rows written or read straight in the database (a granted permission, audit rows).
 //! - [`fault`]: fault injection: a core that can be killed and restarted apart from its
 //!   gateway, a load that records every answer, and the checks each fault scenario ends with.
 //! - [`snapshot`]: every table as text, to prove a refused request changed nothing.
@@ -18,15 +20,19 @@
 pub mod database;
 pub mod fault;
 pub mod large_world;
+pub mod lists;
 pub mod machine;
 pub mod query_plan;
+pub mod rows;
 pub mod snapshot;
 pub mod stack;
 pub mod world;
 pub mod xml;
 
 pub use database::Backend;
-pub use stack::{Reply, TestStack};
+pub use lists::{Pages, json_ids, walk_json_pages, walk_xml_pages, xml_ids};
+pub use stack::{Reply, TestStack, get_json, json_of, post_json};
+pub use world::uuid;
 
 #[doc(hidden)]
 pub use lms_testkit as testkit;

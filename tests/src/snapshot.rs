@@ -85,3 +85,12 @@ pub async fn snapshot(db: &DatabaseConnection) -> String {
     out += &dump::<audit_log::Entity>(db, "audit_log", audit_log::Column::Id, None).await;
     out
 }
+
+/// `snapshot` without its `revision:` lines.
+pub fn without_revision(snapshot: &str) -> String {
+    snapshot
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("revision:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -9,6 +9,7 @@ use lms_core::{
     auth::{DEFAULT_CACHE_CAPACITY, ManualClock, PasswordHasher, PasswordPolicy},
     grpc::SharedState,
 };
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use sea_orm::DatabaseConnection;
 use tokio::{sync::watch, task::JoinHandle};
 
@@ -163,6 +164,12 @@ impl TestStack {
         crate::snapshot::snapshot(self.db()).await
     }
 
+    /// [`Self::snapshot`] without `accounts.revision`, which every write transaction bumps,
+    /// a no-op one too (see `docs/data-model.md`, "Write serialization").
+    pub async fn snapshot_without_revision(&self) -> String {
+        crate::snapshot::without_revision(&self.snapshot().await)
+    }
+
     /// A request to `path` as `login` with the world's password.
     pub fn request(
         &self,
@@ -170,11 +177,16 @@ impl TestStack {
         path: &str,
         login: Login,
     ) -> reqwest::RequestBuilder {
-        self.http
-            .request(method, format!("{}{path}", self.base_url))
-            .header("X-Auth-Account-Url", login.account_url)
-            .header("X-Auth-Email", login.email)
-            .header("X-Auth-Password", world::PASSWORD)
+        login.headers().into_iter().fold(
+            self.http
+                .request(method, format!("{}{path}", self.base_url)),
+            |request, (name, value)| request.header(name, value),
+        )
+    }
+
+    /// `method path` as `login`, without a body.
+    pub async fn send(&self, method: reqwest::Method, path: &str, login: Login) -> Reply {
+        Reply::send(self.request(method, path, login)).await
     }
 
     pub async fn get(&self, path: &str, login: Login) -> Reply {
@@ -245,6 +257,41 @@ impl TestStack {
             .expect("core reachable")
     }
 
+    /// `Bearer <token>` of a new API client, made by the owner, acting as `user_id`.
+    pub async fn bearer_for(&self, user_id: &str) -> String {
+        let mut directory = DirectoryServiceClient::new(self.grpc_channel().await);
+        let client = directory
+            .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
+                user_id: user_id.to_owned(),
+            }))
+            .await
+            .expect("a client")
+            .into_inner();
+        let reply = Reply::send(
+            self.http
+                .post(format!("{}/api/v3/token", self.base_url))
+                .form(&[
+                    ("client_id", client.client_id.as_str()),
+                    ("client_secret", client.client_secret.as_str()),
+                    ("grant_type", "client_credentials"),
+                ]),
+        )
+        .await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let token: serde_json::Value = serde_json::from_str(&reply.body).expect("JSON");
+        format!(
+            "Bearer {}",
+            token["access_token"].as_str().expect("a token")
+        )
+    }
+
+    /// Lets the core forget the callers it remembers. A permission written straight into the
+    /// database reaches them only once they expire: past the authentication cache's lifetime
+    /// (60 s), they are read again.
+    pub fn forget_remembered_callers(&self) {
+        self.clock.advance(Duration::from_secs(61));
+    }
+
     /// Stops both services and waits for them.
     pub async fn stop(self) {
         let _ = self.shutdown.send(true);
@@ -282,6 +329,23 @@ pub async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
     .await
 }
 
+/// `POST path` as `login` with a JSON body, `Accept: application/json`.
+pub async fn post_json(
+    stack: &TestStack,
+    path: &str,
+    login: Login,
+    body: impl std::fmt::Display,
+) -> Reply {
+    Reply::send(
+        stack
+            .request(reqwest::Method::POST, path, login)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(body.to_string()),
+    )
+    .await
+}
+
 /// The JSON body of a 200 answer served as `application/json`.
 #[track_caller]
 pub fn json_of(reply: &Reply) -> serde_json::Value {
@@ -310,6 +374,11 @@ impl Reply {
         }
     }
 
+    /// Sends `request` and reads the answer whole.
+    pub async fn send(request: reqwest::RequestBuilder) -> Self {
+        Self::from(request.send().await.expect("request")).await
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
@@ -322,6 +391,11 @@ impl Reply {
     /// Asserts an XML error response with `status`, whose message contains `needle`.
     #[track_caller]
     pub fn assert_error(&self, status: u16, needle: &str) {
+        // Every message contains "": the expectation must name what the message says.
+        assert!(
+            !needle.trim().is_empty(),
+            "assert_error needs text the message must contain"
+        );
         assert_eq!(
             self.status, status,
             "unexpected status; body: {}",

@@ -2,6 +2,7 @@
 //! import path, with one user of every role, scoped managers, plain and smart groups,
 //! projects, content items, enrollments and points. Ids are fixed so tests can name them.
 
+use sea_orm::prelude::Uuid;
 use serde_json::{Value, json};
 
 pub const PASSWORD: &str = "correct horse battery staple";
@@ -34,6 +35,21 @@ pub mod acme {
     pub const SUPPORTER: &str = "0191a000-0000-7000-8000-00000000020b";
     /// Custom role with `points.read` only, managing Engineering.
     pub const REPORTER: &str = "0191a000-0000-7000-8000-00000000020c";
+    /// Every user above, ascending by id.
+    pub const USERS: [&str; 12] = [
+        OWNER,
+        ADMIN,
+        DEPT_ADMIN,
+        PUBLISHER,
+        AUTHOR,
+        LEARNER,
+        COORDINATOR,
+        VIEWER,
+        ENGINEER,
+        FORMER_ADMIN,
+        SUPPORTER,
+        REPORTER,
+    ];
 
     pub const INTERNS: &str = "0191a000-0000-7000-8000-000000000301";
     pub const ALL_OF_SALES: &str = "0191a000-0000-7000-8000-000000000302";
@@ -67,6 +83,12 @@ pub mod globex {
     pub const ENROLLMENT: &str = "0191b000-0000-7000-8000-000000000601";
 }
 
+/// The id `id` (a world id, or one an answer gave) as a [`Uuid`], to look rows up by.
+#[track_caller]
+pub fn uuid(id: &str) -> Uuid {
+    Uuid::parse_str(id).unwrap_or_else(|error| panic!("{id:?} is not a UUID: {error}"))
+}
+
 /// A user the tests log in as.
 #[derive(Debug, Clone, Copy)]
 pub struct Login {
@@ -76,6 +98,15 @@ pub struct Login {
 }
 
 impl Login {
+    /// The headers an XML-interface client sends to act as this user.
+    pub fn headers(self) -> [(&'static str, &'static str); 3] {
+        [
+            ("X-Auth-Account-Url", self.account_url),
+            ("X-Auth-Email", self.email),
+            ("X-Auth-Password", PASSWORD),
+        ]
+    }
+
     /// `message` as a gRPC request carrying this user's credentials.
     pub fn grpc_request<T>(self, message: T) -> tonic::Request<T> {
         use lms_proto::metadata::{ACCOUNT_URL, EMAIL, PASSWORD as PASSWORD_KEY};

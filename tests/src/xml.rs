@@ -1,6 +1,14 @@
 //! Just enough XML reading for assertions: tests compare whole bodies where the
 //! interface fixes them, and pick single elements where only one matters.
 
+/// The declaration every XML body of the interface starts with.
+pub const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
+
+/// `<?xml ...?><request>{fields}</request>`, as the interface documents request bodies.
+pub fn request(fields: &str) -> String {
+    format!("{PROLOGUE}<request>{fields}</request>")
+}
+
 /// The text of the first `<tag>...</tag>`, unescaped.
 pub fn text_of(body: &str, tag: &str) -> Option<String> {
     let open = format!("<{tag}>");

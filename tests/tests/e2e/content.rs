@@ -1,17 +1,12 @@
 //! `GET /content/{contentItemId}` (interface 4.6; contract sections 3, 4 and 8) through
 //! the real gateway and core.
 
-use lms_proto::{
-    metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{self as pb, directory_service_client::DirectoryServiceClient},
-};
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     TestStack, on_both_backends,
     world::{self, Login, acme, globex},
-    xml::{element_names, text_of},
+    xml::{PROLOGUE, element_names, text_of},
 };
-
-const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 const CONTENT_ITEM_SHAPE: [&str; 9] = [
     "response",
@@ -46,7 +41,7 @@ async fn an_owner_reads_a_course_with_its_fields_in_the_interfaces_order(stack: 
         reply.header("content-type"),
         Some("application/xml; charset=utf-8")
     );
-    assert!(reply.body.starts_with(XML_PROLOGUE), "{}", reply.body);
+    assert!(reply.body.starts_with(PROLOGUE), "{}", reply.body);
     assert_eq!(element_names(&reply.body), CONTENT_ITEM_SHAPE);
     assert_eq!(
         text_of(&reply.body, "contentItemId").as_deref(),
@@ -122,19 +117,10 @@ async fn an_imported_date_is_given_in_utc_and_an_imported_view_url_is_kept(stack
     );
 }
 
-fn as_owner<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    let metadata = request.metadata_mut();
-    metadata.insert(ACCOUNT_URL, world::ACME_URL.parse().expect("ascii"));
-    metadata.insert(EMAIL, world::OWNER.email.parse().expect("ascii"));
-    metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
-    request
-}
-
 async fn a_created_item_is_dated_in_utc_to_the_second_and_its_text_is_escaped(stack: &TestStack) {
     let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
     let id = directory
-        .create_content_item(as_owner(pb::CreateContentItemRequest {
+        .create_content_item(world::OWNER.grpc_request(pb::CreateContentItemRequest {
             project_id: acme::ONBOARDING.into(),
             title: "Tom & Jerry's \"<Course>\"".into(),
             description: "a < b && c > d".into(),

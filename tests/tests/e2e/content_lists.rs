@@ -4,13 +4,13 @@
 
 use lms_core::entities::content_item;
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
-    stack::{get_json, json_of},
+    TestStack, get_json, json_ids, json_of, on_both_backends, post_json, uuid, walk_json_pages,
+    walk_xml_pages,
     world::{self, acme, globex},
-    xml::{text_of, texts_of},
+    xml::text_of,
+    xml_ids,
 };
 use sea_orm::{ActiveModelTrait as _, Set, prelude::Uuid};
-use serde_json::Value;
 
 on_both_backends!(
     the_owner_lists_content_in_xml_and_json_under_every_prefix,
@@ -23,23 +23,7 @@ on_both_backends!(
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 const ACME: [&str; 2] = [acme::WELCOME_COURSE, acme::SECRET_COURSE];
-
-fn xml_ids(reply: &Reply) -> Vec<String> {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    texts_of(&reply.body, "contentItemId")
-}
-
-fn json_ids(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("an array: {list}"))
-        .iter()
-        .map(|e| e["contentItemId"].as_str().expect("an id").to_owned())
-        .collect()
-}
-
-fn uuid(id: &str) -> Uuid {
-    Uuid::parse_str(id).expect("a UUID")
-}
+const ID: &str = "contentItemId";
 
 /// Adds a `Quiz` to the Onboarding project with id number `n` (after every world id).
 async fn add(stack: &TestStack, n: u128) -> String {
@@ -80,7 +64,7 @@ async fn the_owner_lists_content_in_xml_and_json_under_every_prefix(stack: &Test
                 "{}",
                 list.body
             );
-            assert_eq!(xml_ids(&list), ACME);
+            assert_eq!(xml_ids(&list, ID), ACME);
             let page = stack
                 .get(&format!("{prefix}/contents{slash}"), world::OWNER)
                 .await;
@@ -89,11 +73,11 @@ async fn the_owner_lists_content_in_xml_and_json_under_every_prefix(stack: &Test
                 "{}",
                 page.body
             );
-            assert_eq!(xml_ids(&page), ACME);
+            assert_eq!(xml_ids(&page, ID), ACME);
             assert!(!page.body.contains("nextPageToken"));
         }
         let array = json_of(&get_json(stack, &format!("{prefix}/content"), world::ADMIN).await);
-        assert_eq!(json_ids(&array), ACME);
+        assert_eq!(json_ids(&array, ID), ACME);
         let page = json_of(
             &get_json(
                 stack,
@@ -102,7 +86,7 @@ async fn the_owner_lists_content_in_xml_and_json_under_every_prefix(stack: &Test
             )
             .await,
         );
-        assert_eq!(json_ids(&page["contentItems"]), &ACME[..1]);
+        assert_eq!(json_ids(&page["contentItems"], ID), &ACME[..1]);
         assert!(page["nextPageToken"].is_string(), "{page}");
     }
     // The item reads as GET /content/{id} does, with `contentItemType` after `type`.
@@ -136,19 +120,15 @@ async fn the_owner_lists_content_in_xml_and_json_under_every_prefix(stack: &Test
             ),
         )
         .await;
-    assert_eq!(xml_ids(&reply), [acme::SECRET_COURSE]);
-    let reply = Reply::from(
-        stack
-            .request(reqwest::Method::POST, "/contents", world::OWNER)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(r#"{"contentTypes":["Course"],"pageSize":1}"#)
-            .send()
-            .await
-            .expect("request"),
+    assert_eq!(xml_ids(&reply, ID), [acme::SECRET_COURSE]);
+    let reply = post_json(
+        stack,
+        "/contents",
+        world::OWNER,
+        r#"{"contentTypes":["Course"],"pageSize":1}"#,
     )
     .await;
-    assert_eq!(json_ids(&json_of(&reply)["contentItems"]), &ACME[..1]);
+    assert_eq!(json_ids(&json_of(&reply)["contentItems"], ID), &ACME[..1]);
 }
 
 async fn filters_narrow_by_id_and_type(stack: &TestStack) {
@@ -160,12 +140,12 @@ async fn filters_narrow_by_id_and_type(stack: &TestStack) {
         "contentTypes[0]=Quiz&contentTypes[1]=Link",
     ] {
         let reply = stack.get(&format!("/content?{query}"), world::OWNER).await;
-        assert_eq!(xml_ids(&reply), [quiz.as_str()], "{query}");
+        assert_eq!(xml_ids(&reply, ID), [quiz.as_str()], "{query}");
     }
     let courses = stack
         .get("/contents?contentTypes=Course", world::OWNER)
         .await;
-    assert_eq!(xml_ids(&courses), ACME);
+    assert_eq!(xml_ids(&courses, ID), ACME);
     let by_id = stack
         .get(
             &format!(
@@ -175,25 +155,25 @@ async fn filters_narrow_by_id_and_type(stack: &TestStack) {
             world::OWNER,
         )
         .await;
-    assert_eq!(xml_ids(&by_id), [acme::SECRET_COURSE, quiz.as_str()]);
+    assert_eq!(xml_ids(&by_id, ID), [acme::SECRET_COURSE, quiz.as_str()]);
     let both = stack
         .get(
             &format!("/content?contentItemIds[]={quiz}&contentTypes[]=Course"),
             world::OWNER,
         )
         .await;
-    assert!(xml_ids(&both).is_empty());
+    assert!(xml_ids(&both, ID).is_empty());
 }
 
 async fn authors_see_their_projects_and_roles_without_content_read_are_refused(stack: &TestStack) {
     let quiz = add(stack, 2).await;
     // The author authors Onboarding (the welcome course and the quiz), not Secret.
     assert_eq!(
-        xml_ids(&stack.get("/content", world::AUTHOR).await),
+        xml_ids(&stack.get("/content", world::AUTHOR).await, ID),
         [acme::WELCOME_COURSE, quiz.as_str()]
     );
     let first = stack.get("/contents?pageSize=1", world::AUTHOR).await;
-    assert_eq!(xml_ids(&first), [acme::WELCOME_COURSE]);
+    assert_eq!(xml_ids(&first, ID), [acme::WELCOME_COURSE]);
     let token = text_of(&first.body, "nextPageToken").expect("the quiz follows");
     let second = stack
         .get(
@@ -201,12 +181,12 @@ async fn authors_see_their_projects_and_roles_without_content_read_are_refused(s
             world::AUTHOR,
         )
         .await;
-    assert_eq!(xml_ids(&second), [quiz.as_str()]);
+    assert_eq!(xml_ids(&second, ID), [quiz.as_str()]);
     assert!(text_of(&second.body, "nextPageToken").is_none());
     // Department administrators and content.read read every item, as GET /content/{id}.
     let all = [acme::WELCOME_COURSE, acme::SECRET_COURSE, quiz.as_str()];
     for login in [world::DEPT_ADMIN, world::COORDINATOR] {
-        assert_eq!(xml_ids(&stack.get("/content", login).await), all);
+        assert_eq!(xml_ids(&stack.get("/content", login).await, ID), all);
     }
     for login in [
         world::PUBLISHER,
@@ -225,7 +205,7 @@ async fn authors_see_their_projects_and_roles_without_content_read_are_refused(s
 
 async fn another_accounts_items_are_never_listed(stack: &TestStack) {
     assert_eq!(
-        xml_ids(&stack.get("/content", world::GLOBEX_OWNER).await),
+        xml_ids(&stack.get("/content", world::GLOBEX_OWNER).await, ID),
         [globex::COURSE]
     );
     let reply = stack
@@ -234,7 +214,7 @@ async fn another_accounts_items_are_never_listed(stack: &TestStack) {
             world::OWNER,
         )
         .await;
-    assert!(xml_ids(&reply).is_empty(), "{}", reply.body);
+    assert!(xml_ids(&reply, ID).is_empty(), "{}", reply.body);
 }
 
 async fn pages_hold_exactly_page_size_and_the_last_has_no_token(stack: &TestStack) {
@@ -243,55 +223,17 @@ async fn pages_hold_exactly_page_size_and_the_last_has_no_token(stack: &TestStac
         all.push(add(stack, n).await);
     }
     for (size, pages) in [(5, vec![5, 5, 1]), (11, vec![11]), (1000, vec![11])] {
-        let (mut token, mut seen, mut sizes) = (String::new(), Vec::new(), Vec::new());
-        loop {
-            let reply = stack
-                .get(
-                    &format!("/contents?pageSize={size}&pageToken={token}"),
-                    world::OWNER,
-                )
-                .await;
-            let ids = xml_ids(&reply);
-            sizes.push(ids.len());
-            seen.extend(ids);
-            match text_of(&reply.body, "nextPageToken") {
-                Some(next) => token = next,
-                None => break,
-            }
-        }
-        assert_eq!(sizes, pages, "pageSize={size}");
-        assert_eq!(seen, all, "pageSize={size}");
-        let (mut token, mut seen) = (None::<String>, Vec::new());
-        loop {
-            let path = match &token {
-                None => format!("/contents?pageSize={size}"),
-                Some(token) => format!("/contents?pageToken={token}&pageSize={size}"),
-            };
-            let page = json_of(&get_json(stack, &path, world::OWNER).await);
-            seen.extend(json_ids(&page["contentItems"]));
-            match page.get("nextPageToken") {
-                Some(next) => token = Some(next.as_str().expect("a string").to_owned()),
-                None => break,
-            }
-        }
-        assert_eq!(seen, all, "JSON, pageSize={size}");
+        let path = format!("/contents?pageSize={size}");
+        let xml = walk_xml_pages(stack, &path, &world::OWNER.headers(), ID).await;
+        assert_eq!(xml.sizes, pages, "pageSize={size}");
+        assert_eq!(xml.ids, all, "pageSize={size}");
+        let json = walk_json_pages(stack, &path, &world::OWNER.headers(), "contentItems", ID).await;
+        assert_eq!(json.sizes, pages, "JSON, pageSize={size}");
+        assert_eq!(json.ids, all, "JSON, pageSize={size}");
     }
     // The author's walk skips the secret course without short pages.
-    let (mut token, mut sizes) = (String::new(), Vec::new());
-    loop {
-        let reply = stack
-            .get(
-                &format!("/contents?pageSize=2&pageToken={token}"),
-                world::AUTHOR,
-            )
-            .await;
-        sizes.push(xml_ids(&reply).len());
-        match text_of(&reply.body, "nextPageToken") {
-            Some(next) => token = next,
-            None => break,
-        }
-    }
-    assert_eq!(sizes, [2, 2, 2, 2, 2]);
+    let author = walk_xml_pages(stack, "/contents?pageSize=2", &world::AUTHOR.headers(), ID).await;
+    assert_eq!(author.sizes, [2, 2, 2, 2, 2]);
 }
 
 async fn bad_ids_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestStack) {

@@ -7,15 +7,15 @@
 use std::collections::{BTreeSet, HashMap};
 
 use futures::future::join_all;
-use lms_core::entities::{audit_log, department, department_closure};
+use lms_core::entities::{audit_log, department};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
+    rows::closure,
     world::{self, acme},
-    xml::text_of,
+    xml::{PROLOGUE, text_of},
 };
 use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid};
 
-const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 /// Departments created on top of the world's five.
 const CREATED: usize = 30;
 /// Pairs of moves fired at once that each put one department under the other.
@@ -232,14 +232,7 @@ async fn assert_tree_with_exact_closure(stack: &TestStack, expected_count: usize
         }
         assert_eq!(current, root, "{id} reaches the root");
     }
-    let closure: BTreeSet<(Uuid, Uuid, i32)> = department_closure::Entity::find()
-        .filter(department_closure::Column::AccountId.eq(account))
-        .all(stack.db())
-        .await
-        .expect("read the closure")
-        .into_iter()
-        .map(|row| (row.ancestor_id, row.descendant_id, row.depth))
-        .collect();
+    let closure: BTreeSet<(Uuid, Uuid, i32)> = closure(stack, account).await;
     let missing: Vec<_> = expected.difference(&closure).collect();
     let extra: Vec<_> = closure.difference(&expected).collect();
     assert!(

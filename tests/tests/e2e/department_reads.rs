@@ -6,17 +6,17 @@
 
 use std::collections::BTreeMap;
 
-use lms_core::entities::{audit_log, custom_role_permission, department, department_closure};
+use lms_core::entities::{audit_log, department, department_closure};
 use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
-    stack::{get_json, json_of},
+    Reply, TestStack, get_json, json_ids, json_of, on_both_backends, post_json,
+    rows::grant,
+    uuid, walk_json_pages, walk_xml_pages,
     world::{self, Login, acme, globex},
-    xml::{text_of, texts_of},
+    xml::text_of,
+    xml_ids,
 };
-use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, EntityTrait as _, QueryFilter as _, Set, prelude::Uuid,
-};
+use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _};
 use serde_json::{Value, json};
 
 on_both_backends!(
@@ -34,6 +34,7 @@ on_both_backends!(
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 const NOWHERE: &str = "0191c000-0000-7000-8000-00000000dead";
+const ID: &str = "departmentId";
 
 /// The world's Acme departments, ascending by id (which is how every list is ordered).
 const ACME: [&str; 5] = [
@@ -44,33 +45,8 @@ const ACME: [&str; 5] = [
     acme::SUPPORT,
 ];
 
-async fn send(stack: &TestStack, method: reqwest::Method, path: &str, login: Login) -> Reply {
-    Reply::from(
-        stack
-            .request(method, path, login)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
-}
-
 async fn delete(stack: &TestStack, path: &str, login: Login) -> Reply {
-    send(stack, reqwest::Method::DELETE, path, login).await
-}
-
-/// The `departmentId`s of an XML answer, in order.
-fn xml_ids(reply: &Reply) -> Vec<String> {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    texts_of(&reply.body, "departmentId")
-}
-
-fn json_ids(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("an array: {list}"))
-        .iter()
-        .map(|d| d["departmentId"].as_str().expect("an id").to_owned())
-        .collect()
+    stack.send(reqwest::Method::DELETE, path, login).await
 }
 
 /// Creates a department as the owner; its id.
@@ -84,21 +60,6 @@ async fn create(stack: &TestStack, name: &str, parent: &str) -> String {
         .await;
     assert_eq!(reply.status, 201, "{}", reply.body);
     text_of(&reply.body, "response").expect("the new id")
-}
-
-/// Gives the custom role `role` one more permission, as an administrator would.
-async fn grant(stack: &TestStack, role: &str, permission: &str) {
-    custom_role_permission::ActiveModel {
-        custom_role_id: Set(Uuid::parse_str(role).unwrap()),
-        permission: Set(permission.to_owned()),
-    }
-    .insert(stack.db())
-    .await
-    .expect("a permission added");
-}
-
-fn uuid(id: &str) -> Uuid {
-    Uuid::parse_str(id).expect("a UUID")
 }
 
 async fn exists(stack: &TestStack, id: &str) -> bool {
@@ -116,14 +77,10 @@ async fn the_owner_lists_and_reads_departments_in_xml_and_json_under_every_prefi
 ) {
     for prefix in PREFIXES {
         for slash in ["", "/"] {
-            let list = send(
-                stack,
-                reqwest::Method::GET,
-                &format!("{prefix}/department{slash}"),
-                world::OWNER,
-            )
-            .await;
-            assert_eq!(xml_ids(&list), ACME, "{prefix}{slash}");
+            let list = stack
+                .get(&format!("{prefix}/department{slash}"), world::OWNER)
+                .await;
+            assert_eq!(xml_ids(&list, ID), ACME, "{prefix}{slash}");
             assert!(
                 list.body.starts_with(
                     "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><department>\
@@ -134,13 +91,12 @@ async fn the_owner_lists_and_reads_departments_in_xml_and_json_under_every_prefi
                 "the root has no parent: {}",
                 list.body
             );
-            let one = send(
-                stack,
-                reqwest::Method::GET,
-                &format!("{prefix}/department/{}{slash}", acme::SALES_EAST),
-                world::OWNER,
-            )
-            .await;
+            let one = stack
+                .get(
+                    &format!("{prefix}/department/{}{slash}", acme::SALES_EAST),
+                    world::OWNER,
+                )
+                .await;
             assert_eq!(one.status, 200, "{}", one.body);
             assert_eq!(
                 one.body,
@@ -158,7 +114,7 @@ async fn the_owner_lists_and_reads_departments_in_xml_and_json_under_every_prefi
         }
     }
     let list = json_of(&get_json(stack, "/api/v2/department", world::OWNER).await);
-    assert_eq!(json_ids(&list), ACME, "a top-level array");
+    assert_eq!(json_ids(&list, ID), ACME, "a top-level array");
     assert_eq!(
         list[3],
         json!({"departmentId": acme::ENGINEERING, "name": "Engineering",
@@ -176,8 +132,8 @@ async fn the_owner_lists_and_reads_departments_in_xml_and_json_under_every_prefi
         "the bare object"
     );
     // Administrators read like the owner.
-    let list = send(stack, reqwest::Method::GET, "/department", world::ADMIN).await;
-    assert_eq!(xml_ids(&list), ACME);
+    let list = stack.get("/department", world::ADMIN).await;
+    assert_eq!(xml_ids(&list, ID), ACME);
 }
 
 async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stack: &TestStack) {
@@ -191,24 +147,18 @@ async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stac
         // Viewer: department.read, managing nothing.
         (world::VIEWER, vec![]),
     ] {
-        let list = send(stack, reqwest::Method::GET, "/department", login).await;
-        assert_eq!(xml_ids(&list), seen, "{}", login.email);
+        let list = stack.get("/department", login).await;
+        assert_eq!(xml_ids(&list, ID), seen, "{}", login.email);
         let page = json_of(&get_json(stack, "/departments?pageSize=1", login).await);
         assert_eq!(
-            json_ids(&page["departments"]),
+            json_ids(&page["departments"], ID),
             seen.iter().take(1).copied().collect::<Vec<_>>(),
             "{}",
             login.email
         );
         assert_eq!(page.get("nextPageToken").is_some(), seen.len() > 1);
         for id in ACME {
-            let one = send(
-                stack,
-                reqwest::Method::GET,
-                &format!("/department/{id}"),
-                login,
-            )
-            .await;
+            let one = stack.get(&format!("/department/{id}"), login).await;
             if seen.contains(&id) {
                 assert_eq!(one.status, 200, "{}: {}", login.email, one.body);
             } else {
@@ -223,7 +173,8 @@ async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stac
             "/departments".to_owned(),
             format!("/department/{}", acme::SALES),
         ] {
-            send(stack, reqwest::Method::GET, &path, login)
+            stack
+                .get(&path, login)
                 .await
                 .assert_error(403, "permission to read departments");
         }
@@ -232,28 +183,18 @@ async fn scoped_callers_see_only_their_subtrees_and_other_roles_are_refused(stac
 
 async fn another_accounts_departments_are_not_found_and_stay_untouched(stack: &TestStack) {
     let before = stack.snapshot().await;
-    let list = send(
-        stack,
-        reqwest::Method::GET,
-        "/department",
-        world::GLOBEX_OWNER,
-    )
-    .await;
-    assert_eq!(xml_ids(&list), [globex::ROOT, globex::PLANT]);
+    let list = stack.get("/department", world::GLOBEX_OWNER).await;
+    assert_eq!(xml_ids(&list, ID), [globex::ROOT, globex::PLANT]);
     let page = json_of(&get_json(stack, "/departments", world::GLOBEX_OWNER).await);
     assert_eq!(
-        json_ids(&page["departments"]),
+        json_ids(&page["departments"], ID),
         [globex::ROOT, globex::PLANT]
     );
     for id in [acme::SALES_EAST, NOWHERE, "not-an-id"] {
-        send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/department/{id}"),
-            world::GLOBEX_OWNER,
-        )
-        .await
-        .assert_error(404, "Department");
+        stack
+            .get(&format!("/department/{id}"), world::GLOBEX_OWNER)
+            .await
+            .assert_error(404, "Department");
         delete(stack, &format!("/department/{id}"), world::GLOBEX_OWNER)
             .await
             .assert_error(404, "Department");
@@ -274,7 +215,7 @@ async fn pages_hold_exactly_page_size_and_only_a_page_with_more_after_it_has_a_t
     for n in 0..7 {
         create(stack, &format!("Team {n}"), acme::SUPPORT).await;
     }
-    let all = xml_ids(&send(stack, reqwest::Method::GET, "/department", world::OWNER).await);
+    let all = xml_ids(&stack.get("/department", world::OWNER).await, ID);
     assert_eq!(all.len(), 12);
     let mut sorted = all.clone();
     sorted.sort();
@@ -286,74 +227,44 @@ async fn pages_hold_exactly_page_size_and_only_a_page_with_more_after_it_has_a_t
         (1000, vec![12]),
     ] {
         // XML and JSON walks see the same pages.
-        let (mut token, mut seen, mut sizes) = (String::new(), Vec::new(), Vec::new());
-        loop {
-            let reply = send(
-                stack,
-                reqwest::Method::GET,
-                &format!("/departments?pageSize={size}&pageToken={token}"),
-                world::OWNER,
-            )
-            .await;
+        let path = format!("/departments?pageSize={size}");
+        let xml = walk_xml_pages(stack, &path, &world::OWNER.headers(), ID).await;
+        for page in &xml.pages {
             assert!(
-                reply.body.contains("<response><departments><department>"),
+                page.body.contains("<response><departments><department>"),
                 "{}",
-                reply.body
+                page.body
             );
-            let ids = xml_ids(&reply);
-            sizes.push(ids.len());
-            seen.extend(ids);
-            match text_of(&reply.body, "nextPageToken") {
-                Some(next) => token = next,
-                None => break,
-            }
         }
-        assert_eq!(sizes, pages, "pageSize={size}");
-        assert_eq!(seen, all, "pageSize={size}");
-
-        let (mut token, mut seen) = (None::<String>, Vec::new());
-        loop {
-            let path = match &token {
-                None => format!("/api/v2/departments?pageSize={size}"),
-                Some(token) => format!("/api/v2/departments?pageToken={token}&pageSize={size}"),
-            };
-            let page = json_of(&get_json(stack, &path, world::OWNER).await);
-            seen.extend(json_ids(&page["departments"]));
-            match page.get("nextPageToken") {
-                Some(next) => token = Some(next.as_str().expect("a string").to_owned()),
-                None => break,
-            }
-        }
-        assert_eq!(seen, all, "JSON, pageSize={size}");
+        assert_eq!(xml.sizes, pages, "pageSize={size}");
+        assert_eq!(xml.ids, all, "pageSize={size}");
+        let json = walk_json_pages(
+            stack,
+            &format!("/api/v2{path}"),
+            &world::OWNER.headers(),
+            "departments",
+            ID,
+        )
+        .await;
+        assert_eq!(json.sizes, pages, "JSON, pageSize={size}");
+        assert_eq!(json.ids, all, "JSON, pageSize={size}");
     }
     // Without pageSize a page holds up to 1,000: all twelve, and no token.
-    let page = send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageToken=",
-        world::OWNER,
-    )
-    .await;
-    assert_eq!(xml_ids(&page), all);
+    let page = stack.get("/departments?pageToken=", world::OWNER).await;
+    assert_eq!(xml_ids(&page, ID), all);
     assert!(!page.body.contains("nextPageToken"));
     // A token keeps its place when departments are added before and after it.
-    let first = send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageSize=6",
-        world::OWNER,
-    )
-    .await;
+    let first = stack.get("/departments?pageSize=6", world::OWNER).await;
     let token = text_of(&first.body, "nextPageToken").expect("a token");
     let added = create(stack, "Late team", acme::SUPPORT).await;
     let rest = xml_ids(
-        &send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageSize=100&pageToken={token}"),
-            world::OWNER,
-        )
-        .await,
+        &stack
+            .get(
+                &format!("/departments?pageSize=100&pageToken={token}"),
+                world::OWNER,
+            )
+            .await,
+        ID,
     );
     let mut expected: Vec<String> = all[6..].to_vec();
     expected.push(added);
@@ -364,32 +275,18 @@ async fn pages_hold_exactly_page_size_and_only_a_page_with_more_after_it_has_a_t
 async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestStack) {
     let before = stack.snapshot().await;
     for size in ["0", "10001", "-1", "ten", "1e3"] {
-        send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageSize={size}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(400, "pageSize must be a whole number");
+        stack
+            .get(&format!("/departments?pageSize={size}"), world::OWNER)
+            .await
+            .assert_error(400, "pageSize must be a whole number");
     }
     for size in ["1", "10000"] {
-        let reply = send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageSize={size}"),
-            world::OWNER,
-        )
-        .await;
+        let reply = stack
+            .get(&format!("/departments?pageSize={size}"), world::OWNER)
+            .await;
         assert_eq!(reply.status, 200, "{size}: {}", reply.body);
     }
-    let page = send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageSize=2",
-        world::OWNER,
-    )
-    .await;
+    let page = stack.get("/departments?pageSize=2", world::OWNER).await;
     let good = text_of(&page.body, "nextPageToken").expect("a token");
     use base64::Engine as _;
     let encode = |text: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text);
@@ -402,17 +299,13 @@ async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSt
         good.to_uppercase(),
         "%%%".to_owned(),
     ] {
-        send(
-            stack,
-            reqwest::Method::GET,
-            &format!("/departments?pageToken={token}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(
-            400,
-            "pageToken is not a page token of this listing (departments)",
-        );
+        stack
+            .get(&format!("/departments?pageToken={token}"), world::OWNER)
+            .await
+            .assert_error(
+                400,
+                "pageToken is not a page token of this listing (departments)",
+            );
     }
     // The same refusals in JSON.
     let reply = get_json(stack, "/departments?pageSize=0", world::OWNER).await;
@@ -429,19 +322,16 @@ async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSt
         ("/department?code=S", "code"),
         (&format!("/department/{}?x=1", acme::SALES), "x"),
     ] {
-        send(stack, reqwest::Method::GET, path, world::OWNER)
+        stack
+            .get(path, world::OWNER)
             .await
             .assert_error(400, &format!("\"{name}\""));
     }
     // Permission comes before input: a refused role learns nothing about the rules.
-    send(
-        stack,
-        reqwest::Method::GET,
-        "/departments?pageSize=0",
-        world::LEARNER,
-    )
-    .await
-    .assert_error(403, "permission to read departments");
+    stack
+        .get("/departments?pageSize=0", world::LEARNER)
+        .await
+        .assert_error(403, "permission to read departments");
     assert_eq!(stack.snapshot().await, before, "reads change nothing");
 }
 
@@ -495,7 +385,7 @@ async fn the_owner_deletes_an_empty_department_audited_and_a_second_delete_is_40
     delete(stack, &format!("/department/{id}"), world::OWNER)
         .await
         .assert_error(404, "Department");
-    let list = xml_ids(&send(stack, reqwest::Method::GET, "/department", world::OWNER).await);
+    let list = xml_ids(&stack.get("/department", world::OWNER).await, ID);
     assert_eq!(list, ACME);
 }
 
@@ -533,17 +423,14 @@ async fn a_department_still_in_use_is_not_deleted_and_nothing_changes(stack: &Te
         let reply = delete(stack, &format!("/department/{id}"), world::OWNER).await;
         reply.assert_error(400, why);
         assert!(reply.error_message().contains(&id), "{}", reply.body);
-        let json = Reply::from(
+        let json = Reply::send(
             stack
                 .request(
                     reqwest::Method::DELETE,
                     &format!("/department/{id}"),
                     world::OWNER,
                 )
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .expect("request"),
+                .header("Accept", "application/json"),
         )
         .await;
         assert_eq!(json.status, 400);
@@ -593,34 +480,7 @@ async fn deletes_are_scoped_like_reads(stack: &TestStack) {
 }
 
 async fn a_token_alone_lists_reads_and_deletes(stack: &TestStack) {
-    let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
-    let client = directory
-        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
-            user_id: acme::ADMIN.to_owned(),
-        }))
-        .await
-        .expect("a client")
-        .into_inner();
-    let reply = Reply::from(
-        stack
-            .http
-            .post(format!("{}/api/v3/token", stack.base_url))
-            .form(&[
-                ("client_id", client.client_id.as_str()),
-                ("client_secret", client.client_secret.as_str()),
-                ("grant_type", "client_credentials"),
-            ])
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let token: Value = serde_json::from_str(&reply.body).expect("JSON");
-    let bearer = format!(
-        "Bearer {}",
-        token["access_token"].as_str().expect("a token")
-    );
+    let bearer = stack.bearer_for(acme::ADMIN).await;
     let id = create(stack, "Token-made", acme::SUPPORT).await;
     let with_token = |method: reqwest::Method, path: &str| {
         stack
@@ -629,48 +489,24 @@ async fn a_token_alone_lists_reads_and_deletes(stack: &TestStack) {
             .header("Authorization", bearer.as_str())
             .header("Accept", "application/json")
     };
-    let list = Reply::from(
-        with_token(reqwest::Method::GET, "/api/v2/department")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let list = Reply::send(with_token(reqwest::Method::GET, "/api/v2/department")).await;
     assert_eq!(json_of(&list).as_array().map(Vec::len), Some(6));
-    let page = Reply::from(
-        with_token(reqwest::Method::GET, "/departments?pageSize=2")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(json_ids(&json_of(&page)["departments"]).len(), 2);
-    let one = Reply::from(
-        with_token(reqwest::Method::GET, &format!("/department/{id}"))
-            .send()
-            .await
-            .unwrap(),
-    )
+    let page = Reply::send(with_token(reqwest::Method::GET, "/departments?pageSize=2")).await;
+    assert_eq!(json_ids(&json_of(&page)["departments"], ID).len(), 2);
+    let one = Reply::send(with_token(
+        reqwest::Method::GET,
+        &format!("/department/{id}"),
+    ))
     .await;
     assert_eq!(json_of(&one)["name"], "Token-made");
-    let gone = Reply::from(
-        with_token(reqwest::Method::DELETE, &format!("/department/{id}"))
-            .send()
-            .await
-            .unwrap(),
-    )
+    let gone = Reply::send(with_token(
+        reqwest::Method::DELETE,
+        &format!("/department/{id}"),
+    ))
     .await;
     assert_eq!(gone.status, 204, "{}", gone.body);
     assert!(!exists(stack, &id).await);
-    let anonymous = Reply::from(
-        stack
-            .http
-            .get(format!("{}/department", stack.base_url))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let anonymous = Reply::send(stack.http.get(format!("{}/department", stack.base_url))).await;
     assert_eq!(anonymous.status, 401);
 }
 
@@ -711,17 +547,7 @@ async fn sync_as_bitrix(stack: &TestStack, source: &[(&str, &str, Option<&str>)]
                 assert!(reply.status < 300, "update {code}: {}", reply.body);
             }
             None => {
-                let reply = Reply::from(
-                    stack
-                        .request(reqwest::Method::POST, "/api/v2/department", world::OWNER)
-                        .header("Content-Type", "application/json")
-                        .header("Accept", "application/json")
-                        .body(body)
-                        .send()
-                        .await
-                        .expect("request"),
-                )
-                .await;
+                let reply = post_json(stack, "/api/v2/department", world::OWNER, body).await;
                 assert_eq!(reply.status, 201, "create {code}: {}", reply.body);
                 let id: String = serde_json::from_str(&reply.body).expect("a JSON string");
                 by_code.insert((*code).to_owned(), id);

@@ -4,16 +4,18 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use lms_core::entities::{audit_log, department, department_closure};
+use lms_core::entities::{audit_log, department};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
+    rows::audit_rows,
+    rows::closure,
+    uuid,
     world::{self, Login, acme, globex},
-    xml::{text_of, texts_of},
+    xml::{PROLOGUE, request, text_of, texts_of},
 };
 use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid};
 use serde_json::{Value, json};
 
-const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 const UNKNOWN_DEPARTMENT: &str = "0191a000-0000-7000-8000-0000000000ff";
 
 on_both_backends!(
@@ -49,11 +51,6 @@ on_both_backends!(
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-/// `<?xml ...?><request>{fields}</request>`, as the interface documents request bodies.
-fn request(fields: &str) -> String {
-    format!("{PROLOGUE}<request>{fields}</request>")
-}
 
 fn create_body(name: &str, parent: &str, code: Option<&str>) -> String {
     let code = code
@@ -108,25 +105,12 @@ async fn create_as_owner(stack: &TestStack, name: &str, parent: &str) -> String 
     created_id(&reply)
 }
 
-fn uuid(id: &str) -> Uuid {
-    Uuid::parse_str(id).expect("a UUID")
-}
-
 async fn stored(stack: &TestStack, id: &str) -> department::Model {
     department::Entity::find_by_id(uuid(id))
         .one(stack.db())
         .await
         .expect("read the department")
         .unwrap_or_else(|| panic!("department {id} is stored"))
-}
-
-/// The audit rows written under `request_id`.
-async fn audit_rows(stack: &TestStack, request_id: &str) -> Vec<audit_log::Model> {
-    audit_log::Entity::find()
-        .filter(audit_log::Column::RequestId.eq(request_id))
-        .all(stack.db())
-        .await
-        .expect("read the audit log")
 }
 
 /// The one audit row written under `request_id`.
@@ -160,17 +144,6 @@ async fn assert_update_audited(
     assert_eq!(parsed(&row.after), Some(after));
 }
 
-/// The stored data without `accounts.revision`, which every write transaction bumps (also a
-/// no-op one: see `docs/data-model.md`, "Write serialization").
-async fn snapshot_without_revision(stack: &TestStack) -> String {
-    let snapshot = stack.snapshot().await;
-    snapshot
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("revision:"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// Asserts that `department_closure` of the Acme account is exactly the transitive closure of
 /// `departments.parent_id`, depths included.
 async fn assert_closure_matches_parents(stack: &TestStack) {
@@ -192,14 +165,7 @@ async fn assert_closure_matches_parents(stack: &TestStack) {
             depth += 1;
         }
     }
-    let actual: BTreeSet<(Uuid, Uuid, i32)> = department_closure::Entity::find()
-        .filter(department_closure::Column::AccountId.eq(account))
-        .all(stack.db())
-        .await
-        .expect("read the closure")
-        .into_iter()
-        .map(|row| (row.ancestor_id, row.descendant_id, row.depth))
-        .collect();
+    let actual: BTreeSet<(Uuid, Uuid, i32)> = closure(stack, account).await;
     assert_eq!(
         actual, expected,
         "department_closure is the closure of parent_id"
@@ -809,7 +775,7 @@ async fn update_changes_each_field_alone_and_audits_it(stack: &TestStack) {
 }
 
 async fn an_empty_update_is_a_no_op_without_an_audit_row(stack: &TestStack) {
-    let before = snapshot_without_revision(stack).await;
+    let before = stack.snapshot_without_revision().await;
     let bodies = [
         request(""),
         format!("{PROLOGUE}<request/>"),
@@ -822,7 +788,7 @@ async fn an_empty_update_is_a_no_op_without_an_audit_row(stack: &TestStack) {
             .await;
         assert_no_content(&reply);
         assert_eq!(
-            snapshot_without_revision(stack).await,
+            stack.snapshot_without_revision().await,
             before,
             "{body} changed nothing"
         );

@@ -1649,143 +1649,116 @@ async fn call_every_method(core: &Core, login: Login) -> Vec<(&'static str, Resu
     let mut d = core.directory().await;
     let project = create_project(core, &[]).await;
     let item = create_item(core, new_item(&project)).await;
-    fn done<T>(result: Result<Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
+    /// `(name, outcome)` of `client.method(login, message)`, the answer dropped.
+    macro_rules! call {
+        ($name:expr, $client:ident.$method:ident($login:expr, $message:expr $(,)?)) => {
+            (
+                $name,
+                $client.$method(as_user($login, $message)).await.map(|_| ()),
+            )
+        };
     }
     vec![
-        (
+        call!(
             "CreateUser",
-            done(
-                d.create_user(as_user(
-                    login,
-                    new_user("x@acme.example.com", "x-password", "learner"),
-                ))
-                .await,
-            ),
+            d.create_user(
+                login,
+                new_user("x@acme.example.com", "x-password", "learner")
+            )
         ),
-        (
+        call!(
             "SetUserPassword",
-            done(
-                d.set_user_password(as_user(
-                    login,
-                    pb::SetUserPasswordRequest {
-                        user_id: AUTHOR.into(),
-                        password: "new-password".into(),
-                    },
-                ))
-                .await,
-            ),
+            d.set_user_password(
+                login,
+                pb::SetUserPasswordRequest {
+                    user_id: AUTHOR.into(),
+                    password: "new-password".into(),
+                }
+            )
         ),
-        (
+        call!(
             "SetUserRole",
-            done(
-                d.set_user_role(as_user(
-                    login,
-                    pb::SetUserRoleRequest {
-                        user_id: AUTHOR.into(),
-                        role: role("learner"),
-                    },
-                ))
-                .await,
-            ),
+            d.set_user_role(
+                login,
+                pb::SetUserRoleRequest {
+                    user_id: AUTHOR.into(),
+                    role: role("learner"),
+                }
+            )
         ),
-        (
+        call!(
             "SetUserManagedDepartments",
-            done(
-                d.set_user_managed_departments(as_user(
-                    login,
-                    pb::SetUserManagedDepartmentsRequest {
-                        user_id: AUTHOR.into(),
-                        managed_department_ids: vec![SALES.into()],
-                    },
-                ))
-                .await,
-            ),
+            d.set_user_managed_departments(
+                login,
+                pb::SetUserManagedDepartmentsRequest {
+                    user_id: AUTHOR.into(),
+                    managed_department_ids: vec![SALES.into()],
+                }
+            )
         ),
-        (
+        call!(
             "SetUserActive",
-            done(
-                d.set_user_active(as_user(
-                    login,
-                    pb::SetUserActiveRequest {
-                        user_id: AUTHOR.into(),
-                        active: false,
-                    },
-                ))
-                .await,
-            ),
+            d.set_user_active(
+                login,
+                pb::SetUserActiveRequest {
+                    user_id: AUTHOR.into(),
+                    active: false,
+                }
+            )
         ),
-        (
+        call!(
             "CreateGroup",
-            done(
-                d.create_group(as_user(
-                    login,
-                    pb::CreateGroupRequest {
-                        name: "G".into(),
-                        smart_department_id: None,
-                    },
-                ))
-                .await,
-            ),
+            d.create_group(
+                login,
+                pb::CreateGroupRequest {
+                    name: "G".into(),
+                    smart_department_id: None,
+                }
+            )
         ),
-        (
+        call!(
             "AddGroupMembers",
-            done(
-                d.add_group_members(as_user(
-                    login,
-                    pb::AddGroupMembersRequest {
-                        group_id: INTERNS.into(),
-                        user_ids: vec![AUTHOR.into()],
-                    },
-                ))
-                .await,
-            ),
+            d.add_group_members(
+                login,
+                pb::AddGroupMembersRequest {
+                    group_id: INTERNS.into(),
+                    user_ids: vec![AUTHOR.into()],
+                }
+            )
         ),
-        (
+        call!(
             "CreateProject",
-            done(
-                d.create_project(as_user(
-                    login,
-                    pb::CreateProjectRequest {
-                        name: "P".into(),
-                        author_ids: vec![],
-                    },
-                ))
-                .await,
-            ),
+            d.create_project(
+                login,
+                pb::CreateProjectRequest {
+                    name: "P".into(),
+                    author_ids: vec![],
+                }
+            )
         ),
-        (
+        call!(
             "CreateContentItem",
-            done(
-                d.create_content_item(as_user(login, new_item(&project)))
-                    .await,
-            ),
+            d.create_content_item(login, new_item(&project))
         ),
-        (
+        call!(
             "CreateEnrollment",
-            done(
-                d.create_enrollment(as_user(
-                    login,
-                    pb::CreateEnrollmentRequest {
-                        learner_id: LEARNER.into(),
-                        content_item_id: item,
-                    },
-                ))
-                .await,
-            ),
+            d.create_enrollment(
+                login,
+                pb::CreateEnrollmentRequest {
+                    learner_id: LEARNER.into(),
+                    content_item_id: item,
+                }
+            )
         ),
-        (
+        call!(
             "AddPoints",
-            done(
-                d.add_points(as_user(
-                    login,
-                    pb::AddPointsRequest {
-                        user_id: LEARNER.into(),
-                        points: 1,
-                    },
-                ))
-                .await,
-            ),
+            d.add_points(
+                login,
+                pb::AddPointsRequest {
+                    user_id: LEARNER.into(),
+                    points: 1,
+                }
+            )
         ),
     ]
 }

@@ -3,17 +3,15 @@
 //! enrolled left as it is, dates and due types, scopes, tenant isolation, the bound on the
 //! product, and refusals that change nothing.
 
-use lms_core::entities::{audit_log, custom_role_permission, enrollment};
-use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
+use lms_core::entities::{audit_log, enrollment};
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
+    Reply, TestStack, on_both_backends, post_json,
+    rows::grant,
+    uuid,
     world::{self, Login, acme, globex},
     xml::texts_of,
 };
-use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, EntityTrait as _, PaginatorTrait as _,
-    QueryFilter as _, Set, prelude::Uuid,
-};
+use sea_orm::{ColumnTrait as _, EntityTrait as _, PaginatorTrait as _, QueryFilter as _};
 use serde_json::Value;
 
 on_both_backends!(
@@ -26,10 +24,6 @@ on_both_backends!(
 );
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
-
-fn uuid(id: &str) -> Uuid {
-    Uuid::parse_str(id).expect("a UUID")
-}
 
 fn ids_xml(name: &str, ids: &[&str]) -> String {
     let ids: String = ids.iter().map(|id| format!("<id>{id}</id>")).collect();
@@ -46,20 +40,6 @@ fn body(courses: &[&str], learners: &[&str], extra: &str) -> String {
 
 async fn enroll(stack: &TestStack, path: &str, login: Login, xml: &str) -> Reply {
     stack.post_xml(path, login, xml).await
-}
-
-async fn post_json(stack: &TestStack, path: &str, login: Login, json: &str) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::POST, path, login)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(json.to_owned())
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
 }
 
 #[track_caller]
@@ -84,16 +64,6 @@ async fn created_audits(stack: &TestStack) -> u64 {
         .count(stack.db())
         .await
         .expect("count")
-}
-
-async fn grant(stack: &TestStack, role: &str, permission: &str) {
-    custom_role_permission::ActiveModel {
-        custom_role_id: Set(uuid(role)),
-        permission: Set(permission.to_owned()),
-    }
-    .insert(stack.db())
-    .await
-    .expect("a permission added");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,7 +227,7 @@ async fn due_types_set_the_due_and_expiration_dates(stack: &TestStack) {
             )
             .await,
         );
-        let list = Reply::from(
+        let list = Reply::send(
             stack
                 .request(
                     reqwest::Method::GET,
@@ -267,10 +237,7 @@ async fn due_types_set_the_due_and_expiration_dates(stack: &TestStack) {
                     ),
                     world::OWNER,
                 )
-                .header("Accept", "application/json")
-                .send()
-                .await
-                .expect("request"),
+                .header("Accept", "application/json"),
         )
         .await;
         let list: Value = serde_json::from_str(&list.body).expect("JSON");
@@ -481,48 +448,18 @@ async fn bad_input_and_other_accounts_ids_are_400_naming_the_field_and_change_no
 }
 
 async fn a_token_alone_enrolls(stack: &TestStack) {
-    let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
-    let client = directory
-        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
-            user_id: acme::ADMIN.to_owned(),
-        }))
-        .await
-        .expect("a client")
-        .into_inner();
-    let reply = Reply::from(
-        stack
-            .http
-            .post(format!("{}/api/v3/token", stack.base_url))
-            .form(&[
-                ("client_id", client.client_id.as_str()),
-                ("client_secret", client.client_secret.as_str()),
-                ("grant_type", "client_credentials"),
-            ])
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let token: Value = serde_json::from_str(&reply.body).expect("JSON");
-    let bearer = format!(
-        "Bearer {}",
-        token["access_token"].as_str().expect("a token")
-    );
-    let reply = Reply::from(
+    let bearer = stack.bearer_for(acme::ADMIN).await;
+    let reply = Reply::send(
         stack
             .http
             .post(format!("{}/api/v2/enrollment", stack.base_url))
             .header("Authorization", bearer.as_str())
             .header("Content-Type", "application/xml")
-            .body(body(&[acme::SECRET_COURSE], &[acme::ENGINEER], ""))
-            .send()
-            .await
-            .expect("request"),
+            .body(body(&[acme::SECRET_COURSE], &[acme::ENGINEER], "")),
     )
     .await;
     assert_created(&reply);
-    let list = Reply::from(
+    let list = Reply::send(
         stack
             .http
             .get(format!(
@@ -531,10 +468,7 @@ async fn a_token_alone_enrolls(stack: &TestStack) {
                 acme::ENGINEER
             ))
             .header("Authorization", bearer.as_str())
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .expect("request"),
+            .header("Accept", "application/json"),
     )
     .await;
     let page: Value = serde_json::from_str(&list.body).expect("JSON");
@@ -543,14 +477,11 @@ async fn a_token_alone_enrolls(stack: &TestStack) {
         Some(2),
         "{page}"
     );
-    let contents = Reply::from(
+    let contents = Reply::send(
         stack
             .http
             .get(format!("{}/contents?pageSize=1", stack.base_url))
-            .header("Authorization", bearer.as_str())
-            .send()
-            .await
-            .expect("request"),
+            .header("Authorization", bearer.as_str()),
     )
     .await;
     assert_eq!(contents.status, 200, "{}", contents.body);

@@ -3,15 +3,16 @@
 //! spelling, the permission table with its scopes, tenant isolation and paging a client can
 //! trust.
 
-use lms_core::entities::{custom_role_permission, enrollment};
+use lms_core::entities::enrollment;
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
-    stack::{get_json, json_of},
-    world::{self, Login, acme, globex},
+    TestStack, get_json, json_ids, json_of, on_both_backends, post_json,
+    rows::grant,
+    uuid, walk_json_pages, walk_xml_pages,
+    world::{self, acme, globex},
     xml::{text_of, texts_of},
+    xml_ids,
 };
 use sea_orm::{ActiveModelTrait as _, Set, prelude::Uuid};
-use serde_json::Value;
 
 on_both_backends!(
     the_owner_lists_enrollments_in_xml_and_json_under_every_prefix,
@@ -24,6 +25,7 @@ on_both_backends!(
 );
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
+const ID: &str = "enrollmentId";
 
 /// Acme's enrollments, ascending by id.
 const ACME: [&str; 4] = [
@@ -32,37 +34,6 @@ const ACME: [&str; 4] = [
     acme::LEARNER_SECRET,
     acme::SUPPORTER_WELCOME,
 ];
-
-async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
-    stack.get(path, login).await
-}
-
-fn xml_ids(reply: &Reply) -> Vec<String> {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    texts_of(&reply.body, "enrollmentId")
-}
-
-fn json_ids(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("an array: {list}"))
-        .iter()
-        .map(|e| e["enrollmentId"].as_str().expect("an id").to_owned())
-        .collect()
-}
-
-fn uuid(id: &str) -> Uuid {
-    Uuid::parse_str(id).expect("a UUID")
-}
-
-async fn grant(stack: &TestStack, role: &str, permission: &str) {
-    custom_role_permission::ActiveModel {
-        custom_role_id: Set(uuid(role)),
-        permission: Set(permission.to_owned()),
-    }
-    .insert(stack.db())
-    .await
-    .expect("a permission added");
-}
 
 /// Adds an enrollment of `learner` in `course` with id number `n` (after every world id).
 async fn add(stack: &TestStack, n: u128, learner: &str, course: &str) -> String {
@@ -96,24 +67,28 @@ async fn account_of(stack: &TestStack) -> Uuid {
 async fn the_owner_lists_enrollments_in_xml_and_json_under_every_prefix(stack: &TestStack) {
     for prefix in PREFIXES {
         for slash in ["", "/"] {
-            let list = get(stack, &format!("{prefix}/enrollment{slash}"), world::OWNER).await;
+            let list = stack
+                .get(&format!("{prefix}/enrollment{slash}"), world::OWNER)
+                .await;
             assert!(
                 list.body.contains("<response><enrollment><enrollmentId>"),
                 "unpaged: repeated <enrollment> under <response>: {}",
                 list.body
             );
-            assert_eq!(xml_ids(&list), ACME);
-            let page = get(stack, &format!("{prefix}/enrollments{slash}"), world::OWNER).await;
+            assert_eq!(xml_ids(&list, ID), ACME);
+            let page = stack
+                .get(&format!("{prefix}/enrollments{slash}"), world::OWNER)
+                .await;
             assert!(
                 page.body.contains("<response><enrollments><enrollment>"),
                 "{}",
                 page.body
             );
-            assert_eq!(xml_ids(&page), ACME);
+            assert_eq!(xml_ids(&page, ID), ACME);
             assert!(!page.body.contains("nextPageToken"));
         }
         let array = json_of(&get_json(stack, &format!("{prefix}/enrollment"), world::ADMIN).await);
-        assert_eq!(json_ids(&array), ACME);
+        assert_eq!(json_ids(&array, ID), ACME);
         let page = json_of(
             &get_json(
                 stack,
@@ -122,7 +97,7 @@ async fn the_owner_lists_enrollments_in_xml_and_json_under_every_prefix(stack: &
             )
             .await,
         );
-        assert_eq!(json_ids(&page["enrollments"]), &ACME[..3]);
+        assert_eq!(json_ids(&page["enrollments"], ID), &ACME[..3]);
         assert!(page["nextPageToken"].is_string(), "{page}");
     }
     // POST /enrollments takes the same query in a body, XML or JSON.
@@ -137,24 +112,20 @@ async fn the_owner_lists_enrollments_in_xml_and_json_under_every_prefix(stack: &
             ),
         )
         .await;
-    assert_eq!(xml_ids(&reply), [acme::LEARNER_WELCOME]);
+    assert_eq!(xml_ids(&reply, ID), [acme::LEARNER_WELCOME]);
     let token = text_of(&reply.body, "nextPageToken").expect("a second page");
-    let reply = Reply::from(
-        stack
-            .request(reqwest::Method::POST, "/api/v2/enrollments", world::OWNER)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(format!(
-                r#"{{"pageSize":1,"pageToken":"{token}","learnerIds":["{}"],"courseIds":null}}"#,
-                acme::LEARNER
-            ))
-            .send()
-            .await
-            .expect("request"),
+    let reply = post_json(
+        stack,
+        "/api/v2/enrollments",
+        world::OWNER,
+        format!(
+            r#"{{"pageSize":1,"pageToken":"{token}","learnerIds":["{}"],"courseIds":null}}"#,
+            acme::LEARNER
+        ),
     )
     .await;
     let page = json_of(&reply);
-    assert_eq!(json_ids(&page["enrollments"]), [acme::LEARNER_SECRET]);
+    assert_eq!(json_ids(&page["enrollments"], ID), [acme::LEARNER_SECRET]);
     assert!(page.get("nextPageToken").is_none(), "{page}");
 }
 
@@ -166,21 +137,23 @@ async fn filters_narrow_in_every_spelling_and_combine(stack: &TestStack) {
         format!("learnerIds={}", acme::LEARNER),
         format!("learnerIds={}&learnerIds={}", acme::LEARNER, globex::WORKER),
     ] {
-        let reply = get(stack, &format!("/enrollment?{query}"), world::OWNER).await;
+        let reply = stack
+            .get(&format!("/enrollment?{query}"), world::OWNER)
+            .await;
         assert_eq!(
-            xml_ids(&reply),
+            xml_ids(&reply, ID),
             [acme::LEARNER_WELCOME, acme::LEARNER_SECRET],
             "{query}"
         );
     }
-    let by_course = get(
-        stack,
-        &format!("/enrollment/?courseIds[]={}", acme::WELCOME_COURSE),
-        world::OWNER,
-    )
-    .await;
+    let by_course = stack
+        .get(
+            &format!("/enrollment/?courseIds[]={}", acme::WELCOME_COURSE),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(
-        xml_ids(&by_course),
+        xml_ids(&by_course, ID),
         [
             acme::LEARNER_WELCOME,
             acme::ENGINEER_WELCOME,
@@ -188,38 +161,38 @@ async fn filters_narrow_in_every_spelling_and_combine(stack: &TestStack) {
         ]
     );
     // Filters combine as AND, as C12's xpath on courseId and learnerId expects.
-    let both = get(
-        stack,
-        &format!(
-            "/enrollments?learnerIds[]={}&courseIds[]={}",
-            acme::LEARNER,
-            acme::SECRET_COURSE
-        ),
-        world::OWNER,
-    )
-    .await;
-    assert_eq!(xml_ids(&both), [acme::LEARNER_SECRET]);
-    let by_id = get(
-        stack,
-        &format!(
-            "/enrollment?enrollmentIds[]={}&enrollmentIds[]={}&courseIds[]={}",
-            acme::SUPPORTER_WELCOME,
-            acme::LEARNER_SECRET,
-            acme::WELCOME_COURSE
-        ),
-        world::OWNER,
-    )
-    .await;
-    assert_eq!(xml_ids(&by_id), [acme::SUPPORTER_WELCOME]);
+    let both = stack
+        .get(
+            &format!(
+                "/enrollments?learnerIds[]={}&courseIds[]={}",
+                acme::LEARNER,
+                acme::SECRET_COURSE
+            ),
+            world::OWNER,
+        )
+        .await;
+    assert_eq!(xml_ids(&both, ID), [acme::LEARNER_SECRET]);
+    let by_id = stack
+        .get(
+            &format!(
+                "/enrollment?enrollmentIds[]={}&enrollmentIds[]={}&courseIds[]={}",
+                acme::SUPPORTER_WELCOME,
+                acme::LEARNER_SECRET,
+                acme::WELCOME_COURSE
+            ),
+            world::OWNER,
+        )
+        .await;
+    assert_eq!(xml_ids(&by_id, ID), [acme::SUPPORTER_WELCOME]);
     // A filter matching nothing is an empty list, not an error.
-    let none = get(
-        stack,
-        &format!("/enrollment?learnerIds[]={}", acme::OWNER),
-        world::OWNER,
-    )
-    .await;
+    let none = stack
+        .get(
+            &format!("/enrollment?learnerIds[]={}", acme::OWNER),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(none.status, 200);
-    assert!(xml_ids(&none).is_empty());
+    assert!(xml_ids(&none, ID).is_empty());
     assert_eq!(
         json_of(&get_json(stack, "/enrollment?learnerIds=", world::OWNER).await)
             .as_array()
@@ -236,26 +209,32 @@ async fn scoped_callers_see_only_learners_in_their_subtrees_and_others_are_refus
     // publisher's) the engineer.
     let sales = [acme::LEARNER_WELCOME, acme::LEARNER_SECRET];
     assert_eq!(
-        xml_ids(&get(stack, "/enrollment", world::DEPT_ADMIN).await),
+        xml_ids(&stack.get("/enrollment", world::DEPT_ADMIN).await, ID),
         sales
     );
     assert_eq!(
-        xml_ids(&get(stack, "/enrollments?pageSize=1", world::DEPT_ADMIN).await),
+        xml_ids(
+            &stack
+                .get("/enrollments?pageSize=1", world::DEPT_ADMIN)
+                .await,
+            ID
+        ),
         sales[..1]
     );
     assert_eq!(
-        xml_ids(&get(stack, "/enrollment", world::PUBLISHER).await),
+        xml_ids(&stack.get("/enrollment", world::PUBLISHER).await, ID),
         [acme::ENGINEER_WELCOME]
     );
     // A filter naming learners outside the scope narrows to nothing; it reveals nothing.
     assert!(
         xml_ids(
-            &get(
-                stack,
-                &format!("/enrollment?learnerIds[]={}", acme::SUPPORTER),
-                world::DEPT_ADMIN
-            )
-            .await
+            &stack
+                .get(
+                    &format!("/enrollment?learnerIds[]={}", acme::SUPPORTER),
+                    world::DEPT_ADMIN
+                )
+                .await,
+            ID
         )
         .is_empty()
     );
@@ -266,7 +245,8 @@ async fn scoped_callers_see_only_learners_in_their_subtrees_and_others_are_refus
         world::VIEWER,
     ] {
         for path in ["/enrollment", "/enrollments", "/enrollments?pageSize=0"] {
-            get(stack, path, login)
+            stack
+                .get(path, login)
                 .await
                 .assert_error(403, "permission to read enrollments");
         }
@@ -275,21 +255,23 @@ async fn scoped_callers_see_only_learners_in_their_subtrees_and_others_are_refus
     // role is granted before its first call, as callers are remembered).
     grant(stack, acme::COORDINATOR_ROLE, "enrollment.read").await;
     assert_eq!(
-        xml_ids(&get(stack, "/enrollment", world::COORDINATOR).await),
+        xml_ids(&stack.get("/enrollment", world::COORDINATOR).await, ID),
         sales
     );
 }
 
 async fn another_accounts_enrollments_are_never_listed(stack: &TestStack) {
-    let globex = get(stack, "/enrollment", world::GLOBEX_OWNER).await;
-    assert_eq!(xml_ids(&globex), [globex::ENROLLMENT]);
+    let globex = stack.get("/enrollment", world::GLOBEX_OWNER).await;
+    assert_eq!(xml_ids(&globex, ID), [globex::ENROLLMENT]);
     for query in [
         format!("enrollmentIds[]={}", globex::ENROLLMENT),
         format!("learnerIds[]={}", globex::WORKER),
         format!("courseIds[]={}", globex::COURSE),
     ] {
-        let reply = get(stack, &format!("/enrollment?{query}"), world::OWNER).await;
-        assert!(xml_ids(&reply).is_empty(), "{query}: {}", reply.body);
+        let reply = stack
+            .get(&format!("/enrollment?{query}"), world::OWNER)
+            .await;
+        assert!(xml_ids(&reply, ID).is_empty(), "{query}: {}", reply.body);
     }
 }
 
@@ -298,88 +280,56 @@ async fn pages_hold_exactly_page_size_and_the_last_has_no_token(stack: &TestStac
     for n in 0..7 {
         all.push(add(stack, n, acme::ENGINEER, acme::SECRET_COURSE).await);
     }
-    assert_eq!(xml_ids(&get(stack, "/enrollment", world::OWNER).await), all);
+    assert_eq!(
+        xml_ids(&stack.get("/enrollment", world::OWNER).await, ID),
+        all
+    );
     for (size, pages) in [
         (5, vec![5, 5, 1]),
         (4, vec![4, 4, 3]),
         (11, vec![11]),
         (1000, vec![11]),
     ] {
-        let (mut token, mut seen, mut sizes) = (String::new(), Vec::new(), Vec::new());
-        loop {
-            let reply = get(
-                stack,
-                &format!("/enrollments?pageSize={size}&pageToken={token}"),
-                world::OWNER,
-            )
-            .await;
-            let ids = xml_ids(&reply);
-            sizes.push(ids.len());
-            seen.extend(ids);
-            match text_of(&reply.body, "nextPageToken") {
-                Some(next) => token = next,
-                None => break,
-            }
-        }
-        assert_eq!(sizes, pages, "pageSize={size}");
-        assert_eq!(seen, all, "pageSize={size}");
-        let (mut token, mut seen) = (None::<String>, Vec::new());
-        loop {
-            let path = match &token {
-                None => format!("/enrollments?pageSize={size}"),
-                Some(token) => format!("/enrollments?pageToken={token}&pageSize={size}"),
-            };
-            let page = json_of(&get_json(stack, &path, world::OWNER).await);
-            seen.extend(json_ids(&page["enrollments"]));
-            match page.get("nextPageToken") {
-                Some(next) => token = Some(next.as_str().expect("a string").to_owned()),
-                None => break,
-            }
-        }
-        assert_eq!(seen, all, "JSON, pageSize={size}");
+        let path = format!("/enrollments?pageSize={size}");
+        let xml = walk_xml_pages(stack, &path, &world::OWNER.headers(), ID).await;
+        assert_eq!(xml.sizes, pages, "pageSize={size}");
+        assert_eq!(xml.ids, all, "pageSize={size}");
+        let json = walk_json_pages(stack, &path, &world::OWNER.headers(), "enrollments", ID).await;
+        assert_eq!(json.sizes, pages, "JSON, pageSize={size}");
+        assert_eq!(json.ids, all, "JSON, pageSize={size}");
     }
     // A scoped walk skips other departments' enrollments without short pages: the engineer's
     // seven are in the publisher's scope, the others are not (but one).
-    let (mut token, mut sizes) = (String::new(), Vec::new());
-    loop {
-        let reply = get(
-            stack,
-            &format!("/enrollments?pageSize=3&pageToken={token}"),
-            world::PUBLISHER,
-        )
-        .await;
-        sizes.push(xml_ids(&reply).len());
-        match text_of(&reply.body, "nextPageToken") {
-            Some(next) => token = next,
-            None => break,
-        }
-    }
-    assert_eq!(sizes, [3, 3, 2]);
-    // Walking one learner's enrollments pages the same way.
-    let learner_pages = get(
+    let scoped = walk_xml_pages(
         stack,
-        &format!("/enrollments?pageSize=4&learnerIds[]={}", acme::ENGINEER),
-        world::OWNER,
+        "/enrollments?pageSize=3",
+        &world::PUBLISHER.headers(),
+        ID,
     )
     .await;
-    assert_eq!(xml_ids(&learner_pages).len(), 4);
+    assert_eq!(scoped.sizes, [3, 3, 2]);
+    // Walking one learner's enrollments pages the same way.
+    let learner_pages = stack
+        .get(
+            &format!("/enrollments?pageSize=4&learnerIds[]={}", acme::ENGINEER),
+            world::OWNER,
+        )
+        .await;
+    assert_eq!(xml_ids(&learner_pages, ID).len(), 4);
     assert!(text_of(&learner_pages.body, "nextPageToken").is_some());
 }
 
 async fn bad_ids_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestStack) {
     let before = stack.snapshot().await;
     for size in ["0", "10001", "-1", "ten"] {
-        get(
-            stack,
-            &format!("/enrollments?pageSize={size}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(400, "pageSize must be a whole number");
+        stack
+            .get(&format!("/enrollments?pageSize={size}"), world::OWNER)
+            .await
+            .assert_error(400, "pageSize must be a whole number");
     }
     use base64::Engine as _;
     let encode = |text: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(text);
-    let departments = get(stack, "/departments?pageSize=1", world::OWNER).await;
+    let departments = stack.get("/departments?pageSize=1", world::OWNER).await;
     let foreign = text_of(&departments.body, "nextPageToken").expect("a department token");
     for token in [
         foreign,
@@ -387,23 +337,21 @@ async fn bad_ids_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSta
         encode(acme::LEARNER_WELCOME),
         "%%%".to_owned(),
     ] {
-        get(
-            stack,
-            &format!("/enrollments?pageToken={token}"),
-            world::OWNER,
-        )
-        .await
-        .assert_error(
-            400,
-            "pageToken is not a page token of this listing (enrollments)",
-        );
+        stack
+            .get(&format!("/enrollments?pageToken={token}"), world::OWNER)
+            .await
+            .assert_error(
+                400,
+                "pageToken is not a page token of this listing (enrollments)",
+            );
     }
     for (query, field) in [
         ("learnerIds[]=nope", "learnerIds"),
         ("courseIds[]=nope", "courseIds"),
         ("enrollmentIds=1,2", "enrollmentIds"),
     ] {
-        get(stack, &format!("/enrollment?{query}"), world::OWNER)
+        stack
+            .get(&format!("/enrollment?{query}"), world::OWNER)
             .await
             .assert_error(400, field);
     }
@@ -412,7 +360,8 @@ async fn bad_ids_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSta
         ("/enrollment?userIds[]=x", "userIds[]"),
         ("/enrollments?learnerId=x", "learnerId"),
     ] {
-        get(stack, path, world::OWNER)
+        stack
+            .get(path, world::OWNER)
             .await
             .assert_error(400, &format!("\"{name}\""));
     }
@@ -440,12 +389,12 @@ async fn dates_and_flags_are_written_as_captured(stack: &TestStack) {
     changed.due_at = Set(Some(at("2022-08-01T00:00:00Z")));
     changed.lock_after_due = Set(true);
     changed.update(stack.db()).await.expect("dates set");
-    let reply = get(
-        stack,
-        &format!("/enrollment?learnerIds[]={}", acme::LEARNER),
-        world::OWNER,
-    )
-    .await;
+    let reply = stack
+        .get(
+            &format!("/enrollment?learnerIds[]={}", acme::LEARNER),
+            world::OWNER,
+        )
+        .await;
     assert!(
         reply.body.contains(&format!(
             "<enrollment><enrollmentId>{}</enrollmentId><courseId>{}</courseId>\

@@ -2,10 +2,7 @@
 //! real gateway and core.
 
 use lms_core::entities::{account, audit_log, enrollment};
-use lms_proto::{
-    metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{self as pb, admin_service_client::AdminServiceClient},
-};
+use lms_proto::v1::{self as pb, admin_service_client::AdminServiceClient};
 use lms_tests::{
     Backend, Reply, TestStack, on_both_backends,
     testkit::Fixture,
@@ -347,15 +344,6 @@ fn unknown_ids(count: usize, low: bool) -> Vec<String> {
         .collect()
 }
 
-fn as_owner<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    let metadata = request.metadata_mut();
-    metadata.insert(ACCOUNT_URL, world::ACME_URL.parse().expect("ascii"));
-    metadata.insert(EMAIL, world::OWNER.email.parse().expect("ascii"));
-    metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
-    request
-}
-
 /// The world, plus every Acme user enrolled in [`BULK_ITEMS`] more courses of a project
 /// "Bulk": [`BULK_ENROLLMENTS`] enrollments, imported with the world.
 struct BulkEnrollments {
@@ -369,20 +357,7 @@ const BULK_ENROLLMENTS: usize = BULK_ITEMS * 12;
 
 impl Fixture for BulkEnrollments {
     async fn start(backend: Backend) -> Option<Self> {
-        let learners = [
-            acme::OWNER,
-            acme::ADMIN,
-            acme::DEPT_ADMIN,
-            acme::PUBLISHER,
-            acme::AUTHOR,
-            acme::LEARNER,
-            acme::COORDINATOR,
-            acme::VIEWER,
-            acme::ENGINEER,
-            acme::FORMER_ADMIN,
-            acme::SUPPORTER,
-            acme::REPORTER,
-        ];
+        let learners = acme::USERS;
         // Time-ordered like the ids the core makes, so they sort above the world's.
         let project = Uuid::now_v7().to_string();
         let courses: Vec<String> = (0..BULK_ITEMS)
@@ -603,7 +578,7 @@ async fn roles_without_the_permission_are_403_and_delete_nothing(stack: &TestSta
 async fn moving_a_department_moves_its_learners_between_scopes(stack: &TestStack) {
     // Sales East (the learner's department) moves from Sales to Engineering.
     AdminServiceClient::new(stack.grpc_channel().await)
-        .update_department(as_owner(pb::UpdateDepartmentRequest {
+        .update_department(world::OWNER.grpc_request(pb::UpdateDepartmentRequest {
             department_id: acme::SALES_EAST.into(),
             name: None,
             parent_department_id: Some(acme::ENGINEERING.into()),

@@ -3,10 +3,8 @@
 use lms_tests::{
     TestStack, on_both_backends,
     world::{self, Login, acme, globex},
-    xml::{element_names, text_of, texts_of},
+    xml::{PROLOGUE, element_names, text_of, texts_of},
 };
-
-const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 on_both_backends!(
     owner_reads_a_plain_group_with_its_members_in_order,
@@ -28,7 +26,7 @@ async fn owner_reads_a_plain_group_with_its_members_in_order(stack: &TestStack) 
         reply.header("content-type"),
         Some("application/xml; charset=utf-8")
     );
-    assert!(reply.body.starts_with(XML_PROLOGUE), "{}", reply.body);
+    assert!(reply.body.starts_with(PROLOGUE), "{}", reply.body);
     assert_eq!(
         element_names(&reply.body),
         [

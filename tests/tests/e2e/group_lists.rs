@@ -3,16 +3,16 @@
 //! question 17: a department administrator lists every group), tenant isolation, paging and
 //! its refusals, and a token alone.
 
-use lms_core::entities::custom_role_permission;
 use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
-    stack::{get_json, json_of},
+    Reply, TestStack, get_json, json_of, on_both_backends,
+    rows::grant,
+    walk_xml_pages,
     world::{self, acme, globex},
     xml::{text_of, texts_of},
+    xml_ids,
 };
-use sea_orm::{ActiveModelTrait as _, Set, prelude::Uuid};
-use serde_json::{Value, json};
+use serde_json::json;
 
 on_both_backends!(
     the_owner_lists_groups_in_xml_and_json_under_every_prefix,
@@ -26,11 +26,7 @@ on_both_backends!(
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 /// The world's Acme groups, ascending by id.
 const ACME: [&str; 3] = [acme::INTERNS, acme::ALL_OF_SALES, acme::EMPTY_GROUP];
-
-fn xml_ids(reply: &Reply) -> Vec<String> {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    texts_of(&reply.body, "groupId")
-}
+const ID: &str = "groupId";
 
 async fn the_owner_lists_groups_in_xml_and_json_under_every_prefix(stack: &TestStack) {
     for prefix in PREFIXES {
@@ -38,7 +34,7 @@ async fn the_owner_lists_groups_in_xml_and_json_under_every_prefix(stack: &TestS
             let list = stack
                 .get(&format!("{prefix}/group{slash}"), world::OWNER)
                 .await;
-            assert_eq!(xml_ids(&list), ACME, "{prefix}");
+            assert_eq!(xml_ids(&list, ID), ACME, "{prefix}");
             assert_eq!(
                 list.body,
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response>\
@@ -52,7 +48,7 @@ async fn the_owner_lists_groups_in_xml_and_json_under_every_prefix(stack: &TestS
             let page = stack
                 .get(&format!("{prefix}/groups{slash}"), world::OWNER)
                 .await;
-            assert_eq!(xml_ids(&page), ACME);
+            assert_eq!(xml_ids(&page, ID), ACME);
             assert_eq!(texts_of(&page.body, "isSmart"), ["0", "1", "0"]);
             assert!(
                 page.body.contains("<response><groups><group>"),
@@ -92,7 +88,11 @@ async fn group_readers_list_every_group_and_other_roles_are_refused(stack: &Test
         world::COORDINATOR,
     ] {
         for path in ["/group", "/groups"] {
-            assert_eq!(xml_ids(&stack.get(path, login).await), ACME, "{login:?}");
+            assert_eq!(
+                xml_ids(&stack.get(path, login).await, ID),
+                ACME,
+                "{login:?}"
+            );
         }
     }
     for login in [
@@ -114,24 +114,21 @@ async fn group_readers_list_every_group_and_other_roles_are_refused(stack: &Test
         .await
         .assert_error(403, "permission");
     // A custom role given `group.read` lists from its next call on.
-    custom_role_permission::ActiveModel {
-        custom_role_id: Set(Uuid::parse_str(acme::REPORTER_ROLE).unwrap()),
-        permission: Set("group.read".to_owned()),
-    }
-    .insert(stack.db())
-    .await
-    .expect("a permission added");
-    forget_remembered_callers(stack);
-    assert_eq!(xml_ids(&stack.get("/group", world::REPORTER).await), ACME);
+    grant(stack, acme::REPORTER_ROLE, "group.read").await;
+    stack.forget_remembered_callers();
+    assert_eq!(
+        xml_ids(&stack.get("/group", world::REPORTER).await, ID),
+        ACME
+    );
 }
 
 async fn another_accounts_groups_are_never_listed(stack: &TestStack) {
     for path in ["/group", "/groups"] {
         assert_eq!(
-            xml_ids(&stack.get(path, world::GLOBEX_OWNER).await),
+            xml_ids(&stack.get(path, world::GLOBEX_OWNER).await, ID),
             [globex::CREW]
         );
-        let acme = xml_ids(&stack.get(path, world::OWNER).await);
+        let acme = xml_ids(&stack.get(path, world::OWNER).await, ID);
         assert!(!acme.contains(&globex::CREW.to_owned()));
     }
 }
@@ -155,26 +152,15 @@ async fn pages_walk_every_group_once_and_only_a_page_with_more_after_it_has_a_to
     }
     all.sort();
     for size in [1_usize, 3, 5, 10, 11] {
-        let mut seen = Vec::new();
-        let mut token = String::new();
-        loop {
-            let page = stack
-                .get(
-                    &format!("/groups?pageSize={size}&pageToken={token}"),
-                    world::OWNER,
-                )
-                .await;
-            let ids = xml_ids(&page);
-            seen.extend(ids.iter().cloned());
-            match text_of(&page.body, "nextPageToken") {
-                Some(next) => {
-                    assert_eq!(ids.len(), size, "a page before the last is full");
-                    token = next;
-                }
-                None => break,
-            }
-        }
-        assert_eq!(seen, all, "pageSize {size}");
+        let walk = walk_xml_pages(
+            stack,
+            &format!("/groups?pageSize={size}"),
+            &world::OWNER.headers(),
+            ID,
+        )
+        .await;
+        walk.assert_full_before_last(size);
+        assert_eq!(walk.ids, all, "pageSize {size}");
     }
     let first = json_of(&get_json(stack, "/groups?pageSize=4", world::OWNER).await);
     let token = first["nextPageToken"].as_str().expect("a token");
@@ -228,61 +214,20 @@ async fn bad_page_sizes_tokens_and_parameters_are_400_naming_them(stack: &TestSt
 }
 
 async fn a_token_alone_lists_groups(stack: &TestStack) {
-    let bearer = bearer_of_admin(stack).await;
+    let bearer = stack.bearer_for(acme::ADMIN).await;
     for path in [
         "/api/v2/group",
         "/groups",
         "/index.php/api/v2/groups?pageSize=2",
     ] {
-        let reply = Reply::from(
+        let reply = Reply::send(
             stack
                 .http
                 .get(format!("{}{path}", stack.base_url))
-                .header("Authorization", bearer.as_str())
-                .send()
-                .await
-                .expect("request"),
+                .header("Authorization", bearer.as_str()),
         )
         .await;
         assert_eq!(reply.status, 200, "{path}: {}", reply.body);
-        assert!(!xml_ids(&reply).is_empty());
+        assert!(!xml_ids(&reply, ID).is_empty());
     }
-}
-
-/// A permission written straight into the database reaches callers the core remembers only
-/// once they expire: past the authentication cache's lifetime (60 s), they are read again.
-pub(crate) fn forget_remembered_callers(stack: &TestStack) {
-    stack.clock.advance(std::time::Duration::from_secs(61));
-}
-
-/// `Bearer <token>` of a new API client acting as the world's account administrator.
-pub(crate) async fn bearer_of_admin(stack: &TestStack) -> String {
-    let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
-    let client = directory
-        .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
-            user_id: acme::ADMIN.to_owned(),
-        }))
-        .await
-        .expect("a client")
-        .into_inner();
-    let reply = Reply::from(
-        stack
-            .http
-            .post(format!("{}/api/v3/token", stack.base_url))
-            .form(&[
-                ("client_id", client.client_id.as_str()),
-                ("client_secret", client.client_secret.as_str()),
-                ("grant_type", "client_credentials"),
-            ])
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let token: Value = serde_json::from_str(&reply.body).expect("JSON");
-    format!(
-        "Bearer {}",
-        token["access_token"].as_str().expect("a token")
-    )
 }

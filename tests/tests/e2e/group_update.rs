@@ -2,16 +2,17 @@
 //! an empty 200, the new name read back through `GET /group`, the audit row, validation, the
 //! permission table and XML text decoding.
 
-use lms_core::entities::{audit_log, group};
+use lms_core::entities::group;
 use lms_tests::{
     Reply, TestStack, on_both_backends,
+    rows::audit_rows,
+    uuid,
     world::{self, Login, acme, globex},
-    xml::{text_of, texts_of},
+    xml::{PROLOGUE, request, text_of, texts_of},
 };
-use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid};
+use sea_orm::EntityTrait as _;
 use serde_json::json;
 
-const PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 const UNKNOWN_GROUP: &str = "0191a000-0000-7000-8000-0000000003ff";
 
 on_both_backends!(
@@ -28,10 +29,6 @@ on_both_backends!(
     update_refuses_bodies_the_xml_rules_forbid,
     checks_run_in_the_documented_order,
 );
-
-fn request(fields: &str) -> String {
-    format!("{PROLOGUE}<request>{fields}</request>")
-}
 
 fn name_body(name: &str) -> String {
     request(&format!("<name>{name}</name>"))
@@ -59,10 +56,6 @@ fn assert_empty_ok(reply: &Reply) {
     );
 }
 
-fn uuid(id: &str) -> Uuid {
-    Uuid::parse_str(id).expect("a UUID")
-}
-
 async fn stored_name(stack: &TestStack, id: &str) -> String {
     group::Entity::find_by_id(uuid(id))
         .one(stack.db())
@@ -77,14 +70,6 @@ async fn name_read_back(stack: &TestStack, id: &str) -> String {
     let reply = stack.get(&group_path(id), world::OWNER).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     text_of(&reply.body, "name").expect("a name")
-}
-
-async fn audit_rows(stack: &TestStack, request_id: &str) -> Vec<audit_log::Model> {
-    audit_log::Entity::find()
-        .filter(audit_log::Column::RequestId.eq(request_id))
-        .all(stack.db())
-        .await
-        .expect("read the audit log")
 }
 
 /// Asserts the one `group.update` audit row written under `request_id`.
@@ -109,16 +94,6 @@ async fn assert_rename_audited(
     };
     assert_eq!(parse(&row.before), Some(json!({ "name": before })));
     assert_eq!(parse(&row.after), Some(json!({ "name": after })));
-}
-
-/// The stored data without `accounts.revision`, which every write transaction bumps.
-async fn snapshot_without_revision(stack: &TestStack) -> String {
-    let snapshot = stack.snapshot().await;
-    snapshot
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("revision:"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 async fn owner_renames_a_group_and_reads_the_new_name_back(stack: &TestStack) {
@@ -170,7 +145,7 @@ async fn owner_renames_a_group_and_reads_the_new_name_back(stack: &TestStack) {
 }
 
 async fn an_update_without_a_name_is_a_no_op_200_without_an_audit_row(stack: &TestStack) {
-    let before = snapshot_without_revision(stack).await;
+    let before = stack.snapshot_without_revision().await;
     for body in [
         request(""),
         format!("{PROLOGUE}<request/>"),
@@ -182,7 +157,7 @@ async fn an_update_without_a_name_is_a_no_op_200_without_an_audit_row(stack: &Te
             .await;
         assert_empty_ok(&reply);
         assert_eq!(
-            snapshot_without_revision(stack).await,
+            stack.snapshot_without_revision().await,
             before,
             "{body} changed nothing"
         );

@@ -3,18 +3,15 @@
 //! with department administrators' scopes (members outside a scope stay), tenant isolation,
 //! refusals that change nothing, audit rows, and a token alone.
 
-use lms_core::entities::{audit_log, custom_role_permission, user};
+use lms_core::entities::{audit_log, user};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
+    rows::grant,
     world::{self, Login, acme, globex},
     xml::{text_of, texts_of},
 };
-use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, EntityTrait as _, QueryFilter as _, Set, prelude::Uuid,
-};
+use sea_orm::{ColumnTrait as _, EntityTrait as _, QueryFilter as _, prelude::Uuid};
 use serde_json::{Value, json};
-
-use super::group_lists::bearer_of_admin;
 
 on_both_backends!(
     the_owner_creates_groups_in_xml_and_json_under_every_prefix,
@@ -37,28 +34,18 @@ async fn send_json(
     login: Login,
     body: &Value,
 ) -> Reply {
-    Reply::from(
+    Reply::send(
         stack
             .request(method, path, login)
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .expect("request"),
+            .body(body.to_string()),
     )
     .await
 }
 
 async fn delete(stack: &TestStack, path: &str, login: Login) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::DELETE, path, login)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
+    Reply::send(stack.request(reqwest::Method::DELETE, path, login)).await
 }
 
 /// The member ids of a group as the owner reads them.
@@ -81,16 +68,6 @@ async fn audit_actions(stack: &TestStack, entity: &str) -> Vec<String> {
         .into_iter()
         .map(|row| row.action)
         .collect()
-}
-
-async fn grant(stack: &TestStack, role: &str, permission: &str) {
-    custom_role_permission::ActiveModel {
-        custom_role_id: Set(Uuid::parse_str(role).unwrap()),
-        permission: Set(permission.to_owned()),
-    }
-    .insert(stack.db())
-    .await
-    .expect("a permission added");
 }
 
 async fn the_owner_creates_groups_in_xml_and_json_under_every_prefix(stack: &TestStack) {
@@ -226,7 +203,7 @@ async fn who_creates_groups_and_department_administrators_only_with_their_users(
     assert_eq!(stack.snapshot().await, before);
     // A custom role with `group.create`, scoped like the department administrator.
     grant(stack, acme::COORDINATOR_ROLE, "group.create").await;
-    super::group_lists::forget_remembered_callers(stack);
+    stack.forget_remembered_callers();
     assert_eq!(
         stack
             .post_xml("/group", world::COORDINATOR, &body(&[acme::LEARNER]))
@@ -380,13 +357,13 @@ async fn bad_member_lists_and_smart_groups_are_refused_and_nothing_changes(stack
             "/group/0191a000-0000-7000-8000-00000000dead/members".to_owned(),
             "<request><userIds/></request>".to_owned(),
             404,
-            "",
+            "Group '0191a000-0000-7000-8000-00000000dead' was not found",
         ),
         (
             "/group/not-an-id/members".to_owned(),
             "<request><userIds/></request>".to_owned(),
             404,
-            "",
+            "Group 'not-an-id' was not found",
         ),
     ] {
         stack
@@ -446,11 +423,11 @@ async fn deletes_are_204_then_404_and_scoped_to_groups_whose_members_are_in_scop
     assert_eq!(reply.status, 204, "{}", reply.body);
     delete(stack, &format!("/group/{}", acme::INTERNS), world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", acme::INTERNS));
     stack
         .get(&format!("/group/{}", acme::INTERNS), world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", acme::INTERNS));
     assert_eq!(
         audit_actions(stack, acme::INTERNS).await,
         ["group.delete"],
@@ -475,7 +452,7 @@ async fn deletes_are_204_then_404_and_scoped_to_groups_whose_members_are_in_scop
     );
     delete(stack, "/group/nope", world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, "Group 'nope' was not found");
     let listed = stack.get("/group", world::OWNER).await;
     assert_eq!(texts_of(&listed.body, "groupId"), [acme::EMPTY_GROUP]);
 }
@@ -485,7 +462,7 @@ async fn another_accounts_groups_are_not_found_and_stay_untouched(stack: &TestSt
     let crew = format!("/group/{}", globex::CREW);
     delete(stack, &crew, world::OWNER)
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", globex::CREW));
     stack
         .post_xml(
             &format!("{crew}/members"),
@@ -493,7 +470,7 @@ async fn another_accounts_groups_are_not_found_and_stay_untouched(stack: &TestSt
             "<request><userIds/></request>",
         )
         .await
-        .assert_error(404, "");
+        .assert_error(404, &format!("Group '{}' was not found", globex::CREW));
     assert_eq!(stack.snapshot().await, before);
     // Globex's owner may not put Acme's users in its group either.
     stack
@@ -511,26 +488,23 @@ async fn another_accounts_groups_are_not_found_and_stay_untouched(stack: &TestSt
 }
 
 async fn a_token_alone_creates_replaces_and_deletes(stack: &TestStack) {
-    let bearer = bearer_of_admin(stack).await;
+    let bearer = stack.bearer_for(acme::ADMIN).await;
     let with_token = |method: reqwest::Method, path: &str| {
         stack
             .http
             .request(method, format!("{}{path}", stack.base_url))
             .header("Authorization", bearer.as_str())
     };
-    let made = Reply::from(
+    let made = Reply::send(
         with_token(reqwest::Method::POST, "/index.php/api/v2/group")
             .header("Content-Type", "application/json")
             .header("Accept", "application/json")
-            .body(json!({"name": "Token team", "userIds": []}).to_string())
-            .send()
-            .await
-            .unwrap(),
+            .body(json!({"name": "Token team", "userIds": []}).to_string()),
     )
     .await;
     assert_eq!(made.status, 201, "{}", made.body);
     let id: String = serde_json::from_str(&made.body).unwrap();
-    let replaced = Reply::from(
+    let replaced = Reply::send(
         with_token(
             reqwest::Method::POST,
             &format!("/api/v2/group/{id}/members/"),
@@ -539,20 +513,11 @@ async fn a_token_alone_creates_replaces_and_deletes(stack: &TestStack) {
         .body(format!(
             "<request><userIds><id>{}</id></userIds></request>",
             acme::LEARNER
-        ))
-        .send()
-        .await
-        .unwrap(),
+        )),
     )
     .await;
     assert_eq!(replaced.status, 200, "{}", replaced.body);
     assert_eq!(members(stack, &id).await, [acme::LEARNER]);
-    let deleted = Reply::from(
-        with_token(reqwest::Method::DELETE, &format!("/group/{id}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let deleted = Reply::send(with_token(reqwest::Method::DELETE, &format!("/group/{id}"))).await;
     assert_eq!(deleted.status, 204, "{}", deleted.body);
 }

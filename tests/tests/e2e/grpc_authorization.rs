@@ -23,14 +23,26 @@ on_both_backends!(
 
 /// `message` with the credentials of `login`; `None` sends no credentials at all.
 fn request<T>(login: Option<Login>, message: T) -> Request<T> {
-    let mut request = Request::new(message);
-    if let Some(login) = login {
-        let metadata = request.metadata_mut();
-        metadata.insert(ACCOUNT_URL, login.account_url.parse().expect("ascii"));
-        metadata.insert(EMAIL, login.email.parse().expect("ascii"));
-        metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
+    match login {
+        Some(login) => login.grpc_request(message),
+        None => Request::new(message),
     }
-    request
+}
+
+/// The outcome of a call, its answer dropped.
+fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
+    result.map(|_| ())
+}
+
+/// `(name, outcome)` of `client.method(login, message)`: the message sent with the
+/// credentials of `login` (see [`request`]), its answer dropped.
+macro_rules! call {
+    ($name:expr, $client:ident.$method:ident($login:expr, $message:expr $(,)?)) => {
+        (
+            $name,
+            done($client.$method(request($login, $message)).await),
+        )
+    };
 }
 
 /// Calls every AdminService method as `login` with a request an account owner could
@@ -41,9 +53,6 @@ async fn call_every_admin_method(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut admin = AdminServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     let points = |user_ids: Vec<String>| pb::GetPointsRequest { user_ids };
     let created = admin
         .create_department(request(
@@ -56,143 +65,99 @@ async fn call_every_admin_method(
         ))
         .await;
     let mut outcomes = vec![
-        (
+        call!(
             "UpdateDepartment",
-            done(
-                admin
-                    .update_department(request(
-                        login,
-                        pb::UpdateDepartmentRequest {
-                            department_id: acme::SALES_EAST.into(),
-                            name: Some("Sales East renamed".into()),
-                            parent_department_id: Some(acme::ENGINEERING.into()),
-                            code: Some(String::new()),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.update_department(
+                login,
+                pb::UpdateDepartmentRequest {
+                    department_id: acme::SALES_EAST.into(),
+                    name: Some("Sales East renamed".into()),
+                    parent_department_id: Some(acme::ENGINEERING.into()),
+                    code: Some(String::new()),
+                }
+            )
         ),
         (
             "CreateDepartment",
             created.as_ref().map(|_| ()).map_err(Clone::clone),
         ),
-        (
+        call!(
             "UpdateGroup",
-            done(
-                admin
-                    .update_group(request(
-                        login,
-                        pb::UpdateGroupRequest {
-                            group_id: acme::INTERNS.into(),
-                            name: Some("Renamed".into()),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.update_group(
+                login,
+                pb::UpdateGroupRequest {
+                    group_id: acme::INTERNS.into(),
+                    name: Some("Renamed".into()),
+                }
+            )
         ),
-        (
+        call!(
             "GetGroup",
-            done(
-                admin
-                    .get_group(request(
-                        login,
-                        pb::GetGroupRequest {
-                            group_id: acme::INTERNS.into(),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.get_group(
+                login,
+                pb::GetGroupRequest {
+                    group_id: acme::INTERNS.into(),
+                }
+            )
         ),
-        (
-            "DeleteEnrollments",
-            done(
-                admin
-                    .delete_enrollments(request(
-                        login,
+        call!("DeleteEnrollments", admin.delete_enrollments(login,
                         // Its own enrollments, for the learner.
                         pb::DeleteEnrollmentsRequest {
                             enrollment_ids: vec![
                                 acme::LEARNER_WELCOME.into(),
                                 acme::LEARNER_SECRET.into(),
                             ],
-                        },
-                    ))
-                    .await,
-            ),
-        ),
-        (
+                        })),
+        call!(
             "GetContentItem",
-            done(
-                admin
-                    .get_content_item(request(
-                        login,
-                        pb::GetContentItemRequest {
-                            content_item_id: acme::WELCOME_COURSE.into(),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.get_content_item(
+                login,
+                pb::GetContentItemRequest {
+                    content_item_id: acme::WELCOME_COURSE.into(),
+                }
+            )
         ),
-        (
+        call!(
             "ListDepartments",
-            done(
-                admin
-                    .list_departments(request(
-                        login,
-                        pb::ListDepartmentsRequest {
-                            page: Some(pb::PageRequest::default()),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.list_departments(
+                login,
+                pb::ListDepartmentsRequest {
+                    page: Some(pb::PageRequest::default()),
+                }
+            )
         ),
-        (
+        call!(
             "ListEnrollments",
-            done(
-                admin
-                    .list_enrollments(request(
-                        login,
-                        // Its own enrollments, for the learner.
-                        pb::ListEnrollmentsRequest {
-                            learner_ids: vec![acme::LEARNER.into()],
-                            ..Default::default()
-                        },
-                    ))
-                    .await,
-            ),
+            admin.list_enrollments(
+                login,
+                // Its own enrollments, for the learner.
+                pb::ListEnrollmentsRequest {
+                    learner_ids: vec![acme::LEARNER.into()],
+                    ..Default::default()
+                }
+            )
         ),
-        (
+        call!(
             "ListContentItems",
-            done(
-                admin
-                    .list_content_items(request(
-                        login,
-                        pb::ListContentItemsRequest {
-                            page: Some(pb::PageRequest::default()),
-                            ..Default::default()
-                        },
-                    ))
-                    .await,
-            ),
+            admin.list_content_items(
+                login,
+                pb::ListContentItemsRequest {
+                    page: Some(pb::PageRequest::default()),
+                    ..Default::default()
+                }
+            )
         ),
-        (
+        call!(
             "EnrollLearners",
-            done(
-                admin
-                    .enroll_learners(request(
-                        login,
-                        // Itself, in a course it is not enrolled in yet.
-                        pb::EnrollLearnersRequest {
-                            course_ids: vec![
-                                acme::WELCOME_COURSE.into(),
-                                acme::SECRET_COURSE.into(),
-                            ],
-                            learner_ids: vec![acme::LEARNER.into(), acme::SUPPORTER.into()],
-                            ..Default::default()
-                        },
-                    ))
-                    .await,
-            ),
+            admin.enroll_learners(
+                login,
+                // Itself, in a course it is not enrolled in yet.
+                pb::EnrollLearnersRequest {
+                    course_ids: vec![acme::WELCOME_COURSE.into(), acme::SECRET_COURSE.into(),],
+                    learner_ids: vec![acme::LEARNER.into(), acme::SUPPORTER.into()],
+                    ..Default::default()
+                }
+            )
         ),
     ];
     // The department CreateDepartment made, empty, where the caller may make one (the owner);
@@ -202,18 +167,14 @@ async fn call_every_admin_method(
         |_| acme::SALES_EAST.to_owned(),
         |made| made.into_inner().department_id,
     );
-    outcomes.push((
+    outcomes.push(call!(
         "DeleteDepartment",
-        done(
-            admin
-                .delete_department(request(
-                    login,
-                    pb::DeleteDepartmentRequest {
-                        department_id: doomed,
-                    },
-                ))
-                .await,
-        ),
+        admin.delete_department(
+            login,
+            pb::DeleteDepartmentRequest {
+                department_id: doomed,
+            },
+        )
     ));
     // Every user, and (for the learner) only its own points.
     for (name, user_ids) in [
@@ -250,93 +211,66 @@ async fn call_every_group_and_points_method(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut admin = AdminServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     vec![
-        (
+        call!(
             "ListGroups",
-            done(
-                admin
-                    .list_groups(request(
-                        login,
-                        pb::ListGroupsRequest {
-                            page: Some(pb::PageRequest::default()),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.list_groups(
+                login,
+                pb::ListGroupsRequest {
+                    page: Some(pb::PageRequest::default()),
+                }
+            )
         ),
-        (
+        call!(
             "AddGroup",
-            done(
-                admin
-                    .add_group(request(
-                        login,
-                        pb::AddGroupRequest {
-                            name: "New hires".into(),
-                            user_ids: vec![acme::ENGINEER.into()],
-                        },
-                    ))
-                    .await,
-            ),
+            admin.add_group(
+                login,
+                pb::AddGroupRequest {
+                    name: "New hires".into(),
+                    user_ids: vec![acme::ENGINEER.into()],
+                }
+            )
         ),
-        (
+        call!(
             "DeleteGroup",
-            done(
-                admin
-                    .delete_group(request(
-                        login,
-                        pb::DeleteGroupRequest {
-                            group_id: acme::EMPTY_GROUP.into(),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.delete_group(
+                login,
+                pb::DeleteGroupRequest {
+                    group_id: acme::EMPTY_GROUP.into(),
+                }
+            )
         ),
-        (
+        call!(
             "ReplaceGroupMembers",
-            done(
-                admin
-                    .replace_group_members(request(
-                        login,
-                        pb::ReplaceGroupMembersRequest {
-                            group_id: acme::INTERNS.into(),
-                            user_ids: vec![acme::LEARNER.into()],
-                        },
-                    ))
-                    .await,
-            ),
+            admin.replace_group_members(
+                login,
+                pb::ReplaceGroupMembersRequest {
+                    group_id: acme::INTERNS.into(),
+                    user_ids: vec![acme::LEARNER.into()],
+                }
+            )
         ),
-        (
+        call!(
             "AwardPoints",
-            done(
-                admin
-                    .award_points(request(
-                        login,
-                        pb::AwardPointsRequest {
-                            user_id: acme::LEARNER.into(),
-                            amount: "5".into(),
-                            reason: Some("Quiz".into()),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.award_points(
+                login,
+                pb::AwardPointsRequest {
+                    user_id: acme::LEARNER.into(),
+                    amount: "5".into(),
+                    reason: Some("Quiz".into()),
+                }
+            )
         ),
-        (
+        call!(
             "WithdrawPoints",
-            done(
-                admin
-                    .withdraw_points(request(
-                        login,
-                        pb::WithdrawPointsRequest {
-                            user_id: acme::LEARNER.into(),
-                            amount: "5".into(),
-                            reason: None,
-                        },
-                    ))
-                    .await,
-            ),
+            admin.withdraw_points(
+                login,
+                pb::WithdrawPointsRequest {
+                    user_id: acme::LEARNER.into(),
+                    amount: "5".into(),
+                    reason: None,
+                }
+            )
         ),
     ]
 }
@@ -349,116 +283,85 @@ async fn call_user_methods(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut admin = AdminServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     vec![
-        (
+        call!(
             "GetUser",
-            done(
-                admin
-                    .get_user(request(
-                        login,
-                        pb::GetUserRequest {
-                            user_id: acme::ENGINEER.into(),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.get_user(
+                login,
+                pb::GetUserRequest {
+                    user_id: acme::ENGINEER.into(),
+                }
+            )
         ),
-        (
+        call!(
             "AddUser",
-            done(
-                admin
-                    .add_user(request(
-                        login,
-                        pb::AddUserRequest {
-                            login: "grpc.made@acme.example.com".into(),
-                            password: None,
-                            role: "learner".into(),
-                            role_id: None,
-                            department_id: acme::SALES_EAST.into(),
-                            managed_department_ids: vec![],
-                            first_name: None,
-                            last_name: None,
-                            email: None,
-                            fields: vec![],
-                            group_ids: vec![],
-                        },
-                    ))
-                    .await,
-            ),
+            admin.add_user(
+                login,
+                pb::AddUserRequest {
+                    login: "grpc.made@acme.example.com".into(),
+                    password: None,
+                    role: "learner".into(),
+                    role_id: None,
+                    department_id: acme::SALES_EAST.into(),
+                    managed_department_ids: vec![],
+                    first_name: None,
+                    last_name: None,
+                    email: None,
+                    fields: vec![],
+                    group_ids: vec![],
+                }
+            )
         ),
-        (
+        call!(
             "ChangeUserPassword",
-            done(
-                admin
-                    .change_user_password(request(
-                        login,
-                        pb::ChangeUserPasswordRequest {
-                            user_id: acme::ENGINEER.into(),
-                            password: "another long password".into(),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.change_user_password(
+                login,
+                pb::ChangeUserPasswordRequest {
+                    user_id: acme::ENGINEER.into(),
+                    password: "another long password".into(),
+                }
+            )
         ),
-        (
+        call!(
             "ChangeUserStatus",
-            done(
-                admin
-                    .change_user_status(request(
-                        login,
-                        pb::ChangeUserStatusRequest {
-                            user_id: acme::ENGINEER.into(),
-                            status: 1,
-                        },
-                    ))
-                    .await,
-            ),
+            admin.change_user_status(
+                login,
+                pb::ChangeUserStatusRequest {
+                    user_id: acme::ENGINEER.into(),
+                    status: 1,
+                }
+            )
         ),
-        (
+        call!(
             "UpdateUser",
-            done(
-                admin
-                    .update_user(request(
-                        login,
-                        pb::UpdateUserRequest {
-                            user_id: acme::ENGINEER.into(),
-                            first_name: Some("Grace".into()),
-                            ..Default::default()
-                        },
-                    ))
-                    .await,
-            ),
+            admin.update_user(
+                login,
+                pb::UpdateUserRequest {
+                    user_id: acme::ENGINEER.into(),
+                    first_name: Some("Grace".into()),
+                    ..Default::default()
+                }
+            )
         ),
-        (
+        call!(
             "DeleteUser",
-            done(
-                admin
-                    .delete_user(request(
-                        login,
-                        pb::DeleteUserRequest {
-                            user_id: acme::SUPPORTER.into(),
-                        },
-                    ))
-                    .await,
-            ),
+            admin.delete_user(
+                login,
+                pb::DeleteUserRequest {
+                    user_id: acme::SUPPORTER.into(),
+                }
+            )
         ),
-        (
+        call!(
             "ListUsers",
-            done(
-                admin
-                    .list_users(request(
-                        login,
-                        pb::ListUsersRequest {
-                            page: None,
-                            department_ids: vec![acme::ROOT.into()],
-                            ..Default::default()
-                        },
-                    ))
-                    .await,
-            ),
+            admin.list_users(
+                login,
+                pb::ListUsersRequest {
+                    page: None,
+                    department_ids: vec![acme::ROOT.into()],
+                    ..Default::default()
+                }
+            )
         ),
     ]
 }
@@ -470,9 +373,6 @@ async fn call_every_directory_method(
     login: Option<Login>,
 ) -> Vec<(&'static str, Result<(), Status>)> {
     let mut directory = DirectoryServiceClient::new(channel);
-    fn done<T>(result: Result<tonic::Response<T>, Status>) -> Result<(), Status> {
-        result.map(|_| ())
-    }
     let role = |name: &str| {
         Some(pb::RoleAssignment {
             role: pb::Role::from_str_name(&format!("ROLE_{}", name.to_uppercase()))
@@ -482,182 +382,134 @@ async fn call_every_directory_method(
         })
     };
     vec![
-        (
+        call!(
             "CreateUser",
-            done(
-                directory
-                    .create_user(request(
-                        login,
-                        pb::CreateUserRequest {
-                            email: "new.admin@acme.example.com".into(),
-                            password: "a long enough password".into(),
-                            role: role("account_administrator"),
-                            department_id: acme::SALES_EAST.into(),
-                            managed_department_ids: vec![],
-                            active: true,
-                        },
-                    ))
-                    .await,
-            ),
+            directory.create_user(
+                login,
+                pb::CreateUserRequest {
+                    email: "new.admin@acme.example.com".into(),
+                    password: "a long enough password".into(),
+                    role: role("account_administrator"),
+                    department_id: acme::SALES_EAST.into(),
+                    managed_department_ids: vec![],
+                    active: true,
+                }
+            )
         ),
-        (
+        call!(
             "SetUserPassword",
-            done(
-                directory
-                    .set_user_password(request(
-                        login,
-                        pb::SetUserPasswordRequest {
-                            user_id: acme::ENGINEER.into(),
-                            password: "another password".into(),
-                        },
-                    ))
-                    .await,
-            ),
+            directory.set_user_password(
+                login,
+                pb::SetUserPasswordRequest {
+                    user_id: acme::ENGINEER.into(),
+                    password: "another password".into(),
+                }
+            )
         ),
-        (
+        call!(
             "SetUserPassword of the caller",
-            done(
-                directory
-                    .set_user_password(request(
-                        login,
-                        pb::SetUserPasswordRequest {
-                            user_id: acme::LEARNER.into(),
-                            password: "my own new password".into(),
-                        },
-                    ))
-                    .await,
-            ),
+            directory.set_user_password(
+                login,
+                pb::SetUserPasswordRequest {
+                    user_id: acme::LEARNER.into(),
+                    password: "my own new password".into(),
+                }
+            )
         ),
-        (
+        call!(
             "SetUserRole",
-            done(
-                directory
-                    .set_user_role(request(
-                        login,
-                        pb::SetUserRoleRequest {
-                            user_id: acme::LEARNER.into(),
-                            role: role("account_owner"),
-                        },
-                    ))
-                    .await,
-            ),
+            directory.set_user_role(
+                login,
+                pb::SetUserRoleRequest {
+                    user_id: acme::LEARNER.into(),
+                    role: role("account_owner"),
+                }
+            )
         ),
-        (
+        call!(
             "SetUserManagedDepartments",
-            done(
-                directory
-                    .set_user_managed_departments(request(
-                        login,
-                        pb::SetUserManagedDepartmentsRequest {
-                            user_id: acme::LEARNER.into(),
-                            managed_department_ids: vec![acme::ROOT.into()],
-                        },
-                    ))
-                    .await,
-            ),
+            directory.set_user_managed_departments(
+                login,
+                pb::SetUserManagedDepartmentsRequest {
+                    user_id: acme::LEARNER.into(),
+                    managed_department_ids: vec![acme::ROOT.into()],
+                }
+            )
         ),
-        (
+        call!(
             "SetUserActive",
-            done(
-                directory
-                    .set_user_active(request(
-                        login,
-                        pb::SetUserActiveRequest {
-                            user_id: acme::ADMIN.into(),
-                            active: false,
-                        },
-                    ))
-                    .await,
-            ),
+            directory.set_user_active(
+                login,
+                pb::SetUserActiveRequest {
+                    user_id: acme::ADMIN.into(),
+                    active: false,
+                }
+            )
         ),
-        (
+        call!(
             "CreateGroup",
-            done(
-                directory
-                    .create_group(request(
-                        login,
-                        pb::CreateGroupRequest {
-                            name: "Learners' club".into(),
-                            smart_department_id: None,
-                        },
-                    ))
-                    .await,
-            ),
+            directory.create_group(
+                login,
+                pb::CreateGroupRequest {
+                    name: "Learners' club".into(),
+                    smart_department_id: None,
+                }
+            )
         ),
-        (
+        call!(
             "AddGroupMembers",
-            done(
-                directory
-                    .add_group_members(request(
-                        login,
-                        pb::AddGroupMembersRequest {
-                            group_id: acme::EMPTY_GROUP.into(),
-                            user_ids: vec![acme::LEARNER.into()],
-                        },
-                    ))
-                    .await,
-            ),
+            directory.add_group_members(
+                login,
+                pb::AddGroupMembersRequest {
+                    group_id: acme::EMPTY_GROUP.into(),
+                    user_ids: vec![acme::LEARNER.into()],
+                }
+            )
         ),
-        (
+        call!(
             "CreateProject",
-            done(
-                directory
-                    .create_project(request(
-                        login,
-                        pb::CreateProjectRequest {
-                            name: "Side project".into(),
-                            author_ids: vec![],
-                        },
-                    ))
-                    .await,
-            ),
+            directory.create_project(
+                login,
+                pb::CreateProjectRequest {
+                    name: "Side project".into(),
+                    author_ids: vec![],
+                }
+            )
         ),
-        (
+        call!(
             "CreateContentItem",
-            done(
-                directory
-                    .create_content_item(request(
-                        login,
-                        pb::CreateContentItemRequest {
-                            project_id: acme::ONBOARDING.into(),
-                            title: "Shortcut".into(),
-                            description: String::new(),
-                            user_id: acme::LEARNER.into(),
-                            r#type: "Course".into(),
-                            added_date: None,
-                            view_url: None,
-                        },
-                    ))
-                    .await,
-            ),
+            directory.create_content_item(
+                login,
+                pb::CreateContentItemRequest {
+                    project_id: acme::ONBOARDING.into(),
+                    title: "Shortcut".into(),
+                    description: String::new(),
+                    user_id: acme::LEARNER.into(),
+                    r#type: "Course".into(),
+                    added_date: None,
+                    view_url: None,
+                }
+            )
         ),
-        (
+        call!(
             "CreateEnrollment",
-            done(
-                directory
-                    .create_enrollment(request(
-                        login,
-                        pb::CreateEnrollmentRequest {
-                            learner_id: acme::ENGINEER.into(),
-                            content_item_id: acme::SECRET_COURSE.into(),
-                        },
-                    ))
-                    .await,
-            ),
+            directory.create_enrollment(
+                login,
+                pb::CreateEnrollmentRequest {
+                    learner_id: acme::ENGINEER.into(),
+                    content_item_id: acme::SECRET_COURSE.into(),
+                }
+            )
         ),
-        (
+        call!(
             "AddPoints",
-            done(
-                directory
-                    .add_points(request(
-                        login,
-                        pb::AddPointsRequest {
-                            user_id: acme::LEARNER.into(),
-                            points: 1_000,
-                        },
-                    ))
-                    .await,
-            ),
+            directory.add_points(
+                login,
+                pb::AddPointsRequest {
+                    user_id: acme::LEARNER.into(),
+                    points: 1_000,
+                }
+            )
         ),
     ]
 }

@@ -47,7 +47,7 @@ async fn forty_thousand_attributes_with_a_wrong_password_are_refused_at_once_whi
         let body = body.clone();
         async move {
             let started = Instant::now();
-            let reply = Reply::from(
+            let reply = Reply::send(
                 stack
                     .http
                     .post(format!("{}/department/{}", stack.base_url, acme::SALES))
@@ -55,10 +55,7 @@ async fn forty_thousand_attributes_with_a_wrong_password_are_refused_at_once_whi
                     .header("X-Auth-Email", world::OWNER.email)
                     .header("X-Auth-Password", "wrong password")
                     .header("Content-Type", "application/xml")
-                    .body(body)
-                    .send()
-                    .await
-                    .expect("request"),
+                    .body(body),
             )
             .await;
             (reply, started.elapsed())

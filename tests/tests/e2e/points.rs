@@ -3,22 +3,18 @@
 
 use futures::{StreamExt as _, TryStreamExt as _};
 use lms_core::auth::PasswordHasher;
-use lms_proto::{
-    metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{self as pb, directory_service_client::DirectoryServiceClient},
-};
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Backend, Reply, TestStack, on_both_backends,
     stack::TEST_POLICY,
     testkit::Fixture,
     world::{self, Login, acme, globex},
-    xml::{element_names, texts_of},
+    xml::{PROLOGUE, element_names, texts_of},
 };
 use sea_orm::prelude::Uuid;
 use serde_json::json;
 
 const PATH: &str = "/gamification/points";
-const XML_PROLOGUE: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 on_both_backends!(
     the_owner_sees_every_user_of_the_account_once_in_ascending_order,
@@ -38,23 +34,10 @@ lms_tests::testkit::on_both_backends!(BulkLearners =>
 
 /// Every Acme user with the points the world gives it, in ascending id order.
 fn every_acme_user() -> Vec<(String, i64)> {
-    let mut users: Vec<(String, i64)> = [
-        acme::OWNER,
-        acme::ADMIN,
-        acme::DEPT_ADMIN,
-        acme::PUBLISHER,
-        acme::AUTHOR,
-        acme::LEARNER,
-        acme::COORDINATOR,
-        acme::VIEWER,
-        acme::ENGINEER,
-        acme::FORMER_ADMIN,
-        acme::SUPPORTER,
-        acme::REPORTER,
-    ]
-    .into_iter()
-    .map(|id| (id.to_owned(), points_in_world(id)))
-    .collect();
+    let mut users: Vec<(String, i64)> = acme::USERS
+        .into_iter()
+        .map(|id| (id.to_owned(), points_in_world(id)))
+        .collect();
     users.sort();
     users
 }
@@ -93,7 +76,7 @@ fn points_rows(reply: &Reply) -> Vec<(String, i64)> {
 /// and `points` each) and returns its rows in document order.
 #[track_caller]
 fn rows_of(body: &str) -> Vec<(String, i64)> {
-    assert!(body.starts_with(XML_PROLOGUE), "{body}");
+    assert!(body.starts_with(PROLOGUE), "{body}");
     let names = element_names(body);
     assert_eq!(
         names.first().map(String::as_str),
@@ -330,14 +313,7 @@ async fn roles_without_the_permission_are_403(stack: &TestStack) {
         own.assert_error(403, "permission to read points");
     }
     // POST reads the filter from a body (for lists too long for a URI); other methods are 405.
-    let delete = Reply::from(
-        stack
-            .request(reqwest::Method::DELETE, PATH, world::OWNER)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
+    let delete = Reply::send(stack.request(reqwest::Method::DELETE, PATH, world::OWNER)).await;
     delete.assert_error(405, "DELETE");
     assert!(
         delete
@@ -348,20 +324,11 @@ async fn roles_without_the_permission_are_403(stack: &TestStack) {
     );
 }
 
-fn as_owner<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    let metadata = request.metadata_mut();
-    metadata.insert(ACCOUNT_URL, world::ACME_URL.parse().expect("ascii"));
-    metadata.insert(EMAIL, world::OWNER.email.parse().expect("ascii"));
-    metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
-    request
-}
-
 async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stack: &TestStack) {
     let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
     let email = "new.reporter@acme.example.com";
     let user_id = directory
-        .create_user(as_owner(pb::CreateUserRequest {
+        .create_user(world::OWNER.grpc_request(pb::CreateUserRequest {
             email: email.into(),
             password: world::PASSWORD.into(),
             role: Some(pb::RoleAssignment {
@@ -394,10 +361,12 @@ async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stac
     );
 
     directory
-        .set_user_managed_departments(as_owner(pb::SetUserManagedDepartmentsRequest {
-            user_id: user_id.clone(),
-            managed_department_ids: vec![acme::SUPPORT.into()],
-        }))
+        .set_user_managed_departments(world::OWNER.grpc_request(
+            pb::SetUserManagedDepartmentsRequest {
+                user_id: user_id.clone(),
+                managed_department_ids: vec![acme::SUPPORT.into()],
+            },
+        ))
         .await
         .expect("the owner gives it Support");
     let mut expected = rows(&[acme::VIEWER, acme::SUPPORTER]);
@@ -411,14 +380,16 @@ async fn a_scoped_caller_managing_no_department_sees_nobody_until_given_one(stac
 
     // Overlapping subtrees (Sales East is inside Sales): each user still appears once.
     directory
-        .set_user_managed_departments(as_owner(pb::SetUserManagedDepartmentsRequest {
-            user_id: user_id.clone(),
-            managed_department_ids: vec![
-                acme::SALES_EAST.into(),
-                acme::SALES.into(),
-                acme::SUPPORT.into(),
-            ],
-        }))
+        .set_user_managed_departments(world::OWNER.grpc_request(
+            pb::SetUserManagedDepartmentsRequest {
+                user_id: user_id.clone(),
+                managed_department_ids: vec![
+                    acme::SALES_EAST.into(),
+                    acme::SALES.into(),
+                    acme::SUPPORT.into(),
+                ],
+            },
+        ))
         .await
         .expect("the owner gives it Sales too");
     let mut expected = rows(&[
@@ -489,7 +460,7 @@ impl Fixture for BulkLearners {
                     if n % 25 == 0 {
                         let given = i64::try_from(n).expect("small") - 1_000;
                         points = directory
-                            .add_points(as_owner(pb::AddPointsRequest {
+                            .add_points(world::OWNER.grpc_request(pb::AddPointsRequest {
                                 user_id: user_id.clone(),
                                 points: given,
                             }))
@@ -540,7 +511,7 @@ async fn thousands_of_users_are_streamed_in_ascending_order_as_one_well_formed_d
     assert!(chunks.len() > 1, "a long list arrives in several pieces");
     let body = String::from_utf8(chunks.concat()).expect("UTF-8");
     assert!(
-        body.starts_with(&format!("{XML_PROLOGUE}<response>")),
+        body.starts_with(&format!("{PROLOGUE}<response>")),
         "{}",
         &body[..200.min(body.len())]
     );

@@ -5,7 +5,7 @@
 
 use lms_core::entities::{audit_log, custom_role_permission};
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
+    Reply, TestStack, on_both_backends, post_json,
     world::{self, Login, acme, globex},
     xml::text_of,
 };
@@ -14,8 +14,6 @@ use sea_orm::{
     Set, prelude::Uuid,
 };
 use serde_json::{Value, json};
-
-use super::group_lists::bearer_of_admin;
 
 on_both_backends!(
     the_owner_awards_and_withdraws_in_xml_and_json_under_every_prefix,
@@ -56,20 +54,6 @@ fn withdraw(user: &str, amount: &str) -> String {
 
 const AWARD: &str = "/gamification/points/award";
 const WITHDRAW: &str = "/gamification/points/withdraw";
-
-async fn post_json(stack: &TestStack, path: &str, login: Login, body: &Value) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::POST, path, login)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
-}
 
 async fn the_owner_awards_and_withdraws_in_xml_and_json_under_every_prefix(stack: &TestStack) {
     let mut expected = 421;
@@ -270,7 +254,7 @@ async fn scoped_callers_move_points_of_their_users_only_and_others_are_refused(s
     .insert(stack.db())
     .await
     .unwrap();
-    super::group_lists::forget_remembered_callers(stack);
+    stack.forget_remembered_callers();
     let reply = stack
         .post_xml(AWARD, world::REPORTER, &award(acme::ENGINEER, "3"))
         .await;
@@ -305,7 +289,7 @@ async fn another_accounts_users_are_unknown_and_keep_their_points(stack: &TestSt
 }
 
 async fn a_token_alone_awards_and_withdraws(stack: &TestStack) {
-    let bearer = bearer_of_admin(stack).await;
+    let bearer = stack.bearer_for(acme::ADMIN).await;
     for (path, body) in [
         (format!("/api/v2{AWARD}"), award(acme::LEARNER, "9")),
         (
@@ -313,16 +297,13 @@ async fn a_token_alone_awards_and_withdraws(stack: &TestStack) {
             withdraw(acme::LEARNER, "4"),
         ),
     ] {
-        let reply = Reply::from(
+        let reply = Reply::send(
             stack
                 .http
                 .post(format!("{}{path}", stack.base_url))
                 .header("Authorization", bearer.trim_start_matches("Bearer "))
                 .header("Content-Type", "application/xml")
-                .body(body)
-                .send()
-                .await
-                .unwrap(),
+                .body(body),
         )
         .await;
         assert_eq!(reply.status, 200, "{path}: {}", reply.body);

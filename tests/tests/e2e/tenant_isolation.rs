@@ -4,10 +4,7 @@
 //! directions, by the most privileged user (the account owner), through the XML
 //! interface and through the DirectoryService writes that touch logins.
 
-use lms_proto::{
-    metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
-    v1::{self as pb, directory_service_client::DirectoryServiceClient},
-};
+use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
     world::{self, Login, acme, globex},
@@ -196,10 +193,12 @@ async fn directory_writes_cannot_reach_another_accounts_users(stack: &TestStack)
     let mut directory = DirectoryServiceClient::new(stack.grpc_channel().await);
     for target in [acme::ADMIN, NOWHERE] {
         let password = directory
-            .set_user_password(as_globex(pb::SetUserPasswordRequest {
-                user_id: target.into(),
-                password: "taken over at last".into(),
-            }))
+            .set_user_password(
+                world::GLOBEX_OWNER.grpc_request(pb::SetUserPasswordRequest {
+                    user_id: target.into(),
+                    password: "taken over at last".into(),
+                }),
+            )
             .await;
         assert_eq!(
             code(password),
@@ -207,7 +206,7 @@ async fn directory_writes_cannot_reach_another_accounts_users(stack: &TestStack)
             "SetUserPassword {target}"
         );
         let role = directory
-            .set_user_role(as_globex(pb::SetUserRoleRequest {
+            .set_user_role(world::GLOBEX_OWNER.grpc_request(pb::SetUserRoleRequest {
                 user_id: target.into(),
                 role: Some(pb::RoleAssignment {
                     role: pb::Role::Learner.into(),
@@ -217,17 +216,19 @@ async fn directory_writes_cannot_reach_another_accounts_users(stack: &TestStack)
             .await;
         assert_eq!(code(role), Some(Code::NotFound), "SetUserRole {target}");
         let active = directory
-            .set_user_active(as_globex(pb::SetUserActiveRequest {
+            .set_user_active(world::GLOBEX_OWNER.grpc_request(pb::SetUserActiveRequest {
                 user_id: target.into(),
                 active: false,
             }))
             .await;
         assert_eq!(code(active), Some(Code::NotFound), "SetUserActive {target}");
         let managed = directory
-            .set_user_managed_departments(as_globex(pb::SetUserManagedDepartmentsRequest {
-                user_id: target.into(),
-                managed_department_ids: vec![],
-            }))
+            .set_user_managed_departments(world::GLOBEX_OWNER.grpc_request(
+                pb::SetUserManagedDepartmentsRequest {
+                    user_id: target.into(),
+                    managed_department_ids: vec![],
+                },
+            ))
             .await;
         assert_eq!(
             code(managed),
@@ -237,10 +238,12 @@ async fn directory_writes_cannot_reach_another_accounts_users(stack: &TestStack)
     }
     // Managing another account's department is refused like managing none.
     let foreign_department = directory
-        .set_user_managed_departments(as_globex(pb::SetUserManagedDepartmentsRequest {
-            user_id: globex::WORKER.into(),
-            managed_department_ids: vec![acme::SALES.into()],
-        }))
+        .set_user_managed_departments(world::GLOBEX_OWNER.grpc_request(
+            pb::SetUserManagedDepartmentsRequest {
+                user_id: globex::WORKER.into(),
+                managed_department_ids: vec![acme::SALES.into()],
+            },
+        ))
         .await;
     assert_eq!(code(foreign_department), Some(Code::InvalidArgument));
 
@@ -337,16 +340,6 @@ fn operations() -> [Operation; 8] {
             status: 200,
         },
     ]
-}
-
-/// A gRPC request carrying the Globex owner's credentials.
-fn as_globex<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    let metadata = request.metadata_mut();
-    metadata.insert(ACCOUNT_URL, world::GLOBEX_URL.parse().expect("ascii"));
-    metadata.insert(EMAIL, world::GLOBEX_OWNER.email.parse().expect("ascii"));
-    metadata.insert(PASSWORD, world::PASSWORD.parse().expect("ascii"));
-    request
 }
 
 /// The error code of a call, `None` when it succeeded.

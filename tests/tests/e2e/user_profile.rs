@@ -4,8 +4,7 @@
 
 use lms_core::entities::{user_field, user_sign_in};
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
-    stack::{get_json, json_of},
+    Reply, TestStack, get_json, json_of, on_both_backends,
     world::{self, acme},
     xml::text_of,
 };
@@ -38,17 +37,14 @@ async fn add_jdoe(stack: &TestStack) -> String {
 
 /// `GET path` signed in as `login`.
 async fn get_as(stack: &TestStack, login: &str, path: &str) -> Reply {
-    Reply::from(
+    Reply::send(
         stack
             .http
             .get(format!("{}{path}", stack.base_url))
             .header("X-Auth-Account-Url", world::ACME_URL)
             .header("X-Auth-Email", login)
             .header("X-Auth-Password", PASSWORD)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .expect("request"),
+            .header("Accept", "application/json"),
     )
     .await
 }
@@ -234,7 +230,7 @@ async fn other_profile_fields_are_stored_changed_and_removed(stack: &TestStack) 
     );
 
     // JSON update, the name/value list: a new value, an empty one removes, others stay.
-    let reply = Reply::from(
+    let reply = Reply::send(
         stack
             .request(reqwest::Method::POST, &format!("/user/{id}"), world::OWNER)
             .header("Content-Type", "application/json")
@@ -245,10 +241,7 @@ async fn other_profile_fields_are_stored_changed_and_removed(stack: &TestStack) 
                     {"name": "COUNTRY", "value": "NZ"}
                 ]})
                 .to_string(),
-            )
-            .send()
-            .await
-            .expect("request"),
+            ),
     )
     .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
@@ -272,14 +265,11 @@ async fn other_profile_fields_are_stored_changed_and_removed(stack: &TestStack) 
             "more than once",
         ),
     ] {
-        Reply::from(
+        Reply::send(
             stack
                 .request(reqwest::Method::POST, &format!("/user/{id}"), world::OWNER)
                 .header("Content-Type", "application/json")
-                .body(body.to_string())
-                .send()
-                .await
-                .expect("request"),
+                .body(body.to_string()),
         )
         .await
         .assert_error(400, needle);
@@ -287,17 +277,11 @@ async fn other_profile_fields_are_stored_changed_and_removed(stack: &TestStack) 
     assert_eq!(stack.snapshot().await, before);
 
     // Deleting the user removes its fields too.
-    let deleted = Reply::from(
-        stack
-            .request(
-                reqwest::Method::DELETE,
-                &format!("/user/{id}"),
-                world::OWNER,
-            )
-            .send()
-            .await
-            .expect("request"),
-    )
+    let deleted = Reply::send(stack.request(
+        reqwest::Method::DELETE,
+        &format!("/user/{id}"),
+        world::OWNER,
+    ))
     .await;
     assert_eq!(deleted.status, 204, "{}", deleted.body);
     let left = user_field::Entity::find()
@@ -345,16 +329,13 @@ async fn the_last_sign_in_date_is_shown_once_the_user_signs_in(stack: &TestStack
     assert_eq!(rows, 1);
     // A wrong password is no sign-in.
     let learner_before = profile(stack, acme::LEARNER).await;
-    let refused = Reply::from(
+    let refused = Reply::send(
         stack
             .http
             .get(format!("{}/user", stack.base_url))
             .header("X-Auth-Account-Url", world::ACME_URL)
             .header("X-Auth-Email", world::LEARNER.email)
-            .header("X-Auth-Password", "not the password")
-            .send()
-            .await
-            .expect("request"),
+            .header("X-Auth-Password", "not the password"),
     )
     .await;
     assert_eq!(refused.status, 401);

@@ -4,10 +4,10 @@
 //! client can walk, tenant isolation and refusals.
 
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
-    stack::{get_json, json_of},
-    world::{self, Login, acme, globex},
+    TestStack, get_json, json_ids, json_of, on_both_backends, post_json, walk_json_pages,
+    world::{self, acme, globex},
     xml::{text_of, texts_of},
+    xml_ids,
 };
 use serde_json::Value;
 
@@ -23,39 +23,7 @@ on_both_backends!(
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
 const NOWHERE: &str = "0191c000-0000-7000-8000-00000000dead";
-
-/// Every Acme user, ascending by id.
-const ACME_USERS: [&str; 12] = [
-    acme::OWNER,
-    acme::ADMIN,
-    acme::DEPT_ADMIN,
-    acme::PUBLISHER,
-    acme::AUTHOR,
-    acme::LEARNER,
-    acme::COORDINATOR,
-    acme::VIEWER,
-    acme::ENGINEER,
-    acme::FORMER_ADMIN,
-    acme::SUPPORTER,
-    acme::REPORTER,
-];
-
-async fn get(stack: &TestStack, path: &str, login: Login) -> Reply {
-    stack.get(path, login).await
-}
-
-fn xml_ids(reply: &Reply) -> Vec<String> {
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    texts_of(&reply.body, "userId")
-}
-
-fn json_ids(list: &Value) -> Vec<String> {
-    list.as_array()
-        .unwrap_or_else(|| panic!("an array: {list}"))
-        .iter()
-        .map(|u| u["userId"].as_str().expect("an id").to_owned())
-        .collect()
-}
+const ID: &str = "userId";
 
 fn field<'a>(profile: &'a Value, name: &str) -> &'a str {
     profile["fields"]
@@ -79,7 +47,7 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
     for prefix in PREFIXES {
         for slash in ["", "/"] {
             let path = format!("{prefix}/user/{}{slash}", acme::DEPT_ADMIN);
-            let xml = get(stack, &path, world::OWNER).await;
+            let xml = stack.get(&path, world::OWNER).await;
             assert_eq!(xml.status, 200, "{path}: {}", xml.body);
             assert!(
                 xml.body
@@ -105,12 +73,12 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
                 "<manageableDepartmentIds><id>{}</id></manageableDepartmentIds>",
                 acme::SALES
             )));
-            let v2 = get(
-                stack,
-                &format!("{prefix}/user/{}/v2{slash}", acme::DEPT_ADMIN),
-                world::OWNER,
-            )
-            .await;
+            let v2 = stack
+                .get(
+                    &format!("{prefix}/user/{}/v2{slash}", acme::DEPT_ADMIN),
+                    world::OWNER,
+                )
+                .await;
             assert!(v2.body.contains("<response><userProfileV2>"), "{}", v2.body);
         }
     }
@@ -156,23 +124,23 @@ async fn the_owner_reads_a_profile_in_xml_and_json_under_every_prefix(stack: &Te
 }
 
 async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &TestStack) {
-    let all = get(stack, "/user", world::OWNER).await;
-    assert_eq!(xml_ids(&all), sorted(ACME_USERS.to_vec()));
+    let all = stack.get("/user", world::OWNER).await;
+    assert_eq!(xml_ids(&all, ID), sorted(acme::USERS.to_vec()));
     assert!(
         all.body
             .starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><userProfile>")
     );
-    let v2 = get(stack, "/user/v2", world::OWNER).await;
+    let v2 = stack.get("/user/v2", world::OWNER).await;
     assert!(v2.body.contains("<response><userProfileV2>"), "{}", v2.body);
     // A department includes its sub-departments.
-    let sales = get(
-        stack,
-        &format!("/user?departments[]={}", acme::SALES),
-        world::OWNER,
-    )
-    .await;
+    let sales = stack
+        .get(
+            &format!("/user?departments[]={}", acme::SALES),
+            world::OWNER,
+        )
+        .await;
     assert_eq!(
-        xml_ids(&sales),
+        xml_ids(&sales, ID),
         sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR])
     );
     // Values of one filter: any; filters together: all.
@@ -183,7 +151,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         acme::INTERNS
     );
     assert_eq!(
-        xml_ids(&get(stack, &query, world::OWNER).await),
+        xml_ids(&stack.get(&query, world::OWNER).await, ID),
         [acme::LEARNER]
     );
     // A smart group is the subtree it follows.
@@ -196,7 +164,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         .await,
     );
     assert_eq!(
-        json_ids(&smart),
+        json_ids(&smart, ID),
         sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR])
     );
     let by_login = json_of(
@@ -207,7 +175,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         )
         .await,
     );
-    assert_eq!(json_ids(&by_login), [acme::LEARNER]);
+    assert_eq!(json_ids(&by_login, ID), [acme::LEARNER]);
     let nobody = json_of(
         &get_json(
             stack,
@@ -226,7 +194,7 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
         )
         .await,
     );
-    assert_eq!(json_ids(&page["userProfiles"]).len(), 2);
+    assert_eq!(json_ids(&page["userProfiles"], ID).len(), 2);
     assert!(page["nextPageToken"].is_string(), "{page}");
     let posted = stack
         .post_xml(
@@ -253,31 +221,19 @@ async fn lists_are_filtered_by_department_subtree_group_login_and_email(stack: &
 
 async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &TestStack) {
     for size in [1usize, 5, 12, 1000] {
-        let mut seen = Vec::new();
-        let mut token = String::new();
-        loop {
-            let page = json_of(
-                &get_json(
-                    stack,
-                    &format!("/users?pageSize={size}&pageToken={token}"),
-                    world::OWNER,
-                )
-                .await,
-            );
-            let ids = json_ids(&page["userProfiles"]);
-            assert!(!ids.is_empty(), "no token leads to an empty page");
-            seen.extend(ids.clone());
-            match page["nextPageToken"].as_str() {
-                Some(next) => {
-                    assert_eq!(ids.len(), size, "every page but the last is full");
-                    token = next.to_owned();
-                }
-                None => break,
-            }
-        }
-        assert_eq!(seen, sorted(ACME_USERS.to_vec()), "pageSize {size}");
+        let walk = walk_json_pages(
+            stack,
+            &format!("/users?pageSize={size}"),
+            &world::OWNER.headers(),
+            "userProfiles",
+            ID,
+        )
+        .await;
+        assert!(!walk.sizes.contains(&0), "no token leads to an empty page");
+        walk.assert_full_before_last(size);
+        assert_eq!(walk.ids, sorted(acme::USERS.to_vec()), "pageSize {size}");
     }
-    let xml = get(stack, "/api/v2/users?pageSize=3", world::OWNER).await;
+    let xml = stack.get("/api/v2/users?pageSize=3", world::OWNER).await;
     assert!(
         xml.body.contains("<response><userProfiles><userProfile>"),
         "{}",
@@ -289,47 +245,44 @@ async fn pages_walk_every_user_once_with_a_token_only_while_more_follow(stack: &
 async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &TestStack) {
     let sales = sorted(vec![acme::DEPT_ADMIN, acme::LEARNER, acme::COORDINATOR]);
     assert_eq!(
-        xml_ids(&get(stack, "/user", world::DEPT_ADMIN).await),
+        xml_ids(&stack.get("/user", world::DEPT_ADMIN).await, ID),
         sales
     );
     let page = json_of(&get_json(stack, "/users", world::DEPT_ADMIN).await);
-    assert_eq!(json_ids(&page["userProfiles"]), sales);
+    assert_eq!(json_ids(&page["userProfiles"], ID), sales);
     assert_eq!(
         xml_ids(
-            &get(
-                stack,
-                &format!("/user/{}", acme::LEARNER),
-                world::DEPT_ADMIN
-            )
-            .await
+            &stack
+                .get(&format!("/user/{}", acme::LEARNER), world::DEPT_ADMIN)
+                .await,
+            ID
         ),
         [acme::LEARNER]
     );
     // Outside the scope: 403 by id, absent from lists (even when asked for by filter).
-    get(
-        stack,
-        &format!("/user/{}", acme::ENGINEER),
-        world::DEPT_ADMIN,
-    )
-    .await
-    .assert_error(403, "departments you manage");
-    let filtered = get(
-        stack,
-        &format!("/user?departments[]={}", acme::ENGINEERING),
-        world::DEPT_ADMIN,
-    )
-    .await;
-    assert_eq!(xml_ids(&filtered), Vec::<String>::new());
+    stack
+        .get(&format!("/user/{}", acme::ENGINEER), world::DEPT_ADMIN)
+        .await
+        .assert_error(403, "departments you manage");
+    let filtered = stack
+        .get(
+            &format!("/user?departments[]={}", acme::ENGINEERING),
+            world::DEPT_ADMIN,
+        )
+        .await;
+    assert_eq!(xml_ids(&filtered, ID), Vec::<String>::new());
     // An Author may call only the paged list, and sees every user there.
     let author = json_of(&get_json(stack, "/users", world::AUTHOR).await);
     assert_eq!(
-        json_ids(&author["userProfiles"]),
-        sorted(ACME_USERS.to_vec())
+        json_ids(&author["userProfiles"], ID),
+        sorted(acme::USERS.to_vec())
     );
-    get(stack, "/user", world::AUTHOR)
+    stack
+        .get("/user", world::AUTHOR)
         .await
         .assert_error(403, "read users");
-    get(stack, &format!("/user/{}", acme::AUTHOR), world::AUTHOR)
+    stack
+        .get(&format!("/user/{}", acme::AUTHOR), world::AUTHOR)
         .await
         .assert_error(403, "read users");
     for login in [
@@ -338,76 +291,75 @@ async fn scoped_callers_see_their_subtrees_and_other_roles_are_refused(stack: &T
         world::VIEWER,
         world::COORDINATOR,
     ] {
-        get(stack, "/user", login)
+        stack
+            .get("/user", login)
             .await
             .assert_error(403, "read users");
-        get(stack, "/users", login)
+        stack
+            .get("/users", login)
             .await
             .assert_error(403, "read users");
-        get(stack, &format!("/user/{}", acme::LEARNER), login)
+        stack
+            .get(&format!("/user/{}", acme::LEARNER), login)
             .await
             .assert_error(403, "read users");
     }
 }
 
 async fn another_accounts_users_are_not_found(stack: &TestStack) {
-    let list = get(stack, "/user", world::GLOBEX_OWNER).await;
-    assert_eq!(xml_ids(&list), sorted(vec![globex::OWNER, globex::WORKER]));
+    let list = stack.get("/user", world::GLOBEX_OWNER).await;
+    assert_eq!(
+        xml_ids(&list, ID),
+        sorted(vec![globex::OWNER, globex::WORKER])
+    );
     for id in [acme::LEARNER, NOWHERE, "not-an-id"] {
-        get(stack, &format!("/user/{id}"), world::GLOBEX_OWNER)
+        stack
+            .get(&format!("/user/{id}"), world::GLOBEX_OWNER)
             .await
             .assert_error(404, "User");
     }
     // Another account's department or group in a filter is unknown here: 400 naming it.
-    get(
-        stack,
-        &format!("/user?departments[]={}", acme::SALES),
-        world::GLOBEX_OWNER,
-    )
-    .await
-    .assert_error(400, "departments");
-    get(
-        stack,
-        &format!("/user?groups[]={}", acme::INTERNS),
-        world::GLOBEX_OWNER,
-    )
-    .await
-    .assert_error(400, "groups");
+    stack
+        .get(
+            &format!("/user?departments[]={}", acme::SALES),
+            world::GLOBEX_OWNER,
+        )
+        .await
+        .assert_error(400, "departments");
+    stack
+        .get(
+            &format!("/user?groups[]={}", acme::INTERNS),
+            world::GLOBEX_OWNER,
+        )
+        .await
+        .assert_error(400, "groups");
 }
 
 async fn bad_filters_and_parameters_are_400_naming_them(stack: &TestStack) {
-    get(stack, "/user?departments[]=nope", world::OWNER)
+    stack
+        .get("/user?departments[]=nope", world::OWNER)
         .await
         .assert_error(400, "departments");
-    get(stack, "/user?workLeaveStatus=1", world::OWNER)
+    stack
+        .get("/user?workLeaveStatus=1", world::OWNER)
         .await
         .assert_error(400, "workLeaveStatus");
-    get(stack, "/user?pageSize=5", world::OWNER)
+    stack
+        .get("/user?pageSize=5", world::OWNER)
         .await
         .assert_error(400, "pageSize");
-    get(stack, "/users?pageSize=0", world::OWNER)
+    stack
+        .get("/users?pageSize=0", world::OWNER)
         .await
         .assert_error(400, "pageSize");
-    get(stack, "/users?pageToken=garbage", world::OWNER)
+    stack
+        .get("/users?pageToken=garbage", world::OWNER)
         .await
         .assert_error(400, "pageToken");
-    get(stack, &format!("/user/{}?x=1", acme::LEARNER), world::OWNER)
+    stack
+        .get(&format!("/user/{}?x=1", acme::LEARNER), world::OWNER)
         .await
         .assert_error(400, "\"x\"");
-}
-
-async fn post_json(stack: &TestStack, path: &str, login: Login, body: String) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::POST, path, login)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(body)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
 }
 
 async fn numbered_pages_are_full_until_the_last_and_count_every_match(stack: &TestStack) {
@@ -423,20 +375,20 @@ async fn numbered_pages_are_full_until_the_last_and_count_every_match(stack: &Te
         .await;
         let body = json_of(&reply);
         assert_eq!(body["pageNumber"], page);
-        assert_eq!(body["totalUsersNumber"], ACME_USERS.len());
-        let ids = json_ids(&body["userProfiles"]);
+        assert_eq!(body["totalUsersNumber"], acme::USERS.len());
+        let ids = json_ids(&body["userProfiles"], ID);
         if ids.is_empty() {
             break;
         }
-        if seen.len() + ids.len() < ACME_USERS.len() {
+        if seen.len() + ids.len() < acme::USERS.len() {
             assert_eq!(ids.len(), 5, "page {page} is full");
         }
         seen.extend(ids);
-        if seen.len() >= ACME_USERS.len() {
+        if seen.len() >= acme::USERS.len() {
             break;
         }
     }
-    assert_eq!(seen, sorted(ACME_USERS.to_vec()));
+    assert_eq!(seen, sorted(acme::USERS.to_vec()));
     let scoped = json_of(
         &post_json(
             stack,

@@ -5,7 +5,7 @@
 
 use lms_core::entities::{audit_log, custom_role_permission};
 use lms_tests::{
-    Reply, TestStack, on_both_backends,
+    Reply, TestStack, on_both_backends, post_json,
     world::{self, acme},
     xml::text_of,
 };
@@ -27,16 +27,13 @@ const PASSWORD: &str = "a brand new password";
 
 /// `method path` signed in as `email` with `password`.
 async fn as_user(stack: &TestStack, email: &str, password: &str, path: &str) -> Reply {
-    Reply::from(
+    Reply::send(
         stack
             .http
             .get(format!("{}{path}", stack.base_url))
             .header("X-Auth-Account-Url", world::ACME_URL)
             .header("X-Auth-Email", email)
-            .header("X-Auth-Password", password)
-            .send()
-            .await
-            .expect("request"),
+            .header("X-Auth-Password", password),
     )
     .await
 }
@@ -48,20 +45,6 @@ async fn signs_in(stack: &TestStack, email: &str, password: &str) -> bool {
     reply.status == 403
 }
 
-async fn post_json(stack: &TestStack, path: &str, login: world::Login, body: &str) -> Reply {
-    Reply::from(
-        stack
-            .request(reqwest::Method::POST, path, login)
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json")
-            .body(body.to_owned())
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await
-}
-
 fn new_user_xml(email: &str, department: &str, extra: &str) -> String {
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><request><departmentId>{department}</departmentId>\
@@ -71,13 +54,10 @@ fn new_user_xml(email: &str, department: &str, extra: &str) -> String {
 }
 
 async fn profile(stack: &TestStack, id: &str) -> Value {
-    let reply = Reply::from(
+    let reply = Reply::send(
         stack
             .request(reqwest::Method::GET, &format!("/user/{id}"), world::OWNER)
-            .header("Accept", "application/json")
-            .send()
-            .await
-            .expect("request"),
+            .header("Accept", "application/json"),
     )
     .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
@@ -454,50 +434,25 @@ async fn a_delete_removes_the_user_and_what_only_it_owns(stack: &TestStack) {
     let path = format!("/api/v2/user/{}", acme::LEARNER);
     let before = stack.snapshot().await;
     for login in [world::LEARNER, world::PUBLISHER, world::AUTHOR] {
-        let reply = Reply::from(
-            stack
-                .request(reqwest::Method::DELETE, &path, login)
-                .send()
-                .await
-                .expect("request"),
-        )
-        .await;
+        let reply = Reply::send(stack.request(reqwest::Method::DELETE, &path, login)).await;
         reply.assert_error(403, "delete users");
     }
-    let foreign = Reply::from(
-        stack
-            .request(reqwest::Method::DELETE, &path, world::GLOBEX_OWNER)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
+    let foreign =
+        Reply::send(stack.request(reqwest::Method::DELETE, &path, world::GLOBEX_OWNER)).await;
     foreign.assert_error(404, "User");
     // The author of content items stays (the items name it): refused, nothing changes.
-    let owner = Reply::from(
-        stack
-            .request(
-                reqwest::Method::DELETE,
-                &format!("/user/{}", acme::AUTHOR),
-                world::OWNER,
-            )
-            .send()
-            .await
-            .expect("request"),
-    )
+    let owner = Reply::send(stack.request(
+        reqwest::Method::DELETE,
+        &format!("/user/{}", acme::AUTHOR),
+        world::OWNER,
+    ))
     .await;
     owner.assert_error(400, "content items");
     assert_eq!(stack.snapshot().await, before);
 
     // The learner has enrollments, points and a group: all go with it.
-    let deleted = Reply::from(
-        stack
-            .request(reqwest::Method::DELETE, &path, world::DEPT_ADMIN)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
+    let deleted =
+        Reply::send(stack.request(reqwest::Method::DELETE, &path, world::DEPT_ADMIN)).await;
     assert_eq!((deleted.status, deleted.body.as_str()), (204, ""));
     stack
         .get(&format!("/user/{}", acme::LEARNER), world::OWNER)
@@ -508,14 +463,7 @@ async fn a_delete_removes_the_user_and_what_only_it_owns(stack: &TestStack) {
         .get(&format!("/group/{}", acme::INTERNS), world::OWNER)
         .await;
     assert!(!group.body.contains(acme::LEARNER), "{}", group.body);
-    let again = Reply::from(
-        stack
-            .request(reqwest::Method::DELETE, &path, world::OWNER)
-            .send()
-            .await
-            .expect("request"),
-    )
-    .await;
+    let again = Reply::send(stack.request(reqwest::Method::DELETE, &path, world::OWNER)).await;
     again.assert_error(404, "User");
 }
 
@@ -530,17 +478,11 @@ async fn a_custom_role_deletes_with_user_delete_within_its_scope_only(stack: &Te
     assert_eq!(made.status, 201, "{}", made.body);
     let id = text_of(&made.body, "response").expect("the new id");
     // Without the permission (another custom role): 403. With it, within its subtrees only.
-    Reply::from(
-        stack
-            .request(
-                reqwest::Method::DELETE,
-                &format!("/user/{id}"),
-                world::VIEWER,
-            )
-            .send()
-            .await
-            .expect("request"),
-    )
+    Reply::send(stack.request(
+        reqwest::Method::DELETE,
+        &format!("/user/{id}"),
+        world::VIEWER,
+    ))
     .await
     .assert_error(403, "delete users");
     // Granted before the coordinator's first request, as an administrator would.
@@ -552,14 +494,7 @@ async fn a_custom_role_deletes_with_user_delete_within_its_scope_only(stack: &Te
     .await
     .expect("a permission added");
     let delete = |path: String| async move {
-        Reply::from(
-            stack
-                .request(reqwest::Method::DELETE, &path, world::COORDINATOR)
-                .send()
-                .await
-                .expect("request"),
-        )
-        .await
+        Reply::send(stack.request(reqwest::Method::DELETE, &path, world::COORDINATOR)).await
     };
     delete(format!("/user/{}", acme::ENGINEER))
         .await
