@@ -118,7 +118,7 @@ where
     // Dropping the transaction on an error here rolls it back.
     audit::insert(&txn, &Actor::from(caller), changes).await?;
     txn.commit().await?;
-    super::sqlite_file::confirm_committed(db).map_err(ServiceError::Unavailable)?;
+    crate::db::sqlite_file::confirm_committed(db).map_err(ServiceError::Unavailable)?;
     if users_changed.into_inner() {
         caller.users_changed();
     }
