@@ -35,3 +35,4 @@ mod tokens;
 mod user_profile;
 mod user_reads;
 mod user_writes;
+mod whole_lists;
