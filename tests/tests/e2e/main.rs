@@ -26,6 +26,7 @@ mod group_writes;
 mod grpc_authorization;
 mod hostile_input;
 mod import;
+mod list_streams;
 mod points;
 mod points_writes;
 mod reflection;
