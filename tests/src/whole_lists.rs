@@ -182,7 +182,11 @@ impl Rows {
             at = start + length;
         }
         // No needle is cut short by what is kept: it is shorter than one.
-        let keep = self.pending.len().saturating_sub(self.needle.len() - 1).max(at);
+        let keep = self
+            .pending
+            .len()
+            .saturating_sub(self.needle.len() - 1)
+            .max(at);
         self.pending.drain(..keep);
         Ok(())
     }
