@@ -10,7 +10,7 @@
 //!
 //! An intentional change of the contract is blessed by rewriting the committed set:
 //! `LMS_BLESS_PROTO=1 cargo test -p lms-proto --test contract`, then committing
-//! `proto/lms.v1.binpb` with the change (docs/decisions.md, "Contract changes").
+//! `proto/lms.v1.binpb` with the change (docs/decisions.md, "The gRPC contract (`lms.v1`)").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,13 +1,13 @@
 //! PostgreSQL: the long tables of a large import written with the row triggers off, and
 //! their foreign keys then checked with one query per key.
 //!
-//! A key's trigger runs a query per inserted row: for the million enrollments of a large
-//! account that was two thirds of the import (`docs/benchmarks.md`, "PostgreSQL import with
-//! `COPY`"). Dropping the keys ([`super::bulk_keys`]) locks the tables every request reads,
-//! so it is kept for first loads. `SET LOCAL session_replication_role = replica` turns the
-//! triggers off for this transaction alone and locks nothing, so it serves an import beside
-//! accounts in use as well. It is PostgreSQL's switch for loading rows known to be
-//! consistent (`pg_dump --disable-triggers`), and three things bound its use here:
+//! A key's trigger runs a query per inserted row: for the million enrollments of a large account
+//! that was two thirds of the import (`docs/benchmarks-history.md`, "PostgreSQL import with
+//! `COPY`"). Dropping the keys ([`super::bulk_keys`]) locks the tables every request reads, so it
+//! is kept for first loads. `SET LOCAL session_replication_role = replica` turns the triggers off
+//! for this transaction alone and locks nothing, so it serves an import beside accounts in use as
+//! well. It is PostgreSQL's switch for loading rows known to be consistent (`pg_dump
+//! --disable-triggers`), and three things bound its use here:
 //!
 //! - It needs a superuser, or from PostgreSQL 15 `GRANT SET ON PARAMETER
 //!   session_replication_role`. Without the right, the import drops the keys or checks them
