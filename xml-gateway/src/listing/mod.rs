@@ -3,15 +3,15 @@
 //!
 //! - the whole list (`GET /department`, `/group`, `/enrollment`, `/content`, `/user`,
 //!   `/user/v2`, `/gamification/points`): every row the caller may see, read from the core's
-//!   server stream and written as the rows arrive ([`stream`]), rows directly under
+//!   server stream and written as the rows arrive (`stream`), rows directly under
 //!   `<response>` or a top-level JSON array;
 //! - one page (`GET /departments`, `GET|POST /enrollments`, …): one unary `List*` call, rows
 //!   inside an element named for the list, then `nextPageToken` while more pages follow
-//!   ([`page`]).
+//!   (`page`).
 //!
 //! A list is a [`Listing`] (its rows, their XML and JSON, its filters and its stream RPC), and
-//! a [`Paged`] one when it also has pages. The handlers ([`handlers`]) read the query
-//! ([`query`]) or the body ([`body`]) the same way for every list. Adding a list is a trait
+//! a [`Paged`] one when it also has pages. The handlers (`handlers`) read the query
+//! (`query`) or the body (`body`) the same way for every list. Adding a list is a trait
 //! impl, a route naming `whole::<L>` or `page::<L>`, and the core's service function.
 
 mod body;
