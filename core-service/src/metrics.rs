@@ -25,6 +25,7 @@ pub const DB_POOL_TIMEOUTS: &str = "lms_db_pool_timeouts_total";
 pub const DB_UNAVAILABLE: &str = "lms_db_unavailable_total";
 pub const DB_UP: &str = "lms_db_up";
 pub const POINTS_ROWS: &str = "lms_points_rows_streamed_total";
+pub const LIST_ROWS: &str = "lms_list_rows_streamed_total";
 pub const DB_READ_BATCH: &str = "lms_db_read_batch_items";
 
 /// Whether anything is recorded: a recorder is installed once a metrics address is served.
@@ -85,6 +86,10 @@ pub fn describe() {
         "Whether the database answered the last health probe (1) or not (0)"
     );
     describe_counter!(POINTS_ROWS, "Points rows streamed to callers");
+    describe_counter!(
+        LIST_ROWS,
+        "Rows of whole lists streamed to callers, by list"
+    );
     describe_histogram!(
         DB_READ_BATCH,
         "Hot reads answered by one PostgreSQL statement"
@@ -178,6 +183,14 @@ pub(crate) fn login_failed() {
 pub(crate) fn points_rows(rows: u64) {
     if on() {
         static_counter!(POINTS_ROWS).increment(rows);
+    }
+}
+
+/// A chunk of `rows` rows of the whole list `list` was streamed; once per chunk of up to a
+/// thousand rows, so the label is looked up each time.
+pub(crate) fn list_rows(list: &'static str, rows: usize) {
+    if on() {
+        metrics::counter!(LIST_ROWS, "list" => list).increment(rows as u64);
     }
 }
 

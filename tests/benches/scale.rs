@@ -38,6 +38,7 @@ use lms_core::{
 use lms_tests::{
     Backend, TestStack,
     large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    memory::PeakMemory,
     stack::{StackOptions, TEST_POLICY},
 };
 
@@ -70,22 +71,8 @@ impl Config {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(default)
         };
-        let backends = match std::env::var("LMS_BENCH_BACKENDS") {
-            Ok(list) => list
-                .split(',')
-                .filter_map(|name| match name.trim() {
-                    "sqlite" => Some(Backend::Sqlite),
-                    "postgres" => Some(Backend::Postgres),
-                    _ => None,
-                })
-                .collect(),
-            Err(_) if std::env::var("LMS_TEST_POSTGRES_URL").is_ok() => {
-                vec![Backend::Sqlite, Backend::Postgres]
-            }
-            Err(_) => vec![Backend::Sqlite],
-        };
         Self {
-            backends,
+            backends: lms_tests::database::bench_backends(),
             small: number("LMS_BENCH_SMALL", 1_000),
             large: number("LMS_BENCH_LARGE", 100_000),
             huge: number("LMS_BENCH_HUGE", 200_000),
@@ -494,36 +481,4 @@ fn count_tags(bytes: &[u8]) -> usize {
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-/// The growth of this process's peak resident memory since [`PeakMemory::start`].
-struct PeakMemory {
-    resident_kib: u64,
-}
-
-impl PeakMemory {
-    fn start() -> Self {
-        // Writing 5 resets the peak to the current resident size (Linux 4.0 and later).
-        let _ = std::fs::write("/proc/self/clear_refs", "5");
-        Self {
-            resident_kib: status_kib("VmRSS:"),
-        }
-    }
-
-    fn growth_mib(&self) -> f64 {
-        status_kib("VmHWM:").saturating_sub(self.resident_kib) as f64 / 1024.0
-    }
-}
-
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|line| line.starts_with(field))
-                .and_then(|line| line.split_whitespace().nth(1))
-                .and_then(|kib| kib.parse().ok())
-        })
-        .unwrap_or(0)
 }

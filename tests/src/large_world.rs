@@ -83,6 +83,16 @@ impl WorldShape {
             + RoleLogin::ALL.len()
     }
 
+    /// The content items of the account.
+    pub fn content_items(&self) -> usize {
+        PROJECTS * ITEMS_PER_PROJECT
+    }
+
+    /// The enrollments of the account: `enrollments_per_user` of every learner.
+    pub fn enrollments(&self) -> usize {
+        self.learners() * self.enrollments_per_user.min(self.content_items())
+    }
+
     /// Plain groups of [`PLAIN_GROUP_MEMBERS`] members each, the first one [`Ids::plain_group`].
     pub fn plain_groups(&self) -> usize {
         (self.users / 1_000).max(1)
@@ -412,6 +422,25 @@ pub fn plain_group_members(
     let step = (shape.users / PLAIN_GROUP_MEMBERS).max(1);
     let users = shape.users;
     (0..PLAIN_GROUP_MEMBERS.min(users)).map(move |n| (n * step + number) % users)
+}
+
+/// Imports the account `shape` describes into the stack's database through the real import,
+/// written to a file entry by entry first; `password_hash` is given to every user (see
+/// [`write_world`]).
+pub async fn import_account(
+    stack: &TestStack,
+    shape: &WorldShape,
+    hasher: &lms_core::auth::PasswordHasher,
+    password_hash: &str,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("world.json");
+    let mut file = io::BufWriter::new(std::fs::File::create(&path).expect("file"));
+    write_world(shape, password_hash, &mut file).expect("document");
+    drop(file);
+    lms_core::import::import_file(stack.db(), &path, hasher)
+        .await
+        .expect("the generated account imports");
 }
 
 /// One request to the XML interface of a stack holding a generated account.

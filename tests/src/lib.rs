@@ -14,6 +14,8 @@
 //! - [`snapshot`]: every table as text, to prove a refused request changed nothing.
 //! - [`large_world`]: generated accounts of any size, for the scale benchmark and plan checks.
 //! - [`query_plan`]: records the statements the core runs and checks how the database plans them.
+//! - [`memory`]: the growth of this process's peak memory, for benchmarks.
+//! - [`whole_lists`]: reads the whole lists of a generated account as they arrive, counting rows.
 //!
 //! Each scenario runs on both backends through [`on_both_backends!`].
 
@@ -22,10 +24,12 @@ pub mod fault;
 pub mod large_world;
 pub mod lists;
 pub mod machine;
+pub mod memory;
 pub mod query_plan;
 pub mod rows;
 pub mod snapshot;
 pub mod stack;
+pub mod whole_lists;
 pub mod world;
 pub mod xml;
 

@@ -352,12 +352,12 @@ pub async fn populated_stack(
     let mut shape = WorldShape::with_users(users);
     shape.world = 1;
     shape.departments = departments;
-    import(&stack, &hasher, &shape, &hash).await;
+    crate::large_world::import_account(&stack, &shape, &hasher, &hash).await;
     for world in 2..2 + neighbours {
         let mut neighbour = WorldShape::with_users(200);
         neighbour.world = world;
         neighbour.account_url = format!("https://neighbour-{world}.example.com");
-        import(&stack, &hasher, &neighbour, &hash).await;
+        crate::large_world::import_account(&stack, &neighbour, &hasher, &hash).await;
     }
     // The import writes no profile fields and no sign-ins: give every user one of each, so
     // that their tables are as large as `users` when the plans are asked for.
@@ -378,22 +378,6 @@ pub async fn populated_stack(
             .unwrap_or_else(|error| panic!("{fill}: {error}"));
     }
     Some((stack, shape))
-}
-
-async fn import(
-    stack: &crate::TestStack,
-    hasher: &lms_core::auth::PasswordHasher,
-    shape: &crate::large_world::WorldShape,
-    hash: &str,
-) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("world.json");
-    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("file"));
-    crate::large_world::write_world(shape, hash, &mut file).expect("document");
-    drop(file);
-    lms_core::import::import_file(stack.db(), &path, hasher)
-        .await
-        .expect("the generated account imports");
 }
 
 #[cfg(test)]

@@ -11,9 +11,16 @@ use tower::Layer as _;
 
 use crate::core_client::CoreClient;
 use crate::health;
+use crate::listing;
 use crate::paths;
 use crate::representation::{represent, represent_as_json};
 use crate::request_id::assign_request_id;
+use crate::routes::content::ContentItems;
+use crate::routes::department::Departments;
+use crate::routes::enrollment::Enrollments;
+use crate::routes::group::Groups;
+use crate::routes::points::Points;
+use crate::routes::user::list::{Users, V1, V2};
 use crate::routes::user::{reads as user, writes as user_writes};
 use crate::routes::{content, department, enrollment, fallback, group, points, token};
 use crate::server;
@@ -81,7 +88,7 @@ fn routes() -> Routes {
     let interface = Table::default()
         .route(
             "/department",
-            get(department::list_departments).post(department::create_department),
+            get(listing::whole::<Departments>).post(department::create_department),
         )
         .route(
             "/department/{department_id}",
@@ -89,10 +96,16 @@ fn routes() -> Routes {
                 .post(department::update_department)
                 .delete(department::delete_department),
         )
-        .route("/departments", get(department::page_departments))
-        .route("/group", get(group::list_groups).post(group::create_group))
-        .route("/user", get(user::list_users).post(user_writes::add_user))
-        .route("/user/v2", get(user::list_users_v2))
+        .route("/departments", get(listing::page::<Departments>))
+        .route(
+            "/group",
+            get(listing::whole::<Groups>).post(group::create_group),
+        )
+        .route(
+            "/user",
+            get(listing::whole::<Users<V1>>).post(user_writes::add_user),
+        )
+        .route("/user/v2", get(listing::whole::<Users<V2>>))
         .route("/user/list", post(user::numbered_users))
         .route(
             "/user/{user_id}",
@@ -106,10 +119,13 @@ fn routes() -> Routes {
             post(user_writes::change_password),
         )
         .route("/user/{user_id}/status", post(user_writes::change_status))
-        .route("/users", get(user::page_users).post(user::post_page_users))
+        .route(
+            "/users",
+            get(listing::page::<Users<V1>>).post(listing::page_by_post::<Users<V1>>),
+        )
         .route(
             "/users/v2",
-            get(user::page_users_v2).post(user::post_page_users_v2),
+            get(listing::page::<Users<V2>>).post(listing::page_by_post::<Users<V2>>),
         )
         .route(
             "/group/{group_id}",
@@ -118,25 +134,25 @@ fn routes() -> Routes {
                 .delete(group::delete_group),
         )
         .route("/group/{group_id}/members", post(group::replace_members))
-        .route("/groups", get(group::page_groups))
+        .route("/groups", get(listing::page::<Groups>))
         .route("/enrollment/delete", post(enrollment::delete_enrollments))
         .route(
             "/enrollment",
-            get(enrollment::list_enrollments).post(enrollment::enroll_learners),
+            get(listing::whole::<Enrollments>).post(enrollment::enroll_learners),
         )
         .route(
             "/enrollments",
-            get(enrollment::page_enrollments).post(enrollment::page_enrollments_by_post),
+            get(listing::page::<Enrollments>).post(listing::page_by_post::<Enrollments>),
         )
         .route("/content/{content_item_id}", get(content::get_content_item))
-        .route("/content", get(content::list_content_items))
+        .route("/content", get(listing::whole::<ContentItems>))
         .route(
             "/contents",
-            get(content::page_content_items).post(content::page_content_items_by_post),
+            get(listing::page::<ContentItems>).post(listing::page_by_post::<ContentItems>),
         )
         .route(
             "/gamification/points",
-            get(points::get_points).post(points::post_points),
+            get(listing::whole::<Points>).post(listing::whole_by_post::<Points>),
         )
         .route("/gamification/points/award", post(points::award_points))
         .route(

@@ -16,6 +16,8 @@
 //! - `clip`: the one bound on caller input quoted back in messages.
 //! - `routes/`: one module per resource (`department`, `group`, `enrollment`, `content`,
 //!   `points`), each handler a thin translation to one RPC; `fallback` answers 404 and 405.
+//! - `listing/`: every list once: the `Listing` trait each resource's list implements, the
+//!   query and body readers, the whole list streamed from the core as it arrives, the page.
 //! - `auth`: the `X-Auth-*` header extractor (401 for anything missing or unreadable).
 //! - `body`: the `Body<T>` extractor: `Content-Type` (XML, none, or JSON), size and deadline,
 //!   then `xml` or `json` reads `T`; its refusals are a `BodyRejection` that `error` converts.
@@ -48,6 +50,7 @@ mod error;
 mod fuzz;
 mod health;
 mod json;
+mod listing;
 mod paths;
 mod replicas;
 mod representation;

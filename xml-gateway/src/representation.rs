@@ -182,11 +182,16 @@ impl<T: Document> Representation for T {
 
 /// `value` as JSON text. Our answers are plain structs of strings and numbers, which always
 /// serialize; should one ever fail, the body says so instead of the process panicking.
-pub(crate) fn json_text(value: &impl serde::Serialize) -> String {
+pub(crate) fn json_text(value: &(impl serde::Serialize + ?Sized)) -> String {
     serde_json::to_string(value).unwrap_or_else(|error| {
         tracing::error!(error = %error, "an answer could not be written as JSON");
         "null".to_owned()
     })
+}
+
+/// Appends `value` as JSON text to a body being written piece by piece.
+pub(crate) fn push_json(out: &mut String, value: &(impl serde::Serialize + ?Sized)) {
+    out.push_str(&json_text(value));
 }
 
 /// A route's answer with a body: its status and what to write.

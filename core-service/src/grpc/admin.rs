@@ -14,9 +14,12 @@ use crate::{
         page::{Listing, Page},
     },
     entities::{department, group},
+    error::ServiceResult,
     service::{
-        content, content_reads, department_reads, departments, enrollment_reads, enrollment_writes,
-        enrollments, group_reads, group_writes, groups, points,
+        content,
+        content_reads::{self, ContentFilter},
+        department_reads, departments, enrollment_reads, enrollment_writes, enrollments,
+        group_reads, group_writes, groups, points,
         points_writes::{self, Direction},
         user_reads, user_writes,
     },
@@ -214,7 +217,11 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::ListEnrollmentsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let request = request.into_inner();
-        let filter = convert::enrollment_filter(&request);
+        let filter = convert::enrollment_filter([
+            &request.learner_ids,
+            &request.course_ids,
+            &request.enrollment_ids,
+        ]);
         let page = request
             .page
             .map(|page| Page::parse(Listing::Enrollments, page.page_size, &page.page_token));
@@ -233,7 +240,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::ListContentItemsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let request = request.into_inner();
-        let filter = convert::content_filter(&request);
+        let filter = ContentFilter::parse(&request.content_item_ids, &request.content_types);
         let page = request
             .page
             .map(|page| Page::parse(Listing::ContentItems, page.page_size, &page.page_token));
@@ -349,7 +356,12 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::ListUsersResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let request = request.into_inner();
-        let filter = convert::user_filter(&request);
+        let filter = convert::user_filter([
+            &request.department_ids,
+            &request.group_ids,
+            &request.logins,
+            &request.emails,
+        ]);
         if let Some(numbered) = &request.numbered_page {
             let page = user_reads::NumberedPage::parse(numbered.number, numbered.size);
             let (users, total) =
@@ -444,48 +456,119 @@ impl AdminService for AdminApi {
 
     type StreamDepartmentsStream = ListStream<pb::StreamDepartmentsResponse>;
 
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/StreamDepartments")]
     async fn stream_departments(
         &self,
-        _request: Request<pb::StreamDepartmentsRequest>,
+        request: Request<pb::StreamDepartmentsRequest>,
     ) -> Result<Response<Self::StreamDepartmentsStream>, Status> {
-        Err(Status::unimplemented("not yet served"))
+        let caller = caller(&self.state, &request).await?;
+        let chunks = department_reads::stream_departments(&self.state.db, &caller)?;
+        Ok(streamed("departments", chunks, |rows| {
+            pb::StreamDepartmentsResponse {
+                departments: rows.into_iter().map(department_message).collect(),
+            }
+        }))
     }
 
     type StreamGroupsStream = ListStream<pb::StreamGroupsResponse>;
 
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/StreamGroups")]
     async fn stream_groups(
         &self,
-        _request: Request<pb::StreamGroupsRequest>,
+        request: Request<pb::StreamGroupsRequest>,
     ) -> Result<Response<Self::StreamGroupsStream>, Status> {
-        Err(Status::unimplemented("not yet served"))
+        let caller = caller(&self.state, &request).await?;
+        let chunks = group_reads::stream_groups(&self.state.db, &caller)?;
+        Ok(streamed("groups", chunks, |rows| {
+            pb::StreamGroupsResponse {
+                groups: rows.into_iter().map(group_summary).collect(),
+            }
+        }))
     }
 
     type StreamEnrollmentsStream = ListStream<pb::StreamEnrollmentsResponse>;
 
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/StreamEnrollments")]
     async fn stream_enrollments(
         &self,
-        _request: Request<pb::StreamEnrollmentsRequest>,
+        request: Request<pb::StreamEnrollmentsRequest>,
     ) -> Result<Response<Self::StreamEnrollmentsStream>, Status> {
-        Err(Status::unimplemented("not yet served"))
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let filter = convert::enrollment_filter([
+            &request.learner_ids,
+            &request.course_ids,
+            &request.enrollment_ids,
+        ]);
+        let chunks = enrollment_reads::stream_enrollments(&self.state.db, &caller, filter)?;
+        Ok(streamed("enrollments", chunks, |rows| {
+            pb::StreamEnrollmentsResponse {
+                enrollments: rows.into_iter().map(enrollment_message).collect(),
+            }
+        }))
     }
 
     type StreamContentItemsStream = ListStream<pb::StreamContentItemsResponse>;
 
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/StreamContentItems")]
     async fn stream_content_items(
         &self,
-        _request: Request<pb::StreamContentItemsRequest>,
+        request: Request<pb::StreamContentItemsRequest>,
     ) -> Result<Response<Self::StreamContentItemsStream>, Status> {
-        Err(Status::unimplemented("not yet served"))
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let filter = ContentFilter::parse(&request.content_item_ids, &request.content_types);
+        let chunks = content_reads::stream_content_items(&self.state.db, &caller, filter).await?;
+        Ok(streamed("content_items", chunks, |rows| {
+            pb::StreamContentItemsResponse {
+                content_items: rows.into_iter().map(content_item_message).collect(),
+            }
+        }))
     }
 
     type StreamUsersStream = ListStream<pb::StreamUsersResponse>;
 
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/StreamUsers")]
     async fn stream_users(
         &self,
-        _request: Request<pb::StreamUsersRequest>,
+        request: Request<pb::StreamUsersRequest>,
     ) -> Result<Response<Self::StreamUsersStream>, Status> {
-        Err(Status::unimplemented("not yet served"))
+        let caller = caller(&self.state, &request).await?;
+        let request = request.into_inner();
+        let filter = convert::user_filter([
+            &request.department_ids,
+            &request.group_ids,
+            &request.logins,
+            &request.emails,
+        ]);
+        let chunks = user_reads::stream_users(&self.state.db, &caller, filter).await?;
+        Ok(streamed("users", chunks, |rows| pb::StreamUsersResponse {
+            users: rows.into_iter().map(convert::user_profile).collect(),
+        }))
     }
+}
+
+/// A whole list's chunks as the RPC's messages, each read inside the RPC's span and counted;
+/// an error (the database failing midway) ends the stream with its status.
+fn streamed<T: 'static, M>(
+    list: &'static str,
+    chunks: impl Stream<Item = ServiceResult<Vec<T>>> + Send + 'static,
+    message: fn(Vec<T>) -> M,
+) -> Response<ListStream<M>>
+where
+    M: Send + 'static,
+{
+    let span = tracing::Span::current();
+    let messages = chunks.map(move |chunk| {
+        let _entered = span.enter();
+        chunk
+            .map(|rows| {
+                crate::metrics::list_rows(list, rows.len());
+                message(rows)
+            })
+            .map_err(Status::from)
+    });
+    Response::new(Box::pin(messages))
 }
 
 fn enrollment_message(e: enrollment_reads::EnrollmentView) -> pb::Enrollment {

@@ -314,14 +314,15 @@ pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invali
     IdList::parse("userIds", &req.user_ids)
 }
 
-/// The filters of an enrollment listing; each malformed id is refused naming its list.
+/// The filters of an enrollment listing (learners, courses, enrollments); each malformed id
+/// is refused naming its list.
 pub(super) fn enrollment_filter(
-    req: &pb::ListEnrollmentsRequest,
+    [learner_ids, course_ids, enrollment_ids]: [&[String]; 3],
 ) -> Result<crate::service::enrollment_reads::EnrollmentFilter, Invalid> {
     Ok(crate::service::enrollment_reads::EnrollmentFilter {
-        learner_ids: IdList::parse("learnerIds", &req.learner_ids)?,
-        course_ids: IdList::parse("courseIds", &req.course_ids)?,
-        enrollment_ids: IdList::parse("enrollmentIds", &req.enrollment_ids)?,
+        learner_ids: IdList::parse("learnerIds", learner_ids)?,
+        course_ids: IdList::parse("courseIds", course_ids)?,
+        enrollment_ids: IdList::parse("enrollmentIds", enrollment_ids)?,
     })
 }
 
@@ -339,13 +340,6 @@ pub(super) fn new_enrollments(
         due_period: req.due_period.as_deref(),
         lock_after_due_date: req.lock_after_due_date,
     })
-}
-
-/// The filters of a content listing.
-pub(super) fn content_filter(
-    req: &pb::ListContentItemsRequest,
-) -> Result<crate::service::content_reads::ContentFilter, Invalid> {
-    crate::service::content_reads::ContentFilter::parse(&req.content_item_ids, &req.content_types)
 }
 
 /// A user's profile as the contract shows it.
@@ -395,13 +389,16 @@ pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile 
     }
 }
 
-/// The filters of a user listing, each id list checked for form.
-pub(super) fn user_filter(req: &pb::ListUsersRequest) -> Result<user_reads::UserFilter, Invalid> {
+/// The filters of a user listing (departments, groups, logins, e-mail addresses), each id
+/// list checked for form.
+pub(super) fn user_filter(
+    [department_ids, group_ids, logins, emails]: [&[String]; 4],
+) -> Result<user_reads::UserFilter, Invalid> {
     Ok(user_reads::UserFilter {
-        department_ids: IdList::parse("departments", &req.department_ids)?,
-        group_ids: IdList::parse("groups", &req.group_ids)?,
-        logins: req.logins.clone(),
-        emails: req.emails.clone(),
+        department_ids: IdList::parse("departments", department_ids)?,
+        group_ids: IdList::parse("groups", group_ids)?,
+        logins: logins.to_vec(),
+        emails: emails.to_vec(),
     })
 }
 

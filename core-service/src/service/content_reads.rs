@@ -6,11 +6,15 @@
 //! (a handful) and the walk drops other items batch by batch until the page is full, so every
 //! statement stays a range scan.
 
-use std::collections::{BTreeSet, HashSet};
+use std::{
+    collections::{BTreeSet, HashSet},
+    sync::Arc,
+};
 
+use futures::Stream;
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QuerySelect as _,
-    prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, QueryFilter as _,
+    QuerySelect as _, prelude::Uuid,
 };
 
 use super::{Parsed, content::ContentItemView, keyset::Paged};
@@ -21,7 +25,7 @@ use crate::{
         Invalid, Reason,
         content::{default_view_url, format_added_date},
         ids::{IdList, MAX_LIST_IDS},
-        page::Page,
+        page::{Listing, Page},
     },
     entities::{content_item, project_author},
     error::ServiceResult,
@@ -72,22 +76,9 @@ pub async fn list_content_items(
     let grant = caller.grant(Operation::GetContentItem)?;
     let filter = filter?;
     let page = page.transpose()?;
-    let authored: Option<HashSet<Uuid>> = if grant == Grant::AuthoredProjects {
-        Some(
-            project_author::Entity::find()
-                .select_only()
-                .column(project_author::Column::ProjectId)
-                .filter(project_author::Column::UserId.eq(caller.user_id))
-                .into_tuple::<Uuid>()
-                .all(conn)
-                .await?
-                .into_iter()
-                .collect(),
-        )
-    } else {
-        None
-    };
+    let authored = authored_projects(conn, caller, grant).await?;
     let list = super::keyset::read(
+        Listing::ContentItems,
         page,
         |item: &content_item::Model| item.id,
         |after, limit| {
@@ -106,20 +97,76 @@ pub async fn list_content_items(
         items: list
             .items
             .into_iter()
-            .map(|item| ContentItemView {
-                id: item.id,
-                title: item.title,
-                description: item.description,
-                user_id: item.user_id,
-                added_date: format_added_date(item.added_at),
-                view_url: item
-                    .view_url
-                    .unwrap_or_else(|| default_view_url(&caller.account_url, item.id)),
-                content_type: item.content_type,
-            })
+            .map(|item| view(item, &caller.account_url))
             .collect(),
         next_page_token: list.next_page_token,
     })
+}
+
+/// Every item the caller may see that `filter` selects, as chunks read one after the other
+/// ([`super::keyset::stream`]); refused like [`list_content_items`] before the first.
+pub async fn stream_content_items(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    filter: Parsed<ContentFilter>,
+) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<ContentItemView>>> + Send + 'static> {
+    let grant = caller.grant(Operation::GetContentItem)?;
+    let filter = filter?;
+    let authored = authored_projects(db, caller, grant).await?;
+    let walk = Arc::new((caller.account_url.clone(), authored, filter));
+    let (db, account_id) = (db.clone(), caller.account_id);
+    Ok(super::keyset::stream(
+        |item: &ContentItemView| item.id,
+        move |after, limit| {
+            let (db, walk) = (db.clone(), Arc::clone(&walk));
+            async move {
+                let (account_url, authored, filter) = &*walk;
+                let rows =
+                    read_after(&db, account_id, authored.as_ref(), filter, after, limit).await?;
+                Ok(rows
+                    .into_iter()
+                    .map(|item| view(item, account_url))
+                    .collect())
+            }
+        },
+    ))
+}
+
+/// The projects whose items an author sees; `None` for a caller who sees every item.
+async fn authored_projects(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    grant: Grant,
+) -> ServiceResult<Option<HashSet<Uuid>>> {
+    if grant != Grant::AuthoredProjects {
+        return Ok(None);
+    }
+    Ok(Some(
+        project_author::Entity::find()
+            .select_only()
+            .column(project_author::Column::ProjectId)
+            .filter(project_author::Column::UserId.eq(caller.user_id))
+            .into_tuple::<Uuid>()
+            .all(conn)
+            .await?
+            .into_iter()
+            .collect(),
+    ))
+}
+
+/// A stored item as lists show it in the account at `account_url`.
+fn view(item: content_item::Model, account_url: &str) -> ContentItemView {
+    ContentItemView {
+        id: item.id,
+        title: item.title,
+        description: item.description,
+        user_id: item.user_id,
+        added_date: format_added_date(item.added_at),
+        view_url: item
+            .view_url
+            .unwrap_or_else(|| default_view_url(account_url, item.id)),
+        content_type: item.content_type,
+    }
 }
 
 /// The fewest rows one statement of an author's walk reads.

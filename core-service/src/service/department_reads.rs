@@ -4,17 +4,21 @@
 //! A scoped caller (department administrator, publisher, custom role) sees the subtrees of the
 //! departments it manages; everything else reads like a department that does not exist.
 
-use std::collections::BTreeSet;
+use std::{collections::BTreeSet, sync::Arc};
 
+use futures::Stream;
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, QueryFilter as _,
+    QueryOrder as _, QuerySelect as _, prelude::Uuid,
 };
 
 use super::lookups::{self as scope, find_department};
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::{ids::ResourceRef, page::Page},
+    domain::{
+        ids::ResourceRef,
+        page::{Listing, Page},
+    },
     entities::{department, department_closure as closure},
     error::{ServiceError, ServiceResult},
 };
@@ -54,11 +58,29 @@ pub async fn list_departments(
     let grant = caller.grant(Operation::ReadDepartments)?;
     let page = page.transpose()?;
     super::keyset::read(
+        Listing::Departments,
         page,
         |department: &department::Model| department.id,
         |after, limit| read_after(conn, caller, grant, after, limit),
     )
     .await
+}
+
+/// Every department the caller may see, as chunks read one after the other
+/// ([`super::keyset::stream`]); refused like [`list_departments`] before the first.
+pub fn stream_departments(
+    db: &DatabaseConnection,
+    caller: &Caller,
+) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<department::Model>>> + Send + 'static> {
+    let grant = caller.grant(Operation::ReadDepartments)?;
+    let (db, caller) = (db.clone(), Arc::new(caller.clone()));
+    Ok(super::keyset::stream(
+        |department: &department::Model| department.id,
+        move |after, limit| {
+            let (db, caller) = (db.clone(), Arc::clone(&caller));
+            async move { read_after(&db, &caller, grant, after, limit).await }
+        },
+    ))
 }
 
 /// Up to `limit` departments the caller may see with ids greater than `after`, ascending.

@@ -13,19 +13,26 @@
 //! scope's learners instead would cost one statement per learner per page, which is worse for
 //! the common case of a scope holding most of the account.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::{
+    collections::{BTreeMap, BTreeSet, HashSet},
+    sync::Arc,
+};
 
 use chrono::{DateTime, Utc};
+use futures::Stream;
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, QueryFilter as _,
+    QueryOrder as _, QuerySelect as _, prelude::Uuid,
 };
 
 use super::{Parsed, keyset::Paged, lookups};
 use crate::{
     access::{Caller, Grant, Operation},
     db::bulk,
-    domain::{ids::IdList, page::Page},
+    domain::{
+        ids::IdList,
+        page::{Listing, Page},
+    },
     entities::enrollment,
     error::ServiceResult,
 };
@@ -89,6 +96,7 @@ pub async fn list_enrollments(
     let filter = filter?;
     let page = page.transpose()?;
     let list = super::keyset::read(
+        Listing::Enrollments,
         page,
         |e: &enrollment::Model| e.id,
         |after, limit| read_after(conn, caller, grant, &filter, after, limit),
@@ -98,6 +106,29 @@ pub async fn list_enrollments(
         items: list.items.into_iter().map(EnrollmentView::from).collect(),
         next_page_token: list.next_page_token,
     })
+}
+
+/// Every enrollment the caller may see that `filter` selects, as chunks read one after the
+/// other ([`super::keyset::stream`]); refused like [`list_enrollments`] before the first.
+pub fn stream_enrollments(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    filter: Parsed<EnrollmentFilter>,
+) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<EnrollmentView>>> + Send + 'static> {
+    let grant = caller.grant(Operation::ReadEnrollments)?;
+    let walk = Arc::new((caller.clone(), filter?));
+    let db = db.clone();
+    Ok(super::keyset::stream(
+        |e: &EnrollmentView| e.id,
+        move |after, limit| {
+            let (db, walk) = (db.clone(), Arc::clone(&walk));
+            async move {
+                let (caller, filter) = &*walk;
+                let rows = read_after(&db, caller, grant, filter, after, limit).await?;
+                Ok(rows.into_iter().map(EnrollmentView::from).collect())
+            }
+        },
+    ))
 }
 
 /// Up to `limit` enrollments the caller may see with ids greater than `after`, ascending.

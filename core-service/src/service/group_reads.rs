@@ -4,11 +4,14 @@
 //! Groups belong to the account, not to a department, so a department administrator lists
 //! every group of the account, as it reads and renames any of them (open question 17).
 
-use sea_orm::{ConnectionTrait, EntityTrait as _, QuerySelect as _, prelude::Uuid};
+use futures::Stream;
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, EntityTrait as _, QuerySelect as _, prelude::Uuid,
+};
 
 use crate::{
     access::{Caller, Operation},
-    domain::page::Page,
+    domain::page::{Listing, Page},
     entities::group,
     error::ServiceResult,
 };
@@ -25,11 +28,29 @@ pub async fn list_groups(
     caller.grant(Operation::ListGroups)?;
     let page = page.transpose()?;
     super::keyset::read(
+        Listing::Groups,
         page,
         |group: &group::Model| group.id,
         |after, limit| read_after(conn, caller.account_id, after, limit),
     )
     .await
+}
+
+/// Every group of the account, as chunks read one after the other
+/// ([`super::keyset::stream`]); refused like [`list_groups`] before the first.
+pub fn stream_groups(
+    db: &DatabaseConnection,
+    caller: &Caller,
+) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<group::Model>>> + Send + 'static> {
+    caller.grant(Operation::ListGroups)?;
+    let (db, account_id) = (db.clone(), caller.account_id);
+    Ok(super::keyset::stream(
+        |group: &group::Model| group.id,
+        move |after, limit| {
+            let db = db.clone();
+            async move { read_after(&db, account_id, after, limit).await }
+        },
+    ))
 }
 
 /// Up to `limit` groups of the account with ids greater than `after`, ascending: a range

@@ -1,13 +1,16 @@
-//! Keyset paging shared by every listing: one page, or the whole list read page by page.
+//! Keyset paging shared by every listing: one page, the whole list in one answer (up to
+//! [`MAX_WHOLE_LIST`] rows), or the whole list as a stream of chunks.
 //!
 //! A listing supplies one function, "up to `limit` rows with ids greater than `after`, in id
 //! order", served by an index range scan. This module turns it into the answer of a paged
-//! request (the page and the token of the next one) or of an unpaged one (every row, still
-//! read in bounded statements so that none sorts or holds the account at once in the
-//! database).
+//! request (the page and the token of the next one), of an unpaged one (every row, refused
+//! past [`MAX_WHOLE_LIST`] so that no single answer outgrows a transport limit), or of a
+//! streamed one (chunks of [`STREAM_CHUNK`] rows, each read when the previous one has been
+//! taken, on a connection of its own: nothing holds the list or a transaction between them).
 
 use std::future::Future;
 
+use futures::{Stream, stream};
 use sea_orm::{
     ColumnTrait, DbBackend, EntityTrait, QueryFilter as _, QueryOrder as _, Select, prelude::Uuid,
     sea_query::Expr,
@@ -15,9 +18,18 @@ use sea_orm::{
 
 use crate::{
     db::pg_array,
-    domain::page::{MAX_PAGE_SIZE, Page},
-    error::ServiceResult,
+    domain::page::{Listing, Page},
+    error::{ServiceError, ServiceResult},
 };
+
+/// The most rows an unpaged list answers in one message. A user's profile, the largest row,
+/// takes about 200 bytes on the wire (38.8 MB for 200,000 users), so ten thousand stay about
+/// half the 4 MiB a gRPC client decodes by default; longer lists are read with the listing's
+/// stream or by pages.
+pub const MAX_WHOLE_LIST: u64 = 10_000;
+
+/// The rows of one message of a streamed list.
+pub const STREAM_CHUNK: u64 = 1_000;
 
 /// One answer of a listing: its rows in id order and, while more follow, the next token.
 #[derive(Debug, Clone)]
@@ -27,11 +39,13 @@ pub struct Paged<T> {
     pub next_page_token: Option<String>,
 }
 
-/// The page `page` of a listing, or every row when `page` is `None`.
+/// The page `page` of `listing`, or every row when `page` is `None` (FAILED_PRECONDITION
+/// naming the stream and the paged form past [`MAX_WHOLE_LIST`] rows).
 ///
 /// `read_after(after, limit)` returns up to `limit` rows with ids greater than `after`,
 /// ascending; `id` names a row's id.
 pub async fn read<T, F, Fut>(
+    listing: Listing,
     page: Option<Page>,
     id: impl Fn(&T) -> Uuid,
     mut read_after: F,
@@ -41,16 +55,10 @@ where
     Fut: Future<Output = ServiceResult<Vec<T>>>,
 {
     let Some(page) = page else {
-        let mut items = Vec::new();
-        let mut after = None;
-        loop {
-            let batch = read_after(after, MAX_PAGE_SIZE).await?;
-            let done = (batch.len() as u64) < MAX_PAGE_SIZE;
-            after = batch.last().map(&id);
-            items.extend(batch);
-            if done {
-                break;
-            }
+        // One row past the limit tells a list that is too long from one that just fits.
+        let items = read_after(None, MAX_WHOLE_LIST + 1).await?;
+        if items.len() as u64 > MAX_WHOLE_LIST {
+            return Err(too_long(listing));
         }
         return Ok(Paged {
             items,
@@ -69,6 +77,49 @@ where
         items,
         next_page_token,
     })
+}
+
+/// Every row of a listing as chunks of up to [`STREAM_CHUNK`] rows, ascending by id.
+///
+/// The stream is pulled: a chunk is read by one call of `read_after` (on a pooled
+/// connection, outside any transaction) only when the one before has been taken, so a slow
+/// reader holds one chunk, not the list. A chunk shorter than [`STREAM_CHUNK`] is the last;
+/// an error ends the stream after being yielded.
+pub fn stream<T, F, Fut>(
+    id: fn(&T) -> Uuid,
+    read_after: F,
+) -> impl Stream<Item = ServiceResult<Vec<T>>> + Send + 'static
+where
+    T: Send + 'static,
+    F: FnMut(Option<Uuid>, u64) -> Fut + Send + 'static,
+    Fut: Future<Output = ServiceResult<Vec<T>>> + Send + 'static,
+{
+    stream::try_unfold(Some((read_after, None)), move |walk| async move {
+        let Some((mut read_after, after)) = walk else {
+            return Ok(None);
+        };
+        let chunk = read_after(after, STREAM_CHUNK).await?;
+        if chunk.is_empty() {
+            return Ok(None);
+        }
+        let next = (chunk.len() as u64 == STREAM_CHUNK).then(|| (read_after, chunk.last().map(id)));
+        Ok(Some((chunk, next)))
+    })
+}
+
+/// The refusal of an unpaged list past [`MAX_WHOLE_LIST`] rows, naming the ways to read it.
+fn too_long(listing: Listing) -> ServiceError {
+    let (rows, stream) = match listing {
+        Listing::Departments => ("departments", "StreamDepartments"),
+        Listing::Users => ("users", "StreamUsers"),
+        Listing::Enrollments => ("enrollments", "StreamEnrollments"),
+        Listing::ContentItems => ("content items", "StreamContentItems"),
+        Listing::Groups => ("groups", "StreamGroups"),
+    };
+    ServiceError::Conflict(format!(
+        "The list has more than 10,000 {rows}: read them with {stream} or by pages \
+         (page_size/page_token)."
+    ))
 }
 
 /// `query` narrowed to the rows of `account_id` with ids greater than `after` (all of them
@@ -143,6 +194,16 @@ mod tests {
         assert!(
             sql.ends_with("ORDER BY \"users\".\"account_id\" ASC, \"users\".\"id\" ASC"),
             "{sql}"
+        );
+    }
+
+    #[test]
+    fn the_refusal_of_a_long_list_names_its_limit_and_the_ways_to_read_it() {
+        assert_eq!(MAX_WHOLE_LIST, 10_000, "the messages say 10,000");
+        assert_eq!(
+            too_long(Listing::Users).to_string(),
+            "The list has more than 10,000 users: read them with StreamUsers or by pages \
+             (page_size/page_token)."
         );
     }
 

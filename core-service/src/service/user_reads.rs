@@ -5,11 +5,15 @@
 //! whose own department lies in the subtrees it manages; a user outside reads as 403 by id
 //! (like departments) and is simply absent from lists.
 
-use std::collections::{BTreeSet, HashMap};
+use std::{
+    collections::{BTreeSet, HashMap},
+    sync::Arc,
+};
 
+use futures::Stream;
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, PaginatorTrait as _, QueryFilter as _,
-    QueryOrder as _, QuerySelect as _, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, PaginatorTrait as _,
+    QueryFilter as _, QueryOrder as _, QuerySelect as _, prelude::Uuid,
 };
 
 use super::{
@@ -23,7 +27,7 @@ use crate::{
     domain::{
         ids::{IdList, ResourceRef},
         login::email_key,
-        page::Page,
+        page::{Listing, Page},
         profile_fields::ProfileField,
     },
     entities::{group, group_member, user, user_managed_department},
@@ -176,6 +180,7 @@ pub async fn list_users(
     let page = page.transpose()?;
     let candidates = candidates(conn, caller, grant, &filter).await?;
     let rows = super::keyset::read(
+        Listing::Users,
         page,
         |row: &user::Model| row.id,
         |after, limit| read_after(conn, caller.account_id, candidates.as_deref(), after, limit),
@@ -185,6 +190,31 @@ pub async fn list_users(
         items: profiles(conn, rows.items).await?,
         next_page_token: rows.next_page_token,
     })
+}
+
+/// Every matching user the caller may see, as chunks read one after the other
+/// ([`super::keyset::stream`]); refused like the unpaged [`list_users`] before the first.
+pub async fn stream_users(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    filter: Parsed<UserFilter>,
+) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<UserProfile>>> + Send + 'static> {
+    let grant = caller.grant(Operation::ReadUsers)?;
+    let filter = filter?;
+    let candidates: Option<Arc<[Uuid]>> = candidates(db, caller, grant, &filter)
+        .await?
+        .map(Into::into);
+    let (db, account_id) = (db.clone(), caller.account_id);
+    Ok(super::keyset::stream(
+        |profile: &UserProfile| profile.user.id,
+        move |after, limit| {
+            let (db, candidates) = (db.clone(), candidates.clone());
+            async move {
+                let rows = read_after(&db, account_id, candidates.as_deref(), after, limit).await?;
+                profiles(&db, rows).await
+            }
+        },
+    ))
 }
 
 /// The ids the answer is limited to, ascending, or `None` for the whole account.

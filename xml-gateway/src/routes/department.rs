@@ -8,15 +8,17 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::{
     CreateDepartmentRequest, DeleteDepartmentRequest, Department, GetDepartmentRequest,
-    ListDepartmentsRequest, UpdateDepartmentRequest,
+    ListDepartmentsRequest, ListDepartmentsResponse, PageRequest, StreamDepartmentsRequest,
+    StreamDepartmentsResponse, UpdateDepartmentRequest,
 };
+use tonic::Streaming;
 
 use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
-use crate::representation::{Answer, Document, json_text};
-use crate::routes::paging::PageQuery;
+use crate::listing::{Admin, Filters, Form, Listing, Paged};
+use crate::representation::{Answer, Document, json_text, push_json};
 use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
 use crate::xml::{Element, FromXml, XmlError};
@@ -118,45 +120,6 @@ pub(crate) async fn get_department(
     Ok(Answer::ok(OneDepartment(department)))
 }
 
-/// Every department the caller may see, unpaged: `<response><department/>…</response>` or a
-/// top-level JSON array.
-#[tracing::instrument(skip_all)]
-pub(crate) async fn list_departments(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    _: NoQuery,
-) -> Result<Answer, GatewayError> {
-    let answer = core
-        .unary(
-            &caller,
-            ListDepartmentsRequest { page: None },
-            |mut admin, request| async move { admin.list_departments(request).await },
-        )
-        .await?;
-    Ok(Answer::ok(DepartmentList(answer.departments)))
-}
-
-/// One page: `<response><departments>…</departments><nextPageToken/></response>` or
-/// `{"departments":[…],"nextPageToken":"…"}`, the token only while more pages follow.
-#[tracing::instrument(skip_all)]
-pub(crate) async fn page_departments(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    PageQuery(page): PageQuery,
-) -> Result<Answer, GatewayError> {
-    let answer = core
-        .unary(
-            &caller,
-            ListDepartmentsRequest { page: Some(page) },
-            |mut admin, request| async move { admin.list_departments(request).await },
-        )
-        .await?;
-    Ok(Answer::ok(DepartmentPage {
-        departments: answer.departments,
-        next_page_token: answer.next_page_token,
-    }))
-}
-
 /// 204 with no body; a department still in use is a 400 from the core, naming why.
 #[tracing::instrument(skip_all, fields(department_id = %department_id))]
 pub(crate) async fn delete_department(
@@ -242,15 +205,6 @@ impl<'a> DepartmentJson<'a> {
     }
 }
 
-/// About how many XML bytes `departments` take.
-fn departments_bytes_hint(departments: &[Department]) -> usize {
-    departments
-        .iter()
-        .map(|d| 330 + d.name.len() + d.code.as_ref().map_or(0, String::len))
-        .sum::<usize>()
-        + 128
-}
-
 /// `GET /department/{departmentId}`: the `<department>`, or in JSON the bare object.
 pub(crate) struct OneDepartment(pub(crate) Department);
 
@@ -264,65 +218,63 @@ impl Document for OneDepartment {
     }
 }
 
-/// `GET /department`: repeated `<department>` directly under `<response>`; a JSON array.
-pub(crate) struct DepartmentList(pub(crate) Vec<Department>);
+/// `GET /department` (whole) and `GET /departments` (paged): every department the caller may
+/// see.
+pub(crate) struct Departments;
 
-impl Document for DepartmentList {
-    fn xml_bytes_hint(&self) -> usize {
-        departments_bytes_hint(&self.0)
+impl Listing for Departments {
+    type Item = Department;
+    type Message = StreamDepartmentsResponse;
+    type StreamRequest = StreamDepartmentsRequest;
+    const NAME: &'static str = "departments";
+    const FILTERS: &'static [&'static str] = &[];
+
+    fn stream_request(_: Filters) -> StreamDepartmentsRequest {
+        StreamDepartmentsRequest {}
     }
 
-    fn write_xml(&self, xml: &mut XmlWriter) {
-        for department in &self.0 {
-            write_department(xml, department);
-        }
+    async fn open(
+        mut admin: Admin,
+        request: tonic::Request<StreamDepartmentsRequest>,
+    ) -> Result<tonic::Response<Streaming<StreamDepartmentsResponse>>, tonic::Status> {
+        admin.stream_departments(request).await
     }
 
-    fn to_json(&self) -> String {
-        json_text(&self.0.iter().map(DepartmentJson::of).collect::<Vec<_>>())
+    fn rows(message: StreamDepartmentsResponse) -> Vec<Department> {
+        message.departments
+    }
+
+    fn write_xml(xml: &mut XmlWriter, department: &Department, _: Form) {
+        write_department(xml, department);
+    }
+
+    fn write_json(out: &mut String, department: &Department, _: Form) {
+        push_json(out, &DepartmentJson::of(department));
+    }
+
+    fn xml_bytes_hint(department: &Department) -> usize {
+        330 + department.name.len() + department.code.as_ref().map_or(0, String::len)
     }
 }
 
-/// `GET /departments`: one page and, while more follow, the next page's token.
-pub(crate) struct DepartmentPage {
-    pub(crate) departments: Vec<Department>,
-    /// Empty on the last page: then the element (and the JSON key) is left out.
-    pub(crate) next_page_token: String,
-}
+impl Paged for Departments {
+    type ListRequest = ListDepartmentsRequest;
+    type ListResponse = ListDepartmentsResponse;
+    const PAGE_ELEMENT: &'static str = "departments";
 
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct DepartmentPageJson<'a> {
-    departments: Vec<DepartmentJson<'a>>,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    next_page_token: &'a str,
-}
-
-impl Document for DepartmentPage {
-    fn xml_bytes_hint(&self) -> usize {
-        departments_bytes_hint(&self.departments)
+    fn list_request(_: Filters, page: PageRequest) -> ListDepartmentsRequest {
+        ListDepartmentsRequest { page: Some(page) }
     }
 
-    fn write_xml(&self, xml: &mut XmlWriter) {
-        if self.departments.is_empty() {
-            xml.empty("departments");
-        } else {
-            xml.open("departments");
-            for department in &self.departments {
-                write_department(xml, department);
-            }
-            xml.close("departments");
-        }
-        if !self.next_page_token.is_empty() {
-            xml.text_element("nextPageToken", &self.next_page_token);
-        }
+    async fn list(
+        mut admin: Admin,
+        request: tonic::Request<ListDepartmentsRequest>,
+    ) -> Result<tonic::Response<ListDepartmentsResponse>, tonic::Status> {
+        admin.list_departments(request).await
     }
 
-    fn to_json(&self) -> String {
-        json_text(&DepartmentPageJson {
-            departments: self.departments.iter().map(DepartmentJson::of).collect(),
-            next_page_token: &self.next_page_token,
-        })
+    fn page_of(answer: ListDepartmentsResponse) -> (Vec<Department>, String) {
+        (answer.departments, answer.next_page_token)
     }
 }
 
@@ -432,30 +384,49 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_list_is_unwrapped_and_a_page_wrapped_with_its_token_only_while_more_follow() {
-        let list = DepartmentList(vec![department(None, None), department(Some("p"), None)]);
-        assert!(xml_of(&list).contains("<response><department><departmentId>"));
-        assert!(list.to_json().starts_with(r#"[{"departmentId":"d-1""#));
-        assert_eq!(DepartmentList(vec![]).to_json(), "[]");
+    #[tokio::test]
+    async fn a_whole_list_is_unwrapped_and_a_page_wrapped_with_its_token_only_while_more_follow() {
+        use crate::listing::testing::{page_text, whole_text};
+        use crate::representation::Format;
+        let messages = [
+            StreamDepartmentsResponse {
+                departments: vec![department(None, None)],
+            },
+            StreamDepartmentsResponse {
+                departments: vec![department(Some("p"), None)],
+            },
+        ];
+        let xml = whole_text::<Departments>(&messages, Format::Xml).await;
+        assert!(
+            xml.contains("<response><department><departmentId>"),
+            "{xml}"
+        );
+        assert_eq!(xml.matches("<department>").count(), 2);
+        let json = whole_text::<Departments>(&messages, Format::Json).await;
+        assert!(json.starts_with(r#"[{"departmentId":"d-1""#), "{json}");
+        assert_eq!(whole_text::<Departments>(&[], Format::Json).await, "[]");
 
-        let last = DepartmentPage {
-            departments: vec![],
-            next_page_token: String::new(),
-        };
         assert_eq!(
-            xml_of(&last),
+            page_text::<Departments>(vec![], "", Format::Xml).await,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response><departments/></response>"
         );
-        assert_eq!(last.to_json(), r#"{"departments":[]}"#);
-        let more = DepartmentPage {
-            departments: vec![department(None, None)],
-            next_page_token: "dG9rZW4".into(),
-        };
-        assert!(xml_of(&more).ends_with(
-            "</department></departments><nextPageToken>dG9rZW4</nextPageToken></response>"
-        ));
-        assert!(more.to_json().ends_with(r#"}],"nextPageToken":"dG9rZW4"}"#));
+        assert_eq!(
+            page_text::<Departments>(vec![], "", Format::Json).await,
+            r#"{"departments":[]}"#
+        );
+        let more = || vec![department(None, None)];
+        assert!(
+            page_text::<Departments>(more(), "dG9rZW4", Format::Xml)
+                .await
+                .ends_with(
+                    "</department></departments><nextPageToken>dG9rZW4</nextPageToken></response>"
+                )
+        );
+        assert!(
+            page_text::<Departments>(more(), "dG9rZW4", Format::Json)
+                .await
+                .ends_with(r#"}],"nextPageToken":"dG9rZW4"}"#)
+        );
     }
 
     #[test]

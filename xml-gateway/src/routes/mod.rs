@@ -6,7 +6,6 @@ pub(crate) mod department;
 pub(crate) mod enrollment;
 pub(crate) mod fallback;
 pub(crate) mod group;
-pub(crate) mod paging;
 pub(crate) mod points;
 pub(crate) mod token;
 pub(crate) mod user;

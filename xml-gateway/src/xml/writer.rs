@@ -65,6 +65,11 @@ impl XmlWriter {
         self
     }
 
+    /// How many bytes are written so far.
+    pub(crate) fn len(&self) -> usize {
+        self.out.len()
+    }
+
     pub(crate) fn finish(self) -> String {
         self.out
     }

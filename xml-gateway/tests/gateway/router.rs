@@ -479,6 +479,17 @@ async fn text_xml_cannot_carry_is_refused_in_either_format_naming_the_field() {
 
 // ---- the core ----
 
+/// The lists read whole from one of the core's streams: a core that cannot be reached, or
+/// does not answer, is still a whole error answer, as before the first row nothing is sent.
+const WHOLE_LISTS: [&str; 6] = [
+    "/department",
+    "/group",
+    "/enrollment?learnerIds=a",
+    "/content",
+    "/user?logins[]=a",
+    "/user/v2",
+];
+
 #[tokio::test]
 async fn an_unreachable_core_is_503_for_every_operation() {
     let app = gateway_without_core().await;
@@ -502,7 +513,13 @@ async fn an_unreachable_core_is_503_for_every_operation() {
             "/enrollment/delete",
             "<DeleteEnrollments><enrollmentIds><id>e</id></enrollmentIds></DeleteEnrollments>",
         ),
-    ];
+    ]
+    .into_iter()
+    .chain(WHOLE_LISTS.map(|path| {
+        authenticated(Method::GET, path)
+            .body(Body::empty())
+            .unwrap()
+    }));
     for request in requests {
         let uri = request.uri().clone();
         let answer = send(&app, request).await;
@@ -526,18 +543,18 @@ async fn a_core_that_never_answers_is_504_after_the_deadline() {
         }
     });
     let app = router(CoreClient::connect_lazy(&[url], Duration::from_millis(300)).unwrap());
-    for request in [
-        authenticated(Method::GET, "/group/g-1")
+    for path in ["/group/g-1", "/gamification/points"]
+        .into_iter()
+        .chain(WHOLE_LISTS)
+    {
+        let request = authenticated(Method::GET, path)
             .body(Body::empty())
-            .unwrap(),
-        authenticated(Method::GET, "/gamification/points")
-            .body(Body::empty())
-            .unwrap(),
-    ] {
+            .unwrap();
         let answer = send(&app, request).await;
         assert_eq!(
             answer.error_message(StatusCode::GATEWAY_TIMEOUT),
-            "The service did not answer in time."
+            "The service did not answer in time.",
+            "{path}"
         );
     }
     hold.abort();

@@ -1,8 +1,8 @@
-//! `GET /content/{contentItemId}` here; the listings in [`lists`].
+//! `GET /content/{contentItemId}` here; the list in [`list`].
 
-mod lists;
+mod list;
 
-pub(crate) use lists::{list_content_items, page_content_items, page_content_items_by_post};
+pub(crate) use list::ContentItems;
 
 use anyhow::anyhow;
 use axum::extract::State;

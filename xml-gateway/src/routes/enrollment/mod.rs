@@ -1,13 +1,10 @@
-//! Enrollments: `POST /enrollment/delete` here; the listings in [`reads`], their XML and JSON
-//! in [`render`]; `POST /enrollment` in [`writes`].
+//! Enrollments: `POST /enrollment/delete` here; the list and the Enrollment object in
+//! [`list`]; `POST /enrollment` in [`writes`].
 
-mod reads;
-mod render;
+mod list;
 mod writes;
 
-pub(crate) use reads::{
-    list_enrollments, page_enrollments, page_enrollments_by_post, parse_page_size, xml_ids,
-};
+pub(crate) use list::Enrollments;
 pub(crate) use writes::enroll_learners;
 
 use axum::extract::State;

@@ -5,12 +5,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lms_proto::v1::EnrollLearnersRequest;
 
-use super::reads::xml_ids;
 use crate::body::Body;
 use crate::clip::clip;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
+use crate::listing::xml_list;
 use crate::routes::NoQuery;
 use crate::xml::{Element, FromXml, XmlError};
 
@@ -33,8 +33,8 @@ impl FromXml for Enroll {
 
     fn from_root(root: &Element) -> Result<Self, XmlError> {
         Ok(Self {
-            course_ids: xml_ids(root, "courseIds")?,
-            learner_ids: xml_ids(root, "learnerIds")?,
+            course_ids: xml_list(root, "courseIds")?.unwrap_or_default(),
+            learner_ids: xml_list(root, "learnerIds")?.unwrap_or_default(),
             access_date: root.optional_text("accessDate")?,
             due_date_type: root.optional_text("dueDateType")?,
             due_date: root.optional_text("dueDate")?,

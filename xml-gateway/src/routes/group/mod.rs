@@ -5,6 +5,6 @@ mod lists;
 mod one;
 mod writes;
 
-pub(crate) use lists::{list_groups, page_groups};
+pub(crate) use lists::Groups;
 pub(crate) use one::{get_group, update_group};
 pub(crate) use writes::{create_group, delete_group, replace_members};

@@ -1,10 +1,8 @@
-//! Users (neighbours.md section 4): `GET /user/{userId}` and `/v2`, `GET /user` and
-//! `/user/v2` (every matching user), `GET|POST /users` and `/users/v2` (keyset pages).
-//!
-//! `parse` reads the filters and paging of the lists, `render` writes profiles in XML and
-//! JSON, `reads` holds the handlers.
+//! Users (neighbours.md section 4): `GET /user/{userId}` and `/v2` and the numbered pages of
+//! `POST /user/list` ([`reads`]), the lists `GET /user`, `/user/v2`, `GET|POST /users` and
+//! `/users/v2` ([`list`]), the writes ([`writes`]); `render` writes profiles in XML and JSON.
 
-pub(crate) mod parse;
+pub(crate) mod list;
 pub(crate) mod reads;
 pub(crate) mod render;
 pub(crate) mod writes;

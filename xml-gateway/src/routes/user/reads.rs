@@ -1,17 +1,21 @@
-//! The user reads: each handler translates one HTTP request into `GetUser` or `ListUsers`.
+//! The user reads besides the lists: `GET /user/{userId}` and `/v2` (`GetUser`), and
+//! `POST /user/list`, the numbered pages (`ListUsers` with a page number).
 
 use anyhow::anyhow;
 use axum::extract::State;
-use lms_proto::v1::{GetUserRequest, ListUsersRequest};
+use lms_proto::v1::{GetUserRequest, NumberedPage, PageRequest};
 
 use super::Version;
-use super::parse::{ListQuery, PageBody, PageQuery};
-use super::render::{NumberedProfiles, OneProfile, ProfileList, ProfilePage};
+use super::list::{Users, V1};
+use super::render::OneProfile;
 use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
+use crate::json::{FromJson, JsonError, JsonObject};
+use crate::listing::{ListBody, Page, Paged, whole_number};
 use crate::representation::Answer;
 use crate::routes::{NoQuery, PathId};
+use crate::xml::{Element, FromXml, XmlError};
 
 async fn one(
     core: CoreClient,
@@ -30,29 +34,6 @@ async fn one(
         .user
         .ok_or_else(|| GatewayError::Internal(anyhow!("GetUser answered without a user")))?;
     Ok(Answer::ok(OneProfile(user, version)))
-}
-
-async fn list(
-    core: CoreClient,
-    caller: Caller,
-    request: ListUsersRequest,
-    version: Version,
-) -> Result<Answer, GatewayError> {
-    let paged = request.page.is_some();
-    let answer = core
-        .unary(&caller, request, |mut admin, request| async move {
-            admin.list_users(request).await
-        })
-        .await?;
-    Ok(if paged {
-        Answer::ok(ProfilePage {
-            profiles: answer.users,
-            version,
-            next_page_token: answer.next_page_token,
-        })
-    } else {
-        Answer::ok(ProfileList(answer.users, version))
-    })
 }
 
 #[tracing::instrument(skip_all, fields(user_id = %user_id))]
@@ -75,83 +56,52 @@ pub(crate) async fn get_user_v2(
     one(core, caller, user_id, Version::V2).await
 }
 
-/// Every matching user, unpaged: profiles directly under `<response>`, or a JSON array.
-#[tracing::instrument(skip_all)]
-pub(crate) async fn list_users(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    ListQuery(filters): ListQuery,
-) -> Result<Answer, GatewayError> {
-    list(core, caller, filters.request(None), Version::V1).await
+/// The body of `POST /user/list`: the filters of the user list, `page` (1-based, default 1)
+/// and `pageSize`.
+pub(crate) struct NumberedQuery {
+    list: ListBody<Users<V1>>,
+    page: Option<String>,
 }
 
-#[tracing::instrument(skip_all)]
-pub(crate) async fn list_users_v2(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    ListQuery(filters): ListQuery,
-) -> Result<Answer, GatewayError> {
-    list(core, caller, filters.request(None), Version::V2).await
+impl FromXml for NumberedQuery {
+    const ROOT: &'static str = "request";
+
+    fn from_root(root: &Element) -> Result<Self, XmlError> {
+        Ok(Self {
+            list: ListBody::from_root(root)?,
+            page: root.optional_text("page")?,
+        })
+    }
 }
 
-/// One keyset page: `<userProfiles>…</userProfiles><nextPageToken/>` or
-/// `{"userProfiles":[…],"nextPageToken":"…"}`.
-#[tracing::instrument(skip_all)]
-pub(crate) async fn page_users(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    PageQuery(filters, page): PageQuery,
-) -> Result<Answer, GatewayError> {
-    list(core, caller, filters.request(Some(page)), Version::V1).await
+impl FromJson for NumberedQuery {
+    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
+        Ok(Self {
+            list: ListBody::from_object(object)?,
+            page: object.optional_text("page")?,
+        })
+    }
 }
 
-#[tracing::instrument(skip_all)]
-pub(crate) async fn page_users_v2(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    PageQuery(filters, page): PageQuery,
-) -> Result<Answer, GatewayError> {
-    list(core, caller, filters.request(Some(page)), Version::V2).await
-}
-
-/// `POST /users`: the page asked for in the body.
-#[tracing::instrument(skip_all)]
-pub(crate) async fn post_page_users(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    _: NoQuery,
-    Body(body): Body<PageBody>,
-) -> Result<Answer, GatewayError> {
-    list(core, caller, body.into_request()?, Version::V1).await
-}
-
-#[tracing::instrument(skip_all)]
-pub(crate) async fn post_page_users_v2(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    _: NoQuery,
-    Body(body): Body<PageBody>,
-) -> Result<Answer, GatewayError> {
-    list(core, caller, body.into_request()?, Version::V2).await
-}
-
-/// `POST /user/list`: page-number paging, `{"pageNumber","totalUsersNumber","userProfiles"}`.
+/// `POST /user/list`: page-number paging, `pageNumber`, `totalUsersNumber` and the page's
+/// `userProfiles` (always an array in JSON, which clients tolerate either way).
 #[tracing::instrument(skip_all)]
 pub(crate) async fn numbered_users(
     State(core): State<CoreClient>,
     caller: Caller,
     _: NoQuery,
-    Body(body): Body<PageBody>,
+    Body(query): Body<NumberedQuery>,
 ) -> Result<Answer, GatewayError> {
-    let (page_number, request) = body.into_numbered()?;
-    let answer = core
-        .unary(&caller, request, |mut admin, request| async move {
-            admin.list_users(request).await
-        })
-        .await?;
-    Ok(Answer::ok(NumberedProfiles {
-        page_number,
-        total: answer.total,
-        profiles: answer.users,
-    }))
+    let number = whole_number("page", query.page.as_deref())?.unwrap_or(1);
+    let size = whole_number("pageSize", query.list.page_size.as_deref())?;
+    let mut request = Users::<V1>::list_request(query.list.filters, PageRequest::default());
+    request.page = None;
+    request.numbered_page = Some(NumberedPage { number, size });
+    let answer = core.unary(&caller, request, Users::<V1>::list).await?;
+    let total = answer.total;
+    let mut page = Page::<Users<V1>>::of(answer);
+    page.counts = vec![("pageNumber", number), ("totalUsersNumber", total)];
+    // Numbered pages are walked by number, never by token.
+    page.next_page_token.clear();
+    Ok(Answer::ok(page))
 }

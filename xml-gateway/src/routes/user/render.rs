@@ -1,5 +1,5 @@
-//! The user profile (neighbours.md section 4.1) in XML and JSON, alone, as an unpaged list
-//! and as a page.
+//! The user profile (neighbours.md section 4.1) in XML and JSON; alone here, in the lists
+//! through [`super::list`].
 //!
 //! `fields` always carries `FIRST_NAME`, `LAST_NAME`, `LOGIN` and `EMAIL`, empty ones as
 //! `<value></value>`/`""`, since clients look fields up by name. Empty id lists are left out
@@ -178,21 +178,6 @@ impl<'a> ProfileJson<'a> {
     }
 }
 
-fn profiles_bytes_hint(profiles: &[UserProfile]) -> usize {
-    profiles
-        .iter()
-        .map(|p| {
-            let fields: usize = p
-                .fields
-                .iter()
-                .map(|f| 40 + f.name.len() + f.value.len())
-                .sum();
-            900 + 2 * (p.login.len() + p.email.len()) + 50 * p.group_ids.len() + fields
-        })
-        .sum::<usize>()
-        + 128
-}
-
 /// `GET /user/{userId}`: the profile element, or in JSON the bare object.
 pub(crate) struct OneProfile(pub(crate) UserProfile, pub(crate) Version);
 
@@ -203,113 +188,6 @@ impl Document for OneProfile {
 
     fn to_json(&self) -> String {
         json_text(&ProfileJson::of(&self.0))
-    }
-}
-
-/// `GET /user`: profiles directly under `<response>`; a top-level JSON array.
-pub(crate) struct ProfileList(pub(crate) Vec<UserProfile>, pub(crate) Version);
-
-impl Document for ProfileList {
-    fn xml_bytes_hint(&self) -> usize {
-        profiles_bytes_hint(&self.0)
-    }
-
-    fn write_xml(&self, xml: &mut XmlWriter) {
-        for profile in &self.0 {
-            write_profile(xml, self.1.profile_element(), profile);
-        }
-    }
-
-    fn to_json(&self) -> String {
-        json_text(&self.0.iter().map(ProfileJson::of).collect::<Vec<_>>())
-    }
-}
-
-/// `GET /users`: `<userProfiles>…</userProfiles>` and, while more follow, `nextPageToken`.
-pub(crate) struct ProfilePage {
-    pub(crate) profiles: Vec<UserProfile>,
-    pub(crate) version: Version,
-    /// Empty on the last page: then the element (and the JSON key) is left out.
-    pub(crate) next_page_token: String,
-}
-
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ProfilePageJson<'a> {
-    user_profiles: Vec<ProfileJson<'a>>,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    next_page_token: &'a str,
-}
-
-impl Document for ProfilePage {
-    fn xml_bytes_hint(&self) -> usize {
-        profiles_bytes_hint(&self.profiles)
-    }
-
-    fn write_xml(&self, xml: &mut XmlWriter) {
-        if self.profiles.is_empty() {
-            xml.empty("userProfiles");
-        } else {
-            xml.open("userProfiles");
-            for profile in &self.profiles {
-                write_profile(xml, self.version.profile_element(), profile);
-            }
-            xml.close("userProfiles");
-        }
-        if !self.next_page_token.is_empty() {
-            xml.text_element("nextPageToken", &self.next_page_token);
-        }
-    }
-
-    fn to_json(&self) -> String {
-        json_text(&ProfilePageJson {
-            user_profiles: self.profiles.iter().map(ProfileJson::of).collect(),
-            next_page_token: &self.next_page_token,
-        })
-    }
-}
-
-/// `POST /user/list`: `pageNumber`, `totalUsersNumber` and the page's `userProfiles`
-/// (always an array in JSON, which clients tolerate either way).
-pub(crate) struct NumberedProfiles {
-    pub(crate) page_number: u64,
-    pub(crate) total: u64,
-    pub(crate) profiles: Vec<UserProfile>,
-}
-
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct NumberedProfilesJson<'a> {
-    page_number: u64,
-    total_users_number: u64,
-    user_profiles: Vec<ProfileJson<'a>>,
-}
-
-impl Document for NumberedProfiles {
-    fn xml_bytes_hint(&self) -> usize {
-        profiles_bytes_hint(&self.profiles)
-    }
-
-    fn write_xml(&self, xml: &mut XmlWriter) {
-        xml.text_element("pageNumber", &self.page_number.to_string())
-            .text_element("totalUsersNumber", &self.total.to_string());
-        if self.profiles.is_empty() {
-            xml.empty("userProfiles");
-        } else {
-            xml.open("userProfiles");
-            for profile in &self.profiles {
-                write_profile(xml, Version::V1.profile_element(), profile);
-            }
-            xml.close("userProfiles");
-        }
-    }
-
-    fn to_json(&self) -> String {
-        json_text(&NumberedProfilesJson {
-            page_number: self.page_number,
-            total_users_number: self.total,
-            user_profiles: self.profiles.iter().map(ProfileJson::of).collect(),
-        })
     }
 }
 
@@ -391,26 +269,5 @@ mod tests {
             json.contains(r#"{"name":"JOB_TITLE","value":"Clerk"}],"addedDate":"2026-11-23","lastLoginDate":"2026-11-25""#),
             "{json}"
         );
-    }
-
-    #[test]
-    fn a_page_has_its_token_only_while_more_follow() {
-        let last = ProfilePage {
-            profiles: vec![],
-            version: Version::V1,
-            next_page_token: String::new(),
-        };
-        assert_eq!(last.to_json(), r#"{"userProfiles":[]}"#);
-        let more = ProfilePage {
-            profiles: vec![profile()],
-            version: Version::V2,
-            next_page_token: "dG9r".into(),
-        };
-        assert!(more.to_json().ends_with(r#"}],"nextPageToken":"dG9r"}"#));
-        let mut xml = XmlWriter::fragment();
-        more.write_xml(&mut xml);
-        let xml = xml.finish();
-        assert!(xml.starts_with("<userProfiles><userProfileV2>"), "{xml}");
-        assert!(xml.ends_with("</userProfiles><nextPageToken>dG9r</nextPageToken>"));
     }
 }

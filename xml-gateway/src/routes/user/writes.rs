@@ -20,6 +20,7 @@ use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
+use crate::listing::xml_list;
 use crate::representation::Answer;
 use crate::routes::department::Created;
 use crate::routes::{NoQuery, PathId};
@@ -93,20 +94,6 @@ impl NewUserBody {
     }
 }
 
-fn xml_ids(root: &Element, name: &str) -> Result<Option<Vec<String>>, XmlError> {
-    let Some(list) = root.single_child(name)? else {
-        return Ok(None);
-    };
-    let mut ids = Vec::new();
-    for id in list.children_named("id") {
-        let id = id.text_value()?;
-        if !id.is_empty() {
-            ids.push(id.to_owned());
-        }
-    }
-    Ok(Some(ids))
-}
-
 impl FromXml for NewUserBody {
     const ROOT: &'static str = "request";
 
@@ -122,9 +109,9 @@ impl FromXml for NewUserBody {
                 others.push((other.name.clone(), other.text_value()?.to_owned()));
             }
         }
-        let group_ids = match xml_ids(root, "groupIds")? {
+        let group_ids = match xml_list(root, "groupIds")? {
             Some(ids) => Some(ids),
-            None => xml_ids(root, "groups")?,
+            None => xml_list(root, "groups")?,
         };
         Ok(Self {
             fields: others,
@@ -135,7 +122,7 @@ impl FromXml for NewUserBody {
             email: field("email")?,
             role: root.optional_text("role")?,
             role_id: root.optional_text("roleId")?,
-            manageable_department_ids: xml_ids(root, "manageableDepartmentIds")?,
+            manageable_department_ids: xml_list(root, "manageableDepartmentIds")?,
             first_name: field("first_name")?,
             last_name: field("last_name")?,
         })

@@ -1,0 +1,162 @@
+//! Whole lists: what the serving process adds to its memory while it answers the whole lists
+//! of a large account (`GET /user`, `/user/v2`, `/enrollment`, `/department`, `/group`,
+//! `/content`, `/gamification/points`), one request at a time and six at once, and how long
+//! they take (issue 28: the target is under 32 MiB per request).
+//!
+//! Run: `cargo bench -p lms-tests --bench whole_lists` (see `docs/benchmarks.md`).
+//!
+//! Settings (environment):
+//! - `LMS_BENCH_BACKENDS`: `sqlite`, `postgres` or `sqlite,postgres` (default: SQLite, and
+//!   PostgreSQL too when `LMS_TEST_POSTGRES_URL` is set);
+//! - `LMS_BENCH_USERS`: users of the account (default 50,006: the 6 role logins and 50,000
+//!   learners with 10 enrollments each, 500,000 enrollments);
+//! - `LMS_BENCH_REPORT=PATH`: also write the results as Markdown to PATH.
+//!
+//! The account comes from `lms_tests::large_world` through the real import; the services run
+//! in this process on their own 2-worker runtime, as `lms up` runs them, the clients on
+//! another, over loopback HTTP through the gateway, each body counted as it arrives and never
+//! kept. Memory is the growth of the process's peak resident size over a step
+//! (`/proc/self/clear_refs`), after one unmeasured read of each list has warmed what stays
+//! warm (SQLite's page caches, the pages of the file it maps, the connection pool).
+
+use std::{fmt::Write as _, sync::Arc, time::Instant};
+
+use lms_core::auth::PasswordHasher;
+use lms_tests::{
+    Backend, TestStack,
+    large_world::{RoleLogin, WORLD_PASSWORD, WorldShape, import_account},
+    memory::PeakMemory,
+    stack::{StackOptions, TEST_POLICY},
+    whole_lists::{Format, WHOLE_LISTS, WholeList, read},
+};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Requests measured one after another, per list and format.
+const SEQUENTIAL: usize = 3;
+/// Requests measured at once.
+const AT_ONCE: usize = 6;
+
+fn main() -> anyhow::Result<()> {
+    let backends = lms_tests::database::bench_backends();
+    let users = std::env::var("LMS_BENCH_USERS")
+        .ok()
+        .and_then(|users| users.parse().ok())
+        .unwrap_or(50_006);
+    let services = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let clients = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut report = format!(
+        "## Whole lists\n\nMachine: {}\n",
+        lms_tests::machine::describe()
+    );
+    for backend in backends {
+        let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
+            with_world: false,
+            ..StackOptions::new(backend)
+        })) else {
+            println!("{backend:?}: skipped (no database configured)");
+            continue;
+        };
+        let stack = Arc::new(stack);
+        let shape = WorldShape::with_users(users);
+        let section = clients.block_on(run_backend(backend, &stack, &shape))?;
+        println!("{section}");
+        report.push_str(&section);
+        if let Ok(stack) = Arc::try_unwrap(stack) {
+            services.block_on(stack.stop());
+        }
+    }
+    if let Ok(path) = std::env::var("LMS_BENCH_REPORT") {
+        std::fs::write(&path, &report)?;
+        println!("Report written to {path}");
+    }
+    Ok(())
+}
+
+async fn run_backend(
+    backend: Backend,
+    stack: &Arc<TestStack>,
+    shape: &WorldShape,
+) -> anyhow::Result<String> {
+    let hasher = PasswordHasher::new(TEST_POLICY)?;
+    let hash = hasher.hash(WORLD_PASSWORD)?;
+    let began = Instant::now();
+    import_account(stack, shape, &hasher, &hash).await;
+    let mut out = String::new();
+    writeln!(
+        out,
+        "\n### {backend:?}: {} users, {} enrollments (imported in {:.0} s)\n",
+        shape.users,
+        shape.enrollments(),
+        began.elapsed().as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "| list | format | rows | body MiB | one: median s | one: peak MiB | {AT_ONCE} at once: s | {AT_ONCE} at once: peak MiB | per request MiB |\n|---|---|---|---|---|---|---|---|---|"
+    )?;
+    for list in WHOLE_LISTS {
+        for format in Format::BOTH {
+            let line = measure(stack, shape, list, format).await?;
+            println!("{line}");
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(out)
+}
+
+/// One row of the table: a warming read, then [`SEQUENTIAL`] reads one after another (the
+/// median time and the highest peak), then [`AT_ONCE`] reads at once.
+async fn measure(
+    stack: &Arc<TestStack>,
+    shape: &WorldShape,
+    list: WholeList,
+    format: Format,
+) -> anyhow::Result<String> {
+    let warm = read(stack, shape, RoleLogin::Owner, list, format).await?;
+    anyhow::ensure!(
+        warm.rows == list.rows_for_the_owner(shape),
+        "{}: {} rows",
+        list.path,
+        warm.rows
+    );
+    let (mut times, mut one_peak) = (Vec::new(), 0.0_f64);
+    for _ in 0..SEQUENTIAL {
+        let peak = PeakMemory::start();
+        let began = Instant::now();
+        read(stack, shape, RoleLogin::Owner, list, format).await?;
+        times.push(began.elapsed().as_secs_f64());
+        one_peak = one_peak.max(peak.growth_mib());
+    }
+    times.sort_by(f64::total_cmp);
+    let peak = PeakMemory::start();
+    let began = Instant::now();
+    let reads: Vec<_> = (0..AT_ONCE)
+        .map(|_| {
+            let (stack, shape) = (stack.clone(), shape.clone());
+            tokio::spawn(async move { read(&stack, &shape, RoleLogin::Owner, list, format).await })
+        })
+        .collect();
+    for reading in reads {
+        reading.await??;
+    }
+    let at_once_seconds = began.elapsed().as_secs_f64();
+    let at_once_peak = peak.growth_mib();
+    Ok(format!(
+        "| `{}` | {format:?} | {} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} | {:.1} |",
+        list.path,
+        warm.rows,
+        warm.bytes as f64 / (1024.0 * 1024.0),
+        times[times.len() / 2],
+        one_peak,
+        at_once_seconds,
+        at_once_peak,
+        one_peak.max(at_once_peak / AT_ONCE as f64),
+    ))
+}

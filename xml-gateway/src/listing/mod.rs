@@ -1,0 +1,127 @@
+//! The lists of the interface, written once (neighbours.md section 0.5). Every list has two
+//! answers:
+//!
+//! - the whole list (`GET /department`, `/group`, `/enrollment`, `/content`, `/user`,
+//!   `/user/v2`, `/gamification/points`): every row the caller may see, read from the core's
+//!   server stream and written as the rows arrive (`stream`), rows directly under
+//!   `<response>` or a top-level JSON array;
+//! - one page (`GET /departments`, `GET|POST /enrollments`, …): one unary `List*` call, rows
+//!   inside an element named for the list, then `nextPageToken` while more pages follow
+//!   (`page`).
+//!
+//! A list is a [`Listing`] (its rows, their XML and JSON, its filters and its stream RPC), and
+//! a [`Paged`] one when it also has pages. The handlers (`handlers`) read the query
+//! (`query`) or the body (`body`) the same way for every list. Adding a list is a trait
+//! impl, a route naming `whole::<L>` or `page::<L>`, and the core's service function.
+
+mod body;
+mod handlers;
+mod page;
+mod query;
+mod stream;
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub(crate) use body::{ListBody, xml_list};
+pub(crate) use handlers::{page, page_by_post, whole, whole_by_post};
+pub(crate) use page::Page;
+pub(crate) use query::whole_number;
+
+use std::future::Future;
+
+use lms_proto::v1::PageRequest;
+use lms_proto::v1::admin_service_client::AdminServiceClient;
+use tonic::Streaming;
+
+use crate::replicas::CoreChannel;
+use crate::xml::writer::XmlWriter;
+
+/// The client a listing's calls are made with.
+pub(crate) type Admin = AdminServiceClient<CoreChannel>;
+
+/// Which answer a row is written into: some lists write a value differently in their whole
+/// list and in their pages (groups' `isSmart`: `true`/`false` against `1`/`0`), as the
+/// clients we replay expect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Form {
+    Whole,
+    Page,
+}
+
+/// A list of rows the caller may read whole, streamed from the core.
+pub(crate) trait Listing: Send + Sync + 'static {
+    /// One row, as the core sends it.
+    type Item: Send + 'static;
+    /// One message of the core's stream.
+    type Message: Send + 'static;
+    /// What opens the stream.
+    type StreamRequest: Clone + Send + Sync + 'static;
+
+    /// The list's name in logs and spans.
+    const NAME: &'static str;
+    /// The names of the list's filters, in the order [`Filters::into_lists`] gives them.
+    const FILTERS: &'static [&'static str];
+
+    fn stream_request(filters: Filters) -> Self::StreamRequest;
+
+    /// Opens the stream (one replica, no deadline: the handler bounds each wait).
+    fn open(
+        admin: Admin,
+        request: tonic::Request<Self::StreamRequest>,
+    ) -> impl Future<Output = Result<tonic::Response<Streaming<Self::Message>>, tonic::Status>> + Send;
+
+    /// The rows one message carries.
+    fn rows(message: Self::Message) -> Vec<Self::Item>;
+
+    /// The row's element, complete.
+    fn write_xml(xml: &mut XmlWriter, item: &Self::Item, form: Form);
+
+    /// The row's JSON object, the keys in the XML's element order.
+    fn write_json(out: &mut String, item: &Self::Item, form: Form);
+
+    /// About how many bytes the row's XML takes, so that a page is written into one buffer.
+    fn xml_bytes_hint(_item: &Self::Item) -> usize {
+        256
+    }
+}
+
+/// A list that is also read page by page, through a unary `List*` call.
+pub(crate) trait Paged: Listing {
+    type ListRequest: Clone + Send + Sync + 'static;
+    type ListResponse: Send + 'static;
+
+    /// The element (and JSON key) holding a page's rows: `departments`, `userProfiles`.
+    const PAGE_ELEMENT: &'static str;
+
+    fn list_request(filters: Filters, page: PageRequest) -> Self::ListRequest;
+
+    fn list(
+        admin: Admin,
+        request: tonic::Request<Self::ListRequest>,
+    ) -> impl Future<Output = Result<tonic::Response<Self::ListResponse>, tonic::Status>> + Send;
+
+    /// The page's rows and the next page's token (empty on the last page).
+    fn page_of(response: Self::ListResponse) -> (Vec<Self::Item>, String);
+}
+
+/// The values of a list's filters: one list of values per name of [`Listing::FILTERS`], in
+/// that order. An empty list filters nothing.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Filters(Vec<Vec<String>>);
+
+impl Filters {
+    fn of(count: usize) -> Self {
+        Self(vec![Vec::new(); count])
+    }
+
+    /// The lists, in the order of the listing's `FILTERS`.
+    pub(crate) fn into_lists<const N: usize>(self) -> [Vec<String>; N] {
+        let mut lists = self.0.into_iter();
+        std::array::from_fn(|_| lists.next().unwrap_or_default())
+    }
+
+    /// How many values are given in all (for the request's span).
+    fn values(&self) -> usize {
+        self.0.iter().map(Vec::len).sum()
+    }
+}
