@@ -8,10 +8,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Paths the docs name that other parts of the same restructuring add. Each is checked like
-/// any other once it exists; an entry that exists is reported, so the list only shrinks.
-const NOT_YET_MERGED: &[&str] = &[];
-
 const MAX_BENCHMARK_LINES: usize = 500;
 
 /// File extensions that make a backticked text with a `/` a file path.
@@ -339,7 +335,6 @@ fn every_path_the_docs_name_exists() {
     documents.push(root.join("README.md"));
     let mut missing = Vec::new();
     let mut checked = 0;
-    let mut merged = Vec::new();
     for doc in &documents {
         let doc_dir = doc.parent().expect("a folder");
         for span in code_spans(&read(doc)) {
@@ -347,11 +342,7 @@ fn every_path_the_docs_name_exists() {
                 continue;
             };
             checked += 1;
-            let found = exists(&named, &root, doc_dir, &files, &top);
-            let allowed = NOT_YET_MERGED.contains(&span.as_str());
-            if found && allowed {
-                merged.push(span);
-            } else if !found && !allowed {
+            if !exists(&named, &root, doc_dir, &files, &top) {
                 missing.push(format!("{}: `{span}`", shown(&root, doc)));
             }
         }
@@ -364,10 +355,6 @@ fn every_path_the_docs_name_exists() {
         missing.is_empty(),
         "paths named in the docs that do not exist:\n{}",
         missing.join("\n")
-    );
-    assert!(
-        merged.is_empty(),
-        "these exist now; take them out of NOT_YET_MERGED: {merged:?}"
     );
 }
 
