@@ -21,15 +21,11 @@ use crate::{
         content::{NewContentItem, NewProject},
         departments::{DepartmentChanges, NewDepartment},
         enrollments::NewEnrollment,
-        group_writes::NewPlainGroup,
-        groups::{GroupChanges, NewGroup, NewMembers},
-        points::PointsChange,
-        points_writes::PointsMove,
-        user_fields::email_of,
-        user_reads, user_writes,
+        groups::{GroupChanges, NewGroup, NewMembers, NewPlainGroup},
+        points::{PointsChange, PointsMove},
         users::{
-            ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange, RoleChange,
-            RoleChoice,
+            self, ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange,
+            RoleChange, RoleChoice, email_of,
         },
     },
 };
@@ -318,8 +314,8 @@ pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invali
 /// is refused naming its list.
 pub(super) fn enrollment_filter(
     [learner_ids, course_ids, enrollment_ids]: [&[String]; 3],
-) -> Result<crate::service::enrollment_reads::EnrollmentFilter, Invalid> {
-    Ok(crate::service::enrollment_reads::EnrollmentFilter {
+) -> Result<crate::service::enrollments::EnrollmentFilter, Invalid> {
+    Ok(crate::service::enrollments::EnrollmentFilter {
         learner_ids: IdList::parse("learnerIds", learner_ids)?,
         course_ids: IdList::parse("courseIds", course_ids)?,
         enrollment_ids: IdList::parse("enrollmentIds", enrollment_ids)?,
@@ -329,8 +325,8 @@ pub(super) fn enrollment_filter(
 /// The learners, courses and dates of `POST /enrollment`.
 pub(super) fn new_enrollments(
     req: &pb::EnrollLearnersRequest,
-) -> Result<crate::service::enrollment_writes::NewEnrollments, Invalid> {
-    use crate::service::enrollment_writes::{NewEnrollments, RawEnrollments};
+) -> Result<crate::service::enrollments::NewEnrollments, Invalid> {
+    use crate::service::enrollments::{NewEnrollments, RawEnrollments};
     NewEnrollments::parse(&RawEnrollments {
         course_ids: &req.course_ids,
         learner_ids: &req.learner_ids,
@@ -343,8 +339,8 @@ pub(super) fn new_enrollments(
 }
 
 /// A user's profile as the contract shows it.
-pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile {
-    let user_reads::UserProfile {
+pub(super) fn user_profile(profile: users::UserProfile) -> pb::UserProfile {
+    let users::UserProfile {
         user,
         group_ids,
         managed_department_ids,
@@ -393,8 +389,8 @@ pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile 
 /// list checked for form.
 pub(super) fn user_filter(
     [department_ids, group_ids, logins, emails]: [&[String]; 4],
-) -> Result<user_reads::UserFilter, Invalid> {
-    Ok(user_reads::UserFilter {
+) -> Result<users::UserFilter, Invalid> {
+    Ok(users::UserFilter {
         department_ids: IdList::parse("departments", department_ids)?,
         group_ids: IdList::parse("groups", group_ids)?,
         logins: logins.to_vec(),
@@ -418,7 +414,7 @@ fn built_in_role_id(account_id: Uuid, role: Role) -> Uuid {
 
 /// A user to add over HTTP. The role is named as the interface names it (`owner`,
 /// `administrator`) or as the contract does; absent or blank, a learner.
-pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewProfile, Invalid> {
+pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<users::NewProfile, Invalid> {
     let role = match req.role.trim() {
         "" => "learner",
         "owner" => "account_owner",
@@ -436,7 +432,7 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
         ("", Some(email)) => Login::parse(email.as_str())?,
         (login, _) => Login::parse_name(login)?,
     };
-    Ok(user_writes::NewProfile {
+    Ok(users::NewProfile {
         login,
         email,
         fields: profile_fields(&req.fields)?,
@@ -487,7 +483,7 @@ fn person_name(field: &'static str, raw: Option<&str>) -> Result<Option<String>,
 /// The changes of `POST /user/{id}`; the role named as in [`new_profile`].
 pub(super) fn profile_changes(
     req: &pb::UpdateUserRequest,
-) -> Result<user_writes::ProfileChanges, Invalid> {
+) -> Result<users::ProfileChanges, Invalid> {
     let role = match req.role.as_deref().map(str::trim) {
         None | Some("") => None,
         Some("owner") => Some("account_owner"),
@@ -495,7 +491,7 @@ pub(super) fn profile_changes(
         Some(other) => Some(other),
     };
     let given = |raw: &Option<String>| raw.clone().filter(|text| !text.trim().is_empty());
-    Ok(user_writes::ProfileChanges {
+    Ok(users::ProfileChanges {
         login: given(&req.login)
             .as_deref()
             .map(Login::parse_name)
@@ -529,8 +525,8 @@ pub(super) fn profile_changes(
 }
 
 /// Neighbours 4.10's codes; the SOAP interface refused others the same way.
-pub(super) fn user_status(status: u32) -> Result<user_writes::UserStatus, Invalid> {
-    use user_writes::UserStatus;
+pub(super) fn user_status(status: u32) -> Result<users::UserStatus, Invalid> {
+    use users::UserStatus;
     match status {
         1 => Ok(UserStatus::Active),
         3 => Ok(UserStatus::Blocked),

@@ -2,6 +2,10 @@
 //! and create projects and content items (writes of `lms.v1.DirectoryService`, for
 //! account owners and administrators).
 
+mod list;
+
+pub use list::{ContentFilter, ContentList, list_content_items, stream_content_items};
+
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
     QueryFilter as _, Set, prelude::Uuid,

@@ -1,6 +1,11 @@
 //! Create, update and delete departments (interface 4.1, 4.2; contract section 6;
 //! neighbours.md section 3.4).
 
+mod read;
+mod tree;
+
+pub use read::{DepartmentList, get_department, list_departments, stream_departments};
+
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
     QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
@@ -10,7 +15,6 @@ use serde_json::json;
 use super::{
     Parsed,
     lookups::{self as scope, find_department, unknown},
-    tree,
 };
 use crate::{
     access::{Caller, Grant, Operation},
@@ -254,7 +258,7 @@ async fn still_needed(
     if department.parent_id.is_none() {
         return Ok(Some("it is the root department"));
     }
-    if super::department_reads::has_children(txn, id).await? {
+    if read::has_children(txn, id).await? {
         return Ok(Some(
             "it still has sub-departments; delete or move them first",
         ));

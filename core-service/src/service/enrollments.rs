@@ -2,6 +2,17 @@
 //! enroll a user (a write of `lms.v1.DirectoryService`, for account owners and
 //! administrators).
 
+mod enroll;
+mod list;
+
+pub use enroll::{
+    Due, MAX_DUE_PERIOD_HOURS, MAX_ENROLLMENT_PAIRS, NewEnrollments, RawEnrollments,
+    enroll_learners,
+};
+pub use list::{
+    EnrollmentFilter, EnrollmentList, EnrollmentView, list_enrollments, stream_enrollments,
+};
+
 use std::collections::BTreeSet;
 
 use sea_orm::{

@@ -1,6 +1,12 @@
 //! Groups: read and rename (interface 4.3, 4.4; contract section 7), and create and add
 //! members (writes of `lms.v1.DirectoryService`, for account owners and administrators).
 
+mod list;
+mod members;
+
+pub use list::{GroupList, list_groups, stream_groups};
+pub use members::{NewPlainGroup, add_group, delete_group, replace_group_members};
+
 use std::{collections::HashSet, sync::OnceLock};
 
 use sea_orm::{

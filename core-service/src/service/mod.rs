@@ -34,23 +34,12 @@
 
 pub mod api_clients;
 pub mod content;
-pub mod content_reads;
-pub mod department_reads;
 pub mod departments;
-pub mod enrollment_reads;
-pub mod enrollment_writes;
 pub mod enrollments;
-pub mod group_reads;
-pub mod group_writes;
 pub mod groups;
 pub mod keyset;
 pub mod lookups;
 pub mod points;
-pub mod points_writes;
-pub mod tree;
-pub mod user_fields;
-pub mod user_reads;
-pub mod user_writes;
 pub mod users;
 
 /// A request's values parsed by the adapter, or the first that broke its rule.

@@ -3,6 +3,10 @@
 //! account is never held whole in memory; and add to a user's total (a write of
 //! `lms.v1.DirectoryService`, for account owners and administrators).
 
+mod award;
+
+pub use award::{Direction, MAX_AMOUNT, MAX_REASON_CHARS, PointsMove, move_points};
+
 use std::collections::HashMap;
 
 use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};

@@ -8,6 +8,20 @@
 //! commits, [`db::write()`] tells this process's authenticator, and triggers on these
 //! tables tell other processes (`auth::revision`).
 
+mod edit;
+mod fields;
+mod read;
+
+pub use edit::{
+    NewProfile, ProfileChanges, UserStatus, add_user, change_password, change_status, delete_user,
+    update_user,
+};
+pub use fields::email_of;
+pub use read::{
+    NumberedPage, UserFilter, UserList, UserProfile, get_user, list_users, numbered_users,
+    stream_users,
+};
+
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
     PaginatorTrait as _, QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
@@ -17,7 +31,6 @@ use serde_json::json;
 use super::{
     Parsed,
     lookups::{find_user, require_department, require_departments, unknown},
-    user_fields,
 };
 use crate::{
     access::{Caller, Operation},
@@ -177,7 +190,7 @@ pub(super) async fn insert_user(
     let managed = new.managed_department_ids.into_inner();
     let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
     let names = new.names;
-    let contact_email = user_fields::new_contact(&login, new.email.as_ref());
+    let contact_email = fields::new_contact(&login, new.email.as_ref());
     let fields = new.fields;
     let group_ids = new.group_ids.into_inner();
     db::write(db, caller, async |w| {
@@ -200,8 +213,7 @@ pub(super) async fn insert_user(
             )));
         }
         let address = contact_email.as_deref().unwrap_or(login.as_str());
-        if let Some(existing) =
-            user_fields::address_taken(txn, caller.account_id, address, None).await?
+        if let Some(existing) = fields::address_taken(txn, caller.account_id, address, None).await?
         {
             return Err(ServiceError::Conflict(format!(
                 "A user with e-mail address '{}' already exists: {existing}",
@@ -233,8 +245,8 @@ pub(super) async fn insert_user(
         .insert(txn)
         .await?;
         insert_managed(txn, created.id, &managed).await?;
-        user_fields::store_fields(txn, created.id, &fields).await?;
-        user_fields::replace_groups(txn, caller.account_id, created.id, &group_ids).await?;
+        fields::store_fields(txn, created.id, &fields).await?;
+        fields::replace_groups(txn, caller.account_id, created.id, &group_ids).await?;
         let mut after = user_snapshot(&created, &managed);
         after["fields"] = fields_snapshot(fields.as_slice());
         after["groupIds"] = json!(group_ids);

@@ -13,7 +13,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{
+use crate::service::{
     Parsed,
     groups::{NewMembers, insert_group, stored_members},
     lookups::{self as scope, find_group, require_users},

@@ -15,7 +15,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{
+use crate::service::{
     Parsed,
     lookups::{self, unknown},
 };

@@ -10,7 +10,7 @@
 use sea_orm::{DatabaseConnection, prelude::Uuid};
 use serde_json::json;
 
-use super::{Parsed, lookups, points::change_total};
+use crate::service::{Parsed, lookups, points::change_total};
 use crate::{
     access::{Caller, Grant, Operation},
     db::{self, AuditAction, Change},

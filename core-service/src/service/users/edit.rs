@@ -14,10 +14,10 @@ use sea_orm::{
     QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
 };
 
-use super::{
+use crate::service::{
     Parsed,
     lookups::{department_in_scope, find_user, require_department, require_departments},
-    user_fields::{self, email_of},
+    users::fields::{self as user_fields, email_of},
     users::{
         self, ActiveChange, Names, NewUser, PasswordChange, RoleChoice, fields_snapshot,
         insert_managed, keep_an_active_owner, managed_of, user_snapshot,

@@ -17,7 +17,7 @@ use sea_orm::{
     QuerySelect as _, prelude::Uuid,
 };
 
-use super::{Parsed, content::ContentItemView, keyset::Paged};
+use crate::service::{Parsed, content::ContentItemView, keyset::Paged};
 use crate::{
     access::{Caller, Grant, Operation},
     db::bulk,
@@ -77,7 +77,7 @@ pub async fn list_content_items(
     let filter = filter?;
     let page = page.transpose()?;
     let authored = authored_projects(conn, caller, grant).await?;
-    let list = super::keyset::read(
+    let list = crate::service::keyset::read(
         Listing::ContentItems,
         page,
         |item: &content_item::Model| item.id,
@@ -104,7 +104,7 @@ pub async fn list_content_items(
 }
 
 /// Every item the caller may see that `filter` selects, as chunks read one after the other
-/// ([`super::keyset::stream`]); refused like [`list_content_items`] before the first.
+/// ([`crate::service::keyset::stream`]); refused like [`list_content_items`] before the first.
 pub async fn stream_content_items(
     db: &DatabaseConnection,
     caller: &Caller,
@@ -115,7 +115,7 @@ pub async fn stream_content_items(
     let authored = authored_projects(db, caller, grant).await?;
     let walk = Arc::new((caller.account_url.clone(), authored, filter));
     let (db, account_id) = (db.clone(), caller.account_id);
-    Ok(super::keyset::stream(
+    Ok(crate::service::keyset::stream(
         |item: &ContentItemView| item.id,
         move |after, limit| {
             let (db, walk) = (db.clone(), Arc::clone(&walk));
@@ -228,7 +228,7 @@ async fn candidates(
         query = query.filter(content_item::Column::ContentType.is_in(filter.types.iter().cloned()));
     }
     if filter.ids.is_empty() {
-        let mut walk = super::keyset::account_range(
+        let mut walk = crate::service::keyset::account_range(
             conn.get_database_backend(),
             content_item::Entity::find(),
             content_item::Column::AccountId,
