@@ -17,7 +17,8 @@ use crate::{
     error::ServiceResult,
     service::{
         content::{self, ContentFilter},
-        departments, enrollments, groups,
+        departments, enrollments,
+        groups::{self, Membership},
         points::{self, Direction},
         users,
     },
@@ -282,7 +283,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::AddGroupResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
-        let id = groups::add_group(&self.state.db, &caller, new).await?;
+        let id = groups::create_group(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::AddGroupResponse {
             group_id: id.to_string(),
         }))
@@ -306,7 +307,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::ReplaceGroupMembersResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
-        groups::replace_group_members(&self.state.db, &caller, new).await?;
+        groups::change_members(&self.state.db, &caller, new, Membership::Replacing).await?;
         Ok(Response::new(pb::ReplaceGroupMembersResponse {}))
     }
 

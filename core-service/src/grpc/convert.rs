@@ -21,7 +21,7 @@ use crate::{
         content::{NewContentItem, NewProject},
         departments::{DepartmentChanges, NewDepartment},
         enrollments::NewEnrollment,
-        groups::{GroupChanges, NewGroup, NewMembers, NewPlainGroup},
+        groups::{GroupChanges, NewGroup, NewMembers},
         points::{PointsChange, PointsMove},
         users::{
             self, ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange,
@@ -155,6 +155,7 @@ impl TryFrom<pb::CreateGroupRequest> for NewGroup {
                 "smartDepartmentId",
                 req.smart_department_id.as_deref(),
             )?,
+            user_ids: IdList::default(),
         })
     }
 }
@@ -263,12 +264,13 @@ impl TryFrom<pb::UpdateGroupRequest> for GroupChanges {
 }
 
 /// `enrollmentIds` of a deletion: at least one.
-impl TryFrom<pb::AddGroupRequest> for NewPlainGroup {
+impl TryFrom<pb::AddGroupRequest> for NewGroup {
     type Error = Invalid;
 
     fn try_from(req: pb::AddGroupRequest) -> Result<Self, Invalid> {
         Ok(Self {
             name: GroupName::parse(&req.name)?,
+            smart_department_id: None,
             user_ids: IdList::parse("userIds", &req.user_ids)?,
         })
     }
