@@ -22,7 +22,7 @@ use crate::{
         departments::{DepartmentChanges, NewDepartment},
         enrollments::NewEnrollment,
         groups::{GroupChanges, NewGroup, NewMembers},
-        points::{PointsChange, PointsMove},
+        points::{PointsMove, PointsUser},
         users::{
             self, ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange,
             RoleChange, RoleChoice, email_of,
@@ -209,11 +209,13 @@ impl TryFrom<pb::CreateEnrollmentRequest> for NewEnrollment {
     }
 }
 
-impl From<pb::AddPointsRequest> for PointsChange {
+/// A signed addition (`Direction::Add`) to the total of the user the call is about.
+impl From<pb::AddPointsRequest> for PointsMove {
     fn from(req: pb::AddPointsRequest) -> Self {
         Self {
-            user: ResourceRef::parse(req.user_id),
-            points: req.points,
+            user: PointsUser::Addressed(ResourceRef::parse(req.user_id)),
+            amount: req.points,
+            reason: None,
         }
     }
 }

@@ -16,7 +16,8 @@ use crate::{
     service::{
         api_clients, content, enrollments,
         groups::{self, Membership},
-        points, users,
+        points::{self, Direction},
+        users,
     },
 };
 
@@ -160,8 +161,8 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::AddPointsRequest>,
     ) -> Result<Response<pb::AddPointsResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
-        let change = request.into_inner().into();
-        let total = points::add_points(&self.state.db, &caller, change).await?;
+        let change = Ok(request.into_inner().into());
+        let total = points::move_points(&self.state.db, &caller, Direction::Add, change).await?;
         Ok(Response::new(pb::AddPointsResponse { total }))
     }
 
