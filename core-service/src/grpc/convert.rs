@@ -20,7 +20,7 @@ use crate::{
     service::{
         content::{NewContentItem, NewProject},
         departments::{DepartmentChanges, NewDepartment},
-        enrollments::NewEnrollment,
+        enrollments::NewEnrollments,
         groups::{GroupChanges, NewGroup, NewMembers},
         points::{PointsMove, PointsUser},
         users::{
@@ -198,14 +198,14 @@ impl TryFrom<pb::CreateContentItemRequest> for NewContentItem {
     }
 }
 
-impl TryFrom<pb::CreateEnrollmentRequest> for NewEnrollment {
+impl TryFrom<pb::CreateEnrollmentRequest> for NewEnrollments {
     type Error = Invalid;
 
     fn try_from(req: pb::CreateEnrollmentRequest) -> Result<Self, Invalid> {
-        Ok(Self {
-            learner_id: parse_field_id("learnerId", &req.learner_id)?,
-            content_item_id: parse_field_id("contentItemId", &req.content_item_id)?,
-        })
+        Ok(Self::one(
+            parse_field_id("learnerId", &req.learner_id)?,
+            parse_field_id("contentItemId", &req.content_item_id)?,
+        ))
     }
 }
 
@@ -330,7 +330,7 @@ pub(super) fn enrollment_filter(
 pub(super) fn new_enrollments(
     req: &pb::EnrollLearnersRequest,
 ) -> Result<crate::service::enrollments::NewEnrollments, Invalid> {
-    use crate::service::enrollments::{NewEnrollments, RawEnrollments};
+    use crate::service::enrollments::RawEnrollments;
     NewEnrollments::parse(&RawEnrollments {
         course_ids: &req.course_ids,
         learner_ids: &req.learner_ids,

@@ -13,6 +13,7 @@ use super::{SharedState, request::caller};
 use crate::{
     access::{Caller, Operation},
     domain::ids::ResourceRef,
+    error::ServiceError,
     service::{
         api_clients, content, enrollments,
         groups::{self, Membership},
@@ -149,7 +150,10 @@ impl DirectoryService for DirectoryApi {
     ) -> Result<Response<pb::CreateEnrollmentResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
-        let id = enrollments::create_enrollment(&self.state.db, &caller, new).await?;
+        let enrolled = enrollments::enroll_learners(&self.state.db, &caller, new).await?;
+        let id = enrolled.first().ok_or_else(|| {
+            ServiceError::from(anyhow::anyhow!("enrolling one pair gave no enrollment"))
+        })?;
         Ok(Response::new(pb::CreateEnrollmentResponse {
             enrollment_id: id.to_string(),
         }))
