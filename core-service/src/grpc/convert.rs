@@ -23,10 +23,7 @@ use crate::{
         enrollments::NewEnrollments,
         groups::{GroupChanges, NewGroup, NewMembers},
         points::{PointsMove, PointsUser},
-        users::{
-            self, ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange,
-            RoleChange, RoleChoice, email_of,
-        },
+        users::{self, NamedIds, Names, NewProfile, ProfileChanges, RoleChoice, email_of},
     },
 };
 
@@ -80,7 +77,7 @@ fn pb_role(role: Role) -> pb::Role {
     }
 }
 
-impl TryFrom<pb::CreateUserRequest> for NewUser {
+impl TryFrom<pb::CreateUserRequest> for NewProfile {
     type Error = Invalid;
 
     fn try_from(req: pb::CreateUserRequest) -> Result<Self, Invalid> {
@@ -90,7 +87,7 @@ impl TryFrom<pb::CreateUserRequest> for NewUser {
             email: None,
             fields: ProfileFields::default(),
             group_ids: IdList::default(),
-            password: PlainPassword::parse(&req.password)?,
+            password: Some(PlainPassword::parse(&req.password)?),
             role: role_choice(req.role.as_ref())?,
             department_id: parse_field_id("departmentId", &req.department_id)?,
             managed_department_ids: IdList::parse(
@@ -102,46 +99,40 @@ impl TryFrom<pb::CreateUserRequest> for NewUser {
     }
 }
 
-impl TryFrom<pb::SetUserPasswordRequest> for PasswordChange {
+/// `SetUserRole`: a change of the role alone.
+impl TryFrom<&pb::SetUserRoleRequest> for ProfileChanges {
     type Error = Invalid;
 
-    fn try_from(req: pb::SetUserPasswordRequest) -> Result<Self, Invalid> {
+    fn try_from(req: &pb::SetUserRoleRequest) -> Result<Self, Invalid> {
         Ok(Self {
-            password: PlainPassword::parse(&req.password)?,
-            user: ResourceRef::parse(req.user_id),
+            role: Some(role_choice(req.role.as_ref())?),
+            ..Self::default()
         })
     }
 }
 
-impl TryFrom<pb::SetUserRoleRequest> for RoleChange {
+/// `SetUserManagedDepartments`: a change of the managed departments alone.
+impl TryFrom<&pb::SetUserManagedDepartmentsRequest> for ProfileChanges {
     type Error = Invalid;
 
-    fn try_from(req: pb::SetUserRoleRequest) -> Result<Self, Invalid> {
+    fn try_from(req: &pb::SetUserManagedDepartmentsRequest) -> Result<Self, Invalid> {
+        let field = "managedDepartmentIds";
         Ok(Self {
-            role: role_choice(req.role.as_ref())?,
-            user: ResourceRef::parse(req.user_id),
+            managed_department_ids: Some(NamedIds {
+                field,
+                ids: IdList::parse(field, &req.managed_department_ids)?,
+            }),
+            ..Self::default()
         })
     }
 }
 
-impl TryFrom<pb::SetUserManagedDepartmentsRequest> for ManagedDepartmentsChange {
-    type Error = Invalid;
-
-    fn try_from(req: pb::SetUserManagedDepartmentsRequest) -> Result<Self, Invalid> {
-        Ok(Self {
-            department_ids: IdList::parse("managedDepartmentIds", &req.managed_department_ids)?,
-            user: ResourceRef::parse(req.user_id),
-        })
-    }
-}
-
-impl From<pb::SetUserActiveRequest> for ActiveChange {
-    fn from(req: pb::SetUserActiveRequest) -> Self {
-        Self {
-            user: ResourceRef::parse(req.user_id),
-            active: req.active,
-            employment_ended: false,
-        }
+/// `SetUserActive`: active, or blocked (the directory does not tell an ended employment).
+pub(super) fn active_status(active: bool) -> users::UserStatus {
+    if active {
+        users::UserStatus::Active
+    } else {
+        users::UserStatus::Blocked
     }
 }
 
@@ -452,10 +443,8 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<users::NewProfile, 
             .transpose()?,
         role: RoleChoice::parse(Some(role), req.role_id.as_deref())?,
         department_id: parse_field_id("departmentId", &req.department_id)?,
-        managed_department_ids: IdList::parse(
-            "manageableDepartmentIds",
-            &req.managed_department_ids,
-        )?,
+        managed_department_ids: IdList::parse(MANAGEABLE, &req.managed_department_ids)?,
+        active: true,
     })
 }
 
@@ -523,10 +512,17 @@ pub(super) fn profile_changes(
         managed_department_ids: req
             .managed_department_ids
             .as_ref()
-            .map(|list| IdList::parse("manageableDepartmentIds", &list.ids))
-            .transpose()?,
+            .map(|list| IdList::parse(MANAGEABLE, &list.ids))
+            .transpose()?
+            .map(|ids| NamedIds {
+                field: MANAGEABLE,
+                ids,
+            }),
     })
 }
+
+/// What the HTTP interface calls a user's managed departments.
+const MANAGEABLE: &str = "manageableDepartmentIds";
 
 /// Neighbours 4.10's codes; the SOAP interface refused others the same way.
 pub(super) fn user_status(status: u32) -> Result<users::UserStatus, Invalid> {

@@ -9,10 +9,10 @@
 use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};
 
-use super::{SharedState, request::caller};
+use super::{SharedState, convert, request::caller};
 use crate::{
     access::{Caller, Operation},
-    domain::ids::ResourceRef,
+    domain::{ids::ResourceRef, login::PlainPassword},
     error::ServiceError,
     service::{
         api_clients, content, enrollments,
@@ -42,7 +42,7 @@ impl DirectoryService for DirectoryApi {
         let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
         let verifier = self.state.auth.verifier();
-        let id = users::create_user(&self.state.db, verifier, &caller, new).await?;
+        let id = users::add_user(&self.state.db, verifier, &caller, new).await?;
         Ok(Response::new(pb::CreateUserResponse {
             user_id: id.to_string(),
         }))
@@ -54,9 +54,11 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserPasswordRequest>,
     ) -> Result<Response<pb::SetUserPasswordResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
-        let change = request.into_inner().try_into();
+        let pb::SetUserPasswordRequest { user_id, password } = request.into_inner();
+        let password = PlainPassword::parse(&password);
+        let user = ResourceRef::parse(user_id);
         let verifier = self.state.auth.verifier();
-        users::set_user_password(&self.state.db, verifier, &caller, change).await?;
+        users::change_password(&self.state.db, verifier, &caller, user, password).await?;
         Ok(Response::new(pb::SetUserPasswordResponse {}))
     }
 
@@ -66,8 +68,9 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserRoleRequest>,
     ) -> Result<Response<pb::SetUserRoleResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
-        let change = request.into_inner().try_into();
-        users::set_user_role(&self.state.db, &caller, change).await?;
+        let changes = request.get_ref().try_into();
+        let user = ResourceRef::parse(request.into_inner().user_id);
+        users::update_user(&self.state.db, &caller, user, changes).await?;
         Ok(Response::new(pb::SetUserRoleResponse {}))
     }
 
@@ -77,8 +80,9 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserManagedDepartmentsRequest>,
     ) -> Result<Response<pb::SetUserManagedDepartmentsResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
-        let change = request.into_inner().try_into();
-        users::set_user_managed_departments(&self.state.db, &caller, change).await?;
+        let changes = request.get_ref().try_into();
+        let user = ResourceRef::parse(request.into_inner().user_id);
+        users::update_user(&self.state.db, &caller, user, changes).await?;
         Ok(Response::new(pb::SetUserManagedDepartmentsResponse {}))
     }
 
@@ -88,8 +92,9 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::SetUserActiveRequest>,
     ) -> Result<Response<pb::SetUserActiveResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
-        let change = request.into_inner().into();
-        users::set_user_active(&self.state.db, &caller, change).await?;
+        let pb::SetUserActiveRequest { user_id, active } = request.into_inner();
+        let status = Ok(convert::active_status(active));
+        users::change_status(&self.state.db, &caller, ResourceRef::parse(user_id), status).await?;
         Ok(Response::new(pb::SetUserActiveResponse {}))
     }
 

@@ -1,6 +1,7 @@
-//! Users (writes of `lms.v1.DirectoryService`): create one, and set its password, role,
-//! managed departments or active flag. Only account owners and account administrators
-//! may call them ([`Operation::ManageDirectory`]).
+//! Users: read them ([`read`]), add, change and delete them ([`edit`], one function per
+//! operation for the HTTP interface and `lms.v1.DirectoryService` alike), and their profile
+//! fields ([`fields`]). Here: what those share, the writes of a new user, a password and
+//! an active flag.
 //!
 //! A password is hashed through the [`Verifier`] before the account's write transaction
 //! opens. A cached verification is honoured only while the stored password hash is
@@ -13,8 +14,8 @@ mod fields;
 mod read;
 
 pub use edit::{
-    NewProfile, ProfileChanges, UserStatus, add_user, change_password, change_status, delete_user,
-    update_user,
+    NamedIds, NewProfile, ProfileChanges, UserStatus, add_user, change_password, change_status,
+    delete_user, update_user,
 };
 pub use fields::email_of;
 pub use read::{
@@ -28,12 +29,9 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{
-    Parsed,
-    lookups::{find_user, require_department, require_departments, unknown},
-};
+use super::lookups::{find_user, require_department, require_departments, unknown};
 use crate::{
-    access::{Caller, Operation},
+    access::Caller,
     auth::Verifier,
     db::{self, AuditAction, Change, bulk},
     domain::{
@@ -147,19 +145,6 @@ pub struct PasswordChange {
 }
 
 #[derive(Debug, Clone)]
-pub struct RoleChange {
-    pub user: ResourceRef,
-    pub role: RoleChoice,
-}
-
-/// The whole new set of managed departments (empty clears it).
-#[derive(Debug, Clone)]
-pub struct ManagedDepartmentsChange {
-    pub user: ResourceRef,
-    pub department_ids: IdList,
-}
-
-#[derive(Debug, Clone)]
 pub struct ActiveChange {
     pub user: ResourceRef,
     pub active: bool,
@@ -167,19 +152,8 @@ pub struct ActiveChange {
     pub employment_ended: bool,
 }
 
-/// Creates a user and returns its id. The login must be new to the account
-/// (compared case-insensitively), otherwise FAILED_PRECONDITION.
-pub async fn create_user(
-    db: &DatabaseConnection,
-    verifier: &Verifier,
-    caller: &Caller,
-    new: Parsed<NewUser>,
-) -> ServiceResult<Uuid> {
-    caller.grant(Operation::ManageDirectory)?;
-    insert_user(db, verifier, caller, new?).await
-}
-
-/// Creates `new` for a caller already allowed to (see [`create_user`]).
+/// Creates `new` (its login new to the account in any letter case, otherwise
+/// FAILED_PRECONDITION) for a caller already allowed to ([`add_user`]); its id.
 pub(super) async fn insert_user(
     db: &DatabaseConnection,
     verifier: &Verifier,
@@ -261,19 +235,9 @@ pub(super) async fn insert_user(
     .await
 }
 
-/// Replaces the user's password. The old password stops working on the very next
-/// request: a cached verification holds only for the stored hash it was made against.
-pub async fn set_user_password(
-    db: &DatabaseConnection,
-    verifier: &Verifier,
-    caller: &Caller,
-    change: Parsed<PasswordChange>,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    store_password(db, verifier, caller, change?).await
-}
-
-/// Replaces the password for a caller already allowed to (see [`set_user_password`]).
+/// Replaces the password for a caller already allowed to ([`change_password`]). The old
+/// password stops working on the very next request: a cached verification holds only for
+/// the stored hash it was made against.
 pub(super) async fn store_password(
     db: &DatabaseConnection,
     verifier: &Verifier,
@@ -308,95 +272,9 @@ pub(super) async fn store_password(
     .await
 }
 
-/// Gives the user another role. The account always keeps one active account owner.
-pub async fn set_user_role(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    change: Parsed<RoleChange>,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    let RoleChange { user, role } = change?;
-    let id = user.id("User")?;
-    db::write(db, caller, async |w| {
-        let txn = w.txn();
-        let current = find_user(txn, caller.account_id, id)
-            .await?
-            .ok_or_else(|| user.not_found("User"))?;
-        role.check_exists(txn, caller.account_id).await?;
-        let new_role = role.role;
-        if current.role == new_role && current.custom_role_id == role.custom_role_id {
-            return Ok(());
-        }
-        if current.role == Role::AccountOwner && current.active {
-            keep_an_active_owner(txn, caller.account_id, id).await?;
-        }
-        let mut updated: user::ActiveModel = current.clone().into();
-        updated.role = Set(new_role);
-        updated.custom_role_id = Set(role.custom_role_id);
-        updated.updated_at = Set(chrono::Utc::now());
-        updated.update(txn).await?;
-        w.record(Change {
-            action: AuditAction::UserRoleSet,
-            entity_id: id,
-            before: Some(json!({ "role": current.role, "customRoleId": current.custom_role_id })),
-            after: Some(json!({ "role": new_role, "customRoleId": role.custom_role_id })),
-        });
-        Ok(())
-    })
-    .await
-}
-
-/// Replaces the whole set of departments the user manages (an empty list clears it).
-pub async fn set_user_managed_departments(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    change: Parsed<ManagedDepartmentsChange>,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    let ManagedDepartmentsChange {
-        user,
-        department_ids,
-    } = change?;
-    let id = user.id("User")?;
-    let managed = department_ids.into_inner();
-    db::write(db, caller, async |w| {
-        let txn = w.txn();
-        find_user(txn, caller.account_id, id)
-            .await?
-            .ok_or_else(|| user.not_found("User"))?;
-        require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
-        let before = managed_of(txn, id).await?;
-        if before == managed {
-            return Ok(());
-        }
-        user_managed_department::Entity::delete_many()
-            .filter(user_managed_department::Column::UserId.eq(id))
-            .exec(txn)
-            .await?;
-        insert_managed(txn, id, &managed).await?;
-        w.record(Change {
-            action: AuditAction::UserManagedDepartmentsSet,
-            entity_id: id,
-            before: Some(json!({ "managedDepartmentIds": before })),
-            after: Some(json!({ "managedDepartmentIds": managed })),
-        });
-        Ok(())
-    })
-    .await
-}
-
-/// Activates or deactivates the user; a deactivated user is refused from its next
-/// request on. The account always keeps one active account owner.
-pub async fn set_user_active(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    change: ActiveChange,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    store_active(db, caller, change).await
-}
-
-/// Activates or deactivates for a caller already allowed to (see [`set_user_active`]).
+/// Activates or deactivates for a caller already allowed to ([`change_status`]); a
+/// deactivated user is refused from its next request on. The account always keeps one
+/// active account owner.
 pub(super) async fn store_active(
     db: &DatabaseConnection,
     caller: &Caller,
