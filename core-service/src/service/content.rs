@@ -1,6 +1,6 @@
 //! Projects and content items: read a content item (interface 4.6; contract section 8),
-//! and create projects and content items (writes of `lms.v1.DirectoryService`, for
-//! account owners and administrators).
+//! list them ([`list`]), and create projects and content items (writes only
+//! `lms.v1.DirectoryService` has, for account owners and administrators).
 
 mod list;
 

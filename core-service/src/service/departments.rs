@@ -1,5 +1,6 @@
-//! Create, update and delete departments (interface 4.1, 4.2; contract section 6;
-//! neighbours.md section 3.4).
+//! Departments: create, update and delete them (interface 4.1, 4.2; contract section 6;
+//! neighbours.md section 3.4), read one or list them ([`read`]), and keep the closure table
+//! right as they are added and moved ([`tree`]).
 
 mod read;
 mod tree;
