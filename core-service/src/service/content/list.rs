@@ -23,7 +23,6 @@ use crate::{
     db::bulk,
     domain::{
         Invalid, Reason,
-        content::{default_view_url, format_added_date},
         ids::{IdList, MAX_LIST_IDS},
         page::{Listing, Page},
     },
@@ -97,7 +96,7 @@ pub async fn list_content_items(
         items: list
             .items
             .into_iter()
-            .map(|item| view(item, &caller.account_url))
+            .map(|item| ContentItemView::of(item, &caller.account_url))
             .collect(),
         next_page_token: list.next_page_token,
     })
@@ -125,7 +124,7 @@ pub async fn stream_content_items(
                     read_after(&db, account_id, authored.as_ref(), filter, after, limit).await?;
                 Ok(rows
                     .into_iter()
-                    .map(|item| view(item, account_url))
+                    .map(|item| ContentItemView::of(item, account_url))
                     .collect())
             }
         },
@@ -152,21 +151,6 @@ async fn authored_projects(
             .into_iter()
             .collect(),
     ))
-}
-
-/// A stored item as lists show it in the account at `account_url`.
-fn view(item: content_item::Model, account_url: &str) -> ContentItemView {
-    ContentItemView {
-        id: item.id,
-        title: item.title,
-        description: item.description,
-        user_id: item.user_id,
-        added_date: format_added_date(item.added_at),
-        view_url: item
-            .view_url
-            .unwrap_or_else(|| default_view_url(account_url, item.id)),
-        content_type: item.content_type,
-    }
 }
 
 /// The fewest rows one statement of an author's walk reads.
