@@ -19,9 +19,11 @@
 //! - [`auth`]: who is calling: argon2id passwords, the verified-credentials cache, throttling.
 //! - [`access`]: what the caller may do: roles, permissions and department scope.
 //! - [`service`]: the operations, one module per resource (users, departments, groups,
-//!   enrollments, content, points) plus shared lookups, as functions over a database
-//!   connection returning [`error::ServiceError`]; the write helper (account lock, audit
-//!   rows, cache invalidation) and the audit record.
+//!   enrollments, content, points, API clients; submodules named for what they do, never
+//!   for the door that calls them) plus keyset paging and shared lookups, as functions over
+//!   a database connection returning [`error::ServiceError`]. Each operation is one
+//!   function, called by the `AdminService` and the `DirectoryService` alike. The write
+//!   helper (account lock, audit rows, cache invalidation) and the audit record live there.
 //! - [`grpc`]: thin tonic adapters: `lms.v1` requests into parsed inputs (`TryFrom`),
 //!   the service call, and the one error mapping.
 //! - [`import`]: the import document (contract section 9).

@@ -16,12 +16,11 @@ use crate::{
     entities::{department, group},
     error::ServiceResult,
     service::{
-        content,
-        content_reads::{self, ContentFilter},
-        department_reads, departments, enrollment_reads, enrollment_writes, enrollments,
-        group_reads, group_writes, groups, points,
-        points_writes::{self, Direction},
-        user_reads, user_writes,
+        content::{self, ContentFilter},
+        departments, enrollments,
+        groups::{self, Membership},
+        points::{self, Direction},
+        users,
     },
 };
 
@@ -73,8 +72,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::GetDepartmentResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let department_ref = ResourceRef::parse(request.into_inner().department_id);
-        let found =
-            department_reads::get_department(&self.state.db, &caller, &department_ref).await?;
+        let found = departments::get_department(&self.state.db, &caller, &department_ref).await?;
         Ok(Response::new(pb::GetDepartmentResponse {
             department: Some(department_message(found)),
         }))
@@ -90,7 +88,7 @@ impl AdminService for AdminApi {
             .into_inner()
             .page
             .map(|page| Page::parse(Listing::Departments, page.page_size, &page.page_token));
-        let list = department_reads::list_departments(&self.state.db, &caller, page).await?;
+        let list = departments::list_departments(&self.state.db, &caller, page).await?;
         Ok(Response::new(pb::ListDepartmentsResponse {
             departments: list.items.into_iter().map(department_message).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
@@ -225,8 +223,7 @@ impl AdminService for AdminApi {
         let page = request
             .page
             .map(|page| Page::parse(Listing::Enrollments, page.page_size, &page.page_token));
-        let list =
-            enrollment_reads::list_enrollments(&self.state.db, &caller, filter, page).await?;
+        let list = enrollments::list_enrollments(&self.state.db, &caller, filter, page).await?;
         Ok(Response::new(pb::ListEnrollmentsResponse {
             enrollments: list.items.into_iter().map(enrollment_message).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
@@ -244,7 +241,7 @@ impl AdminService for AdminApi {
         let page = request
             .page
             .map(|page| Page::parse(Listing::ContentItems, page.page_size, &page.page_token));
-        let list = content_reads::list_content_items(&self.state.db, &caller, filter, page).await?;
+        let list = content::list_content_items(&self.state.db, &caller, filter, page).await?;
         Ok(Response::new(pb::ListContentItemsResponse {
             content_items: list.items.into_iter().map(content_item_message).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
@@ -258,7 +255,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::EnrollLearnersResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let new = convert::new_enrollments(request.get_ref());
-        enrollment_writes::enroll_learners(&self.state.db, &caller, new).await?;
+        enrollments::enroll_learners(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::EnrollLearnersResponse {}))
     }
 
@@ -272,7 +269,7 @@ impl AdminService for AdminApi {
             .into_inner()
             .page
             .map(|page| Page::parse(Listing::Groups, page.page_size, &page.page_token));
-        let list = group_reads::list_groups(&self.state.db, &caller, page).await?;
+        let list = groups::list_groups(&self.state.db, &caller, page).await?;
         Ok(Response::new(pb::ListGroupsResponse {
             groups: list.items.into_iter().map(group_summary).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
@@ -286,7 +283,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::AddGroupResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
-        let id = group_writes::add_group(&self.state.db, &caller, new).await?;
+        let id = groups::create_group(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::AddGroupResponse {
             group_id: id.to_string(),
         }))
@@ -299,7 +296,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::DeleteGroupResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let group_ref = ResourceRef::parse(request.into_inner().group_id);
-        group_writes::delete_group(&self.state.db, &caller, &group_ref).await?;
+        groups::delete_group(&self.state.db, &caller, &group_ref).await?;
         Ok(Response::new(pb::DeleteGroupResponse {}))
     }
 
@@ -310,7 +307,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::ReplaceGroupMembersResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
-        group_writes::replace_group_members(&self.state.db, &caller, new).await?;
+        groups::change_members(&self.state.db, &caller, new, Membership::Replacing).await?;
         Ok(Response::new(pb::ReplaceGroupMembersResponse {}))
     }
 
@@ -321,7 +318,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::AwardPointsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let parsed = request.into_inner().try_into();
-        points_writes::move_points(&self.state.db, &caller, Direction::Award, parsed).await?;
+        points::move_points(&self.state.db, &caller, Direction::Award, parsed).await?;
         Ok(Response::new(pb::AwardPointsResponse {}))
     }
 
@@ -332,7 +329,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::WithdrawPointsResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let parsed = request.into_inner().try_into();
-        points_writes::move_points(&self.state.db, &caller, Direction::Withdraw, parsed).await?;
+        points::move_points(&self.state.db, &caller, Direction::Withdraw, parsed).await?;
         Ok(Response::new(pb::WithdrawPointsResponse {}))
     }
 
@@ -343,7 +340,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::GetUserResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let user_ref = ResourceRef::parse(request.into_inner().user_id);
-        let found = user_reads::get_user(&self.state.db, &caller, &user_ref).await?;
+        let found = users::get_user(&self.state.db, &caller, &user_ref).await?;
         Ok(Response::new(pb::GetUserResponse {
             user: Some(convert::user_profile(found)),
         }))
@@ -363,9 +360,9 @@ impl AdminService for AdminApi {
             &request.emails,
         ]);
         if let Some(numbered) = &request.numbered_page {
-            let page = user_reads::NumberedPage::parse(numbered.number, numbered.size);
+            let page = users::NumberedPage::parse(numbered.number, numbered.size);
             let (users, total) =
-                user_reads::numbered_users(&self.state.db, &caller, filter, page).await?;
+                users::numbered_users(&self.state.db, &caller, filter, page).await?;
             return Ok(Response::new(pb::ListUsersResponse {
                 users: users.into_iter().map(convert::user_profile).collect(),
                 next_page_token: String::new(),
@@ -375,7 +372,7 @@ impl AdminService for AdminApi {
         let page = request
             .page
             .map(|page| Page::parse(Listing::Users, page.page_size, &page.page_token));
-        let list = user_reads::list_users(&self.state.db, &caller, filter, page).await?;
+        let list = users::list_users(&self.state.db, &caller, filter, page).await?;
         Ok(Response::new(pb::ListUsersResponse {
             users: list.items.into_iter().map(convert::user_profile).collect(),
             next_page_token: list.next_page_token.unwrap_or_default(),
@@ -390,8 +387,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::AddUserResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let new = convert::new_profile(request.into_inner());
-        let id =
-            user_writes::add_user(&self.state.db, self.state.auth.verifier(), &caller, new).await?;
+        let id = users::add_user(&self.state.db, self.state.auth.verifier(), &caller, new).await?;
         Ok(Response::new(pb::AddUserResponse {
             user_id: id.to_string(),
         }))
@@ -406,7 +402,7 @@ impl AdminService for AdminApi {
         let pb::ChangeUserPasswordRequest { user_id, password } = request.into_inner();
         let parsed = PlainPassword::parse(&password);
         let user = ResourceRef::parse(user_id);
-        user_writes::change_password(
+        users::change_password(
             &self.state.db,
             self.state.auth.verifier(),
             &caller,
@@ -425,8 +421,7 @@ impl AdminService for AdminApi {
         let caller = caller(&self.state, &request).await?;
         let pb::ChangeUserStatusRequest { user_id, status } = request.into_inner();
         let user = ResourceRef::parse(user_id);
-        user_writes::change_status(&self.state.db, &caller, user, convert::user_status(status))
-            .await?;
+        users::change_status(&self.state.db, &caller, user, convert::user_status(status)).await?;
         Ok(Response::new(pb::ChangeUserStatusResponse {}))
     }
 
@@ -439,7 +434,7 @@ impl AdminService for AdminApi {
         let request = request.into_inner();
         let changes = convert::profile_changes(&request);
         let user = ResourceRef::parse(request.user_id);
-        user_writes::update_user(&self.state.db, &caller, user, changes).await?;
+        users::update_user(&self.state.db, &caller, user, changes).await?;
         Ok(Response::new(pb::UpdateUserResponse {}))
     }
 
@@ -450,7 +445,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::DeleteUserResponse>, Status> {
         let caller = caller(&self.state, &request).await?;
         let user = ResourceRef::parse(request.into_inner().user_id);
-        user_writes::delete_user(&self.state.db, &caller, &user).await?;
+        users::delete_user(&self.state.db, &caller, &user).await?;
         Ok(Response::new(pb::DeleteUserResponse {}))
     }
 
@@ -462,7 +457,7 @@ impl AdminService for AdminApi {
         request: Request<pb::StreamDepartmentsRequest>,
     ) -> Result<Response<Self::StreamDepartmentsStream>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let chunks = department_reads::stream_departments(&self.state.db, &caller)?;
+        let chunks = departments::stream_departments(&self.state.db, &caller)?;
         Ok(streamed("departments", chunks, |rows| {
             pb::StreamDepartmentsResponse {
                 departments: rows.into_iter().map(department_message).collect(),
@@ -478,7 +473,7 @@ impl AdminService for AdminApi {
         request: Request<pb::StreamGroupsRequest>,
     ) -> Result<Response<Self::StreamGroupsStream>, Status> {
         let caller = caller(&self.state, &request).await?;
-        let chunks = group_reads::stream_groups(&self.state.db, &caller)?;
+        let chunks = groups::stream_groups(&self.state.db, &caller)?;
         Ok(streamed("groups", chunks, |rows| {
             pb::StreamGroupsResponse {
                 groups: rows.into_iter().map(group_summary).collect(),
@@ -500,7 +495,7 @@ impl AdminService for AdminApi {
             &request.course_ids,
             &request.enrollment_ids,
         ]);
-        let chunks = enrollment_reads::stream_enrollments(&self.state.db, &caller, filter)?;
+        let chunks = enrollments::stream_enrollments(&self.state.db, &caller, filter)?;
         Ok(streamed("enrollments", chunks, |rows| {
             pb::StreamEnrollmentsResponse {
                 enrollments: rows.into_iter().map(enrollment_message).collect(),
@@ -518,7 +513,7 @@ impl AdminService for AdminApi {
         let caller = caller(&self.state, &request).await?;
         let request = request.into_inner();
         let filter = ContentFilter::parse(&request.content_item_ids, &request.content_types);
-        let chunks = content_reads::stream_content_items(&self.state.db, &caller, filter).await?;
+        let chunks = content::stream_content_items(&self.state.db, &caller, filter).await?;
         Ok(streamed("content_items", chunks, |rows| {
             pb::StreamContentItemsResponse {
                 content_items: rows.into_iter().map(content_item_message).collect(),
@@ -541,7 +536,7 @@ impl AdminService for AdminApi {
             &request.logins,
             &request.emails,
         ]);
-        let chunks = user_reads::stream_users(&self.state.db, &caller, filter).await?;
+        let chunks = users::stream_users(&self.state.db, &caller, filter).await?;
         Ok(streamed("users", chunks, |rows| pb::StreamUsersResponse {
             users: rows.into_iter().map(convert::user_profile).collect(),
         }))
@@ -571,7 +566,7 @@ where
     Response::new(Box::pin(messages))
 }
 
-fn enrollment_message(e: enrollment_reads::EnrollmentView) -> pb::Enrollment {
+fn enrollment_message(e: enrollments::EnrollmentView) -> pb::Enrollment {
     pb::Enrollment {
         enrollment_id: e.id.to_string(),
         course_id: e.course_id.to_string(),

@@ -20,17 +20,10 @@ use crate::{
     service::{
         content::{NewContentItem, NewProject},
         departments::{DepartmentChanges, NewDepartment},
-        enrollments::NewEnrollment,
-        group_writes::NewPlainGroup,
+        enrollments::NewEnrollments,
         groups::{GroupChanges, NewGroup, NewMembers},
-        points::PointsChange,
-        points_writes::PointsMove,
-        user_fields::email_of,
-        user_reads, user_writes,
-        users::{
-            ActiveChange, ManagedDepartmentsChange, Names, NewUser, PasswordChange, RoleChange,
-            RoleChoice,
-        },
+        points::{PointsMove, PointsUser},
+        users::{self, NamedIds, Names, NewProfile, ProfileChanges, RoleChoice, email_of},
     },
 };
 
@@ -84,7 +77,7 @@ fn pb_role(role: Role) -> pb::Role {
     }
 }
 
-impl TryFrom<pb::CreateUserRequest> for NewUser {
+impl TryFrom<pb::CreateUserRequest> for NewProfile {
     type Error = Invalid;
 
     fn try_from(req: pb::CreateUserRequest) -> Result<Self, Invalid> {
@@ -94,7 +87,7 @@ impl TryFrom<pb::CreateUserRequest> for NewUser {
             email: None,
             fields: ProfileFields::default(),
             group_ids: IdList::default(),
-            password: PlainPassword::parse(&req.password)?,
+            password: Some(PlainPassword::parse(&req.password)?),
             role: role_choice(req.role.as_ref())?,
             department_id: parse_field_id("departmentId", &req.department_id)?,
             managed_department_ids: IdList::parse(
@@ -106,46 +99,40 @@ impl TryFrom<pb::CreateUserRequest> for NewUser {
     }
 }
 
-impl TryFrom<pb::SetUserPasswordRequest> for PasswordChange {
+/// `SetUserRole`: a change of the role alone.
+impl TryFrom<&pb::SetUserRoleRequest> for ProfileChanges {
     type Error = Invalid;
 
-    fn try_from(req: pb::SetUserPasswordRequest) -> Result<Self, Invalid> {
+    fn try_from(req: &pb::SetUserRoleRequest) -> Result<Self, Invalid> {
         Ok(Self {
-            password: PlainPassword::parse(&req.password)?,
-            user: ResourceRef::parse(req.user_id),
+            role: Some(role_choice(req.role.as_ref())?),
+            ..Self::default()
         })
     }
 }
 
-impl TryFrom<pb::SetUserRoleRequest> for RoleChange {
+/// `SetUserManagedDepartments`: a change of the managed departments alone.
+impl TryFrom<&pb::SetUserManagedDepartmentsRequest> for ProfileChanges {
     type Error = Invalid;
 
-    fn try_from(req: pb::SetUserRoleRequest) -> Result<Self, Invalid> {
+    fn try_from(req: &pb::SetUserManagedDepartmentsRequest) -> Result<Self, Invalid> {
+        let field = "managedDepartmentIds";
         Ok(Self {
-            role: role_choice(req.role.as_ref())?,
-            user: ResourceRef::parse(req.user_id),
+            managed_department_ids: Some(NamedIds {
+                field,
+                ids: IdList::parse(field, &req.managed_department_ids)?,
+            }),
+            ..Self::default()
         })
     }
 }
 
-impl TryFrom<pb::SetUserManagedDepartmentsRequest> for ManagedDepartmentsChange {
-    type Error = Invalid;
-
-    fn try_from(req: pb::SetUserManagedDepartmentsRequest) -> Result<Self, Invalid> {
-        Ok(Self {
-            department_ids: IdList::parse("managedDepartmentIds", &req.managed_department_ids)?,
-            user: ResourceRef::parse(req.user_id),
-        })
-    }
-}
-
-impl From<pb::SetUserActiveRequest> for ActiveChange {
-    fn from(req: pb::SetUserActiveRequest) -> Self {
-        Self {
-            user: ResourceRef::parse(req.user_id),
-            active: req.active,
-            employment_ended: false,
-        }
+/// `SetUserActive`: active, or blocked (the directory does not tell an ended employment).
+pub(super) fn active_status(active: bool) -> users::UserStatus {
+    if active {
+        users::UserStatus::Active
+    } else {
+        users::UserStatus::Blocked
     }
 }
 
@@ -159,6 +146,7 @@ impl TryFrom<pb::CreateGroupRequest> for NewGroup {
                 "smartDepartmentId",
                 req.smart_department_id.as_deref(),
             )?,
+            user_ids: IdList::default(),
         })
     }
 }
@@ -201,22 +189,24 @@ impl TryFrom<pb::CreateContentItemRequest> for NewContentItem {
     }
 }
 
-impl TryFrom<pb::CreateEnrollmentRequest> for NewEnrollment {
+impl TryFrom<pb::CreateEnrollmentRequest> for NewEnrollments {
     type Error = Invalid;
 
     fn try_from(req: pb::CreateEnrollmentRequest) -> Result<Self, Invalid> {
-        Ok(Self {
-            learner_id: parse_field_id("learnerId", &req.learner_id)?,
-            content_item_id: parse_field_id("contentItemId", &req.content_item_id)?,
-        })
+        Ok(Self::one(
+            parse_field_id("learnerId", &req.learner_id)?,
+            parse_field_id("contentItemId", &req.content_item_id)?,
+        ))
     }
 }
 
-impl From<pb::AddPointsRequest> for PointsChange {
+/// A signed addition (`Direction::Add`) to the total of the user the call is about.
+impl From<pb::AddPointsRequest> for PointsMove {
     fn from(req: pb::AddPointsRequest) -> Self {
         Self {
-            user: ResourceRef::parse(req.user_id),
-            points: req.points,
+            user: PointsUser::Addressed(ResourceRef::parse(req.user_id)),
+            amount: req.points,
+            reason: None,
         }
     }
 }
@@ -267,12 +257,13 @@ impl TryFrom<pb::UpdateGroupRequest> for GroupChanges {
 }
 
 /// `enrollmentIds` of a deletion: at least one.
-impl TryFrom<pb::AddGroupRequest> for NewPlainGroup {
+impl TryFrom<pb::AddGroupRequest> for NewGroup {
     type Error = Invalid;
 
     fn try_from(req: pb::AddGroupRequest) -> Result<Self, Invalid> {
         Ok(Self {
             name: GroupName::parse(&req.name)?,
+            smart_department_id: None,
             user_ids: IdList::parse("userIds", &req.user_ids)?,
         })
     }
@@ -318,8 +309,8 @@ pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invali
 /// is refused naming its list.
 pub(super) fn enrollment_filter(
     [learner_ids, course_ids, enrollment_ids]: [&[String]; 3],
-) -> Result<crate::service::enrollment_reads::EnrollmentFilter, Invalid> {
-    Ok(crate::service::enrollment_reads::EnrollmentFilter {
+) -> Result<crate::service::enrollments::EnrollmentFilter, Invalid> {
+    Ok(crate::service::enrollments::EnrollmentFilter {
         learner_ids: IdList::parse("learnerIds", learner_ids)?,
         course_ids: IdList::parse("courseIds", course_ids)?,
         enrollment_ids: IdList::parse("enrollmentIds", enrollment_ids)?,
@@ -329,8 +320,8 @@ pub(super) fn enrollment_filter(
 /// The learners, courses and dates of `POST /enrollment`.
 pub(super) fn new_enrollments(
     req: &pb::EnrollLearnersRequest,
-) -> Result<crate::service::enrollment_writes::NewEnrollments, Invalid> {
-    use crate::service::enrollment_writes::{NewEnrollments, RawEnrollments};
+) -> Result<crate::service::enrollments::NewEnrollments, Invalid> {
+    use crate::service::enrollments::RawEnrollments;
     NewEnrollments::parse(&RawEnrollments {
         course_ids: &req.course_ids,
         learner_ids: &req.learner_ids,
@@ -343,8 +334,8 @@ pub(super) fn new_enrollments(
 }
 
 /// A user's profile as the contract shows it.
-pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile {
-    let user_reads::UserProfile {
+pub(super) fn user_profile(profile: users::UserProfile) -> pb::UserProfile {
+    let users::UserProfile {
         user,
         group_ids,
         managed_department_ids,
@@ -393,8 +384,8 @@ pub(super) fn user_profile(profile: user_reads::UserProfile) -> pb::UserProfile 
 /// list checked for form.
 pub(super) fn user_filter(
     [department_ids, group_ids, logins, emails]: [&[String]; 4],
-) -> Result<user_reads::UserFilter, Invalid> {
-    Ok(user_reads::UserFilter {
+) -> Result<users::UserFilter, Invalid> {
+    Ok(users::UserFilter {
         department_ids: IdList::parse("departments", department_ids)?,
         group_ids: IdList::parse("groups", group_ids)?,
         logins: logins.to_vec(),
@@ -418,7 +409,7 @@ fn built_in_role_id(account_id: Uuid, role: Role) -> Uuid {
 
 /// A user to add over HTTP. The role is named as the interface names it (`owner`,
 /// `administrator`) or as the contract does; absent or blank, a learner.
-pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewProfile, Invalid> {
+pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<users::NewProfile, Invalid> {
     let role = match req.role.trim() {
         "" => "learner",
         "owner" => "account_owner",
@@ -436,7 +427,7 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
         ("", Some(email)) => Login::parse(email.as_str())?,
         (login, _) => Login::parse_name(login)?,
     };
-    Ok(user_writes::NewProfile {
+    Ok(users::NewProfile {
         login,
         email,
         fields: profile_fields(&req.fields)?,
@@ -452,10 +443,8 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<user_writes::NewPro
             .transpose()?,
         role: RoleChoice::parse(Some(role), req.role_id.as_deref())?,
         department_id: parse_field_id("departmentId", &req.department_id)?,
-        managed_department_ids: IdList::parse(
-            "manageableDepartmentIds",
-            &req.managed_department_ids,
-        )?,
+        managed_department_ids: IdList::parse(MANAGEABLE, &req.managed_department_ids)?,
+        active: true,
     })
 }
 
@@ -487,7 +476,7 @@ fn person_name(field: &'static str, raw: Option<&str>) -> Result<Option<String>,
 /// The changes of `POST /user/{id}`; the role named as in [`new_profile`].
 pub(super) fn profile_changes(
     req: &pb::UpdateUserRequest,
-) -> Result<user_writes::ProfileChanges, Invalid> {
+) -> Result<users::ProfileChanges, Invalid> {
     let role = match req.role.as_deref().map(str::trim) {
         None | Some("") => None,
         Some("owner") => Some("account_owner"),
@@ -495,7 +484,7 @@ pub(super) fn profile_changes(
         Some(other) => Some(other),
     };
     let given = |raw: &Option<String>| raw.clone().filter(|text| !text.trim().is_empty());
-    Ok(user_writes::ProfileChanges {
+    Ok(users::ProfileChanges {
         login: given(&req.login)
             .as_deref()
             .map(Login::parse_name)
@@ -523,14 +512,21 @@ pub(super) fn profile_changes(
         managed_department_ids: req
             .managed_department_ids
             .as_ref()
-            .map(|list| IdList::parse("manageableDepartmentIds", &list.ids))
-            .transpose()?,
+            .map(|list| IdList::parse(MANAGEABLE, &list.ids))
+            .transpose()?
+            .map(|ids| NamedIds {
+                field: MANAGEABLE,
+                ids,
+            }),
     })
 }
 
+/// What the HTTP interface calls a user's managed departments.
+const MANAGEABLE: &str = "manageableDepartmentIds";
+
 /// Neighbours 4.10's codes; the SOAP interface refused others the same way.
-pub(super) fn user_status(status: u32) -> Result<user_writes::UserStatus, Invalid> {
-    use user_writes::UserStatus;
+pub(super) fn user_status(status: u32) -> Result<users::UserStatus, Invalid> {
+    use users::UserStatus;
     match status {
         1 => Ok(UserStatus::Active),
         3 => Ok(UserStatus::Blocked),

@@ -1,14 +1,25 @@
 //! `lms.v1.DirectoryService`: the writes of internal services, one method each:
 //! convert the request, call the service, map the error. A committed change to who a
 //! user is tells the authenticator by itself (`service::write`), so nothing here has to.
+//!
+//! The service is the account owners' and administrators' ([`Operation::ManageDirectory`],
+//! checked once per call by [`directory_caller`]); each method then calls the same service
+//! function as the HTTP interface's operation, whose grant for them is everything.
 
 use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};
 
-use super::{SharedState, request::caller};
+use super::{SharedState, convert, request::caller};
 use crate::{
-    domain::ids::ResourceRef,
-    service::{api_clients, content, enrollments, groups, points, users},
+    access::{Caller, Operation},
+    domain::{ids::ResourceRef, login::PlainPassword},
+    error::ServiceError,
+    service::{
+        api_clients, content, enrollments,
+        groups::{self, Membership},
+        points::{self, Direction},
+        users,
+    },
 };
 
 pub struct DirectoryApi {
@@ -28,10 +39,10 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::CreateUserRequest>,
     ) -> Result<Response<pb::CreateUserResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
         let verifier = self.state.auth.verifier();
-        let id = users::create_user(&self.state.db, verifier, &caller, new).await?;
+        let id = users::add_user(&self.state.db, verifier, &caller, new).await?;
         Ok(Response::new(pb::CreateUserResponse {
             user_id: id.to_string(),
         }))
@@ -42,10 +53,12 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::SetUserPasswordRequest>,
     ) -> Result<Response<pb::SetUserPasswordResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
-        let change = request.into_inner().try_into();
+        let caller = directory_caller(&self.state, &request).await?;
+        let pb::SetUserPasswordRequest { user_id, password } = request.into_inner();
+        let password = PlainPassword::parse(&password);
+        let user = ResourceRef::parse(user_id);
         let verifier = self.state.auth.verifier();
-        users::set_user_password(&self.state.db, verifier, &caller, change).await?;
+        users::change_password(&self.state.db, verifier, &caller, user, password).await?;
         Ok(Response::new(pb::SetUserPasswordResponse {}))
     }
 
@@ -54,9 +67,10 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::SetUserRoleRequest>,
     ) -> Result<Response<pb::SetUserRoleResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
-        let change = request.into_inner().try_into();
-        users::set_user_role(&self.state.db, &caller, change).await?;
+        let caller = directory_caller(&self.state, &request).await?;
+        let changes = request.get_ref().try_into();
+        let user = ResourceRef::parse(request.into_inner().user_id);
+        users::update_user(&self.state.db, &caller, user, changes).await?;
         Ok(Response::new(pb::SetUserRoleResponse {}))
     }
 
@@ -65,9 +79,10 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::SetUserManagedDepartmentsRequest>,
     ) -> Result<Response<pb::SetUserManagedDepartmentsResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
-        let change = request.into_inner().try_into();
-        users::set_user_managed_departments(&self.state.db, &caller, change).await?;
+        let caller = directory_caller(&self.state, &request).await?;
+        let changes = request.get_ref().try_into();
+        let user = ResourceRef::parse(request.into_inner().user_id);
+        users::update_user(&self.state.db, &caller, user, changes).await?;
         Ok(Response::new(pb::SetUserManagedDepartmentsResponse {}))
     }
 
@@ -76,9 +91,10 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::SetUserActiveRequest>,
     ) -> Result<Response<pb::SetUserActiveResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
-        let change = request.into_inner().into();
-        users::set_user_active(&self.state.db, &caller, change).await?;
+        let caller = directory_caller(&self.state, &request).await?;
+        let pb::SetUserActiveRequest { user_id, active } = request.into_inner();
+        let status = Ok(convert::active_status(active));
+        users::change_status(&self.state.db, &caller, ResourceRef::parse(user_id), status).await?;
         Ok(Response::new(pb::SetUserActiveResponse {}))
     }
 
@@ -87,7 +103,7 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::CreateGroupRequest>,
     ) -> Result<Response<pb::CreateGroupResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
         let id = groups::create_group(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateGroupResponse {
@@ -100,9 +116,9 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::AddGroupMembersRequest>,
     ) -> Result<Response<pb::AddGroupMembersResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
-        groups::add_group_members(&self.state.db, &caller, new).await?;
+        groups::change_members(&self.state.db, &caller, new, Membership::Added).await?;
         Ok(Response::new(pb::AddGroupMembersResponse {}))
     }
 
@@ -111,7 +127,7 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::CreateProjectRequest>,
     ) -> Result<Response<pb::CreateProjectResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
         let id = content::create_project(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateProjectResponse {
@@ -124,7 +140,7 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::CreateContentItemRequest>,
     ) -> Result<Response<pb::CreateContentItemResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
         let id = content::create_content_item(&self.state.db, &caller, new).await?;
         Ok(Response::new(pb::CreateContentItemResponse {
@@ -137,9 +153,12 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::CreateEnrollmentRequest>,
     ) -> Result<Response<pb::CreateEnrollmentResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let new = request.into_inner().try_into();
-        let id = enrollments::create_enrollment(&self.state.db, &caller, new).await?;
+        let enrolled = enrollments::enroll_learners(&self.state.db, &caller, new).await?;
+        let id = enrolled.first().ok_or_else(|| {
+            ServiceError::from(anyhow::anyhow!("enrolling one pair gave no enrollment"))
+        })?;
         Ok(Response::new(pb::CreateEnrollmentResponse {
             enrollment_id: id.to_string(),
         }))
@@ -150,9 +169,9 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::AddPointsRequest>,
     ) -> Result<Response<pb::AddPointsResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
-        let change = request.into_inner().into();
-        let total = points::add_points(&self.state.db, &caller, change).await?;
+        let caller = directory_caller(&self.state, &request).await?;
+        let change = Ok(request.into_inner().into());
+        let total = points::move_points(&self.state.db, &caller, Direction::Add, change).await?;
         Ok(Response::new(pb::AddPointsResponse { total }))
     }
 
@@ -161,7 +180,7 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::CreateApiClientRequest>,
     ) -> Result<Response<pb::CreateApiClientResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let user_id = request.into_inner().user_id;
         let made = api_clients::create_api_client(&self.state.db, &caller, &user_id).await?;
         Ok(Response::new(pb::CreateApiClientResponse {
@@ -175,7 +194,7 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::ListApiClientsRequest>,
     ) -> Result<Response<pb::ListApiClientsResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let clients = api_clients::list_api_clients(&self.state.db, &caller).await?;
         Ok(Response::new(pb::ListApiClientsResponse {
             api_clients: clients
@@ -194,9 +213,17 @@ impl DirectoryService for DirectoryApi {
         &self,
         request: Request<pb::RevokeApiClientRequest>,
     ) -> Result<Response<pb::RevokeApiClientResponse>, Status> {
-        let caller = caller(&self.state, &request).await?;
+        let caller = directory_caller(&self.state, &request).await?;
         let client = ResourceRef::parse(request.into_inner().client_id);
         api_clients::revoke_api_client(&self.state.db, &caller, client).await?;
         Ok(Response::new(pb::RevokeApiClientResponse {}))
     }
+}
+
+/// The authenticated caller of a directory method, refused (PERMISSION_DENIED naming the
+/// directory) unless an account owner or administrator.
+async fn directory_caller<T>(state: &SharedState, request: &Request<T>) -> Result<Caller, Status> {
+    let caller = caller(state, request).await?;
+    caller.grant(Operation::ManageDirectory)?;
+    Ok(caller)
 }

@@ -1,6 +1,10 @@
 //! Projects and content items: read a content item (interface 4.6; contract section 8),
-//! and create projects and content items (writes of `lms.v1.DirectoryService`, for
-//! account owners and administrators).
+//! list them ([`list`]), and create projects and content items (writes only
+//! `lms.v1.DirectoryService` has, for account owners and administrators).
+
+mod list;
+
+pub use list::{ContentFilter, ContentList, list_content_items, stream_content_items};
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
@@ -81,17 +85,24 @@ pub async fn get_content_item(
             "You may read only content items of projects you author.",
         ));
     }
-    Ok(ContentItemView {
-        id: item.id,
-        title: item.title,
-        description: item.description,
-        user_id: item.user_id,
-        added_date: format_added_date(item.added_at),
-        view_url: item
-            .view_url
-            .unwrap_or_else(|| default_view_url(&caller.account_url, item.id)),
-        content_type: item.content_type,
-    })
+    Ok(ContentItemView::of(item, &caller.account_url))
+}
+
+impl ContentItemView {
+    /// A stored item as the interface shows it in the account at `account_url`.
+    fn of(item: content_item::Model, account_url: &str) -> Self {
+        Self {
+            id: item.id,
+            title: item.title,
+            description: item.description,
+            user_id: item.user_id,
+            added_date: format_added_date(item.added_at),
+            view_url: item
+                .view_url
+                .unwrap_or_else(|| default_view_url(account_url, item.id)),
+            content_type: item.content_type,
+        }
+    }
 }
 
 pub async fn create_project(

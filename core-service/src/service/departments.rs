@@ -1,5 +1,11 @@
-//! Create, update and delete departments (interface 4.1, 4.2; contract section 6;
-//! neighbours.md section 3.4).
+//! Departments: create, update and delete them (interface 4.1, 4.2; contract section 6;
+//! neighbours.md section 3.4), read one or list them ([`read`]), and keep the closure table
+//! right as they are added and moved ([`tree`]).
+
+mod read;
+mod tree;
+
+pub use read::{DepartmentList, get_department, list_departments, stream_departments};
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
@@ -11,7 +17,7 @@ use super::{
     Parsed,
     audit::{AuditAction, Change},
     lookups::{self as scope, find_department, unknown},
-    tree, write,
+    write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
@@ -254,7 +260,7 @@ async fn still_needed(
     if department.parent_id.is_none() {
         return Ok(Some("it is the root department"));
     }
-    if super::department_reads::has_children(txn, id).await? {
+    if read::has_children(txn, id).await? {
         return Ok(Some(
             "it still has sub-departments; delete or move them first",
         ));

@@ -1,35 +1,38 @@
-//! Enrollments: delete them (interface 4.5; contract section 7), all or nothing, and
-//! enroll a user (a write of `lms.v1.DirectoryService`, for account owners and
-//! administrators).
+//! Enrollments: delete them (interface 4.5; contract section 7), all or nothing; enroll
+//! learners in courses ([`enroll`], for `POST /enrollment` and the directory's
+//! `CreateEnrollment` alike); list them ([`list`]).
+
+mod enroll;
+mod list;
+
+pub use enroll::{
+    Due, MAX_DUE_PERIOD_HOURS, MAX_ENROLLMENT_PAIRS, NewEnrollments, PairFields, RawEnrollments,
+    enroll_learners,
+};
+pub use list::{
+    EnrollmentFilter, EnrollmentList, EnrollmentView, list_enrollments, stream_enrollments,
+};
 
 use std::collections::BTreeSet;
 
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait as _, DatabaseConnection,
-    DatabaseTransaction, DbBackend, EntityTrait as _, FromQueryResult as _, QueryFilter as _,
-    QuerySelect as _, Set, Statement, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction, DbBackend,
+    EntityTrait as _, FromQueryResult as _, QueryFilter as _, Statement, prelude::Uuid,
 };
 use serde_json::json;
 
 use super::{
     Parsed,
     audit::{AuditAction, Change},
-    lookups::{self, find_user, unknown},
-    write,
+    lookups, write,
 };
 use crate::{
     access::{Caller, Grant, Operation},
     db::{bulk, pg_array},
-    domain::ids::{IdList, new_id},
-    entities::{content_item, enrollment},
+    domain::ids::IdList,
+    entities::enrollment,
     error::{ServiceError, ServiceResult},
 };
-
-#[derive(Debug, Clone)]
-pub struct NewEnrollment {
-    pub learner_id: Uuid,
-    pub content_item_id: Uuid,
-}
 
 /// Deletes the named enrollments of the caller's account and returns how many went.
 /// Ids naming nothing are ignored (a retry still succeeds); if any named enrollment
@@ -106,62 +109,4 @@ async fn delete_returning(
         );
     }
     Ok(found)
-}
-
-/// Enrolls a user in a content item and returns the enrollment id. Enrolling the same
-/// user in the same item again returns the existing enrollment (a retry is harmless).
-pub async fn create_enrollment(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    new: Parsed<NewEnrollment>,
-) -> ServiceResult<Uuid> {
-    caller.grant(Operation::ManageDirectory)?;
-    let NewEnrollment {
-        learner_id,
-        content_item_id,
-    } = new?;
-    write(db, caller, async |w| {
-        let txn = w.txn();
-        find_user(txn, caller.account_id, learner_id)
-            .await?
-            .ok_or_else(|| unknown("learnerId", learner_id, "user"))?;
-        content_item::Entity::find_by_id(content_item_id)
-            .filter(content_item::Column::AccountId.eq(caller.account_id))
-            .one(txn)
-            .await?
-            .ok_or_else(|| unknown("contentItemId", content_item_id, "content item"))?;
-        let existing = enrollment::Entity::find()
-            .select_only()
-            .column(enrollment::Column::Id)
-            .filter(enrollment::Column::AccountId.eq(caller.account_id))
-            .filter(enrollment::Column::LearnerId.eq(learner_id))
-            .filter(enrollment::Column::ContentItemId.eq(content_item_id))
-            .into_tuple::<Uuid>()
-            .one(txn)
-            .await?;
-        if let Some(existing) = existing {
-            return Ok(existing);
-        }
-        let created = enrollment::ActiveModel {
-            id: Set(new_id()),
-            account_id: Set(caller.account_id),
-            learner_id: Set(learner_id),
-            content_item_id: Set(content_item_id),
-            created_at: Set(chrono::Utc::now()),
-            ..Default::default()
-        }
-        .insert(txn)
-        .await?;
-        w.record(Change {
-            action: AuditAction::EnrollmentCreated,
-            entity_id: created.id,
-            before: None,
-            after: Some(json!({
-                "learnerId": learner_id,
-                "contentItemId": content_item_id,
-            })),
-        });
-        Ok(created.id)
-    })
-    .await
 }

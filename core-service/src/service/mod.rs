@@ -1,26 +1,23 @@
 //! The operations, as functions over a database connection that take an authenticated
 //! [`Caller`](crate::access::Caller) and return [`ServiceError`](crate::error::ServiceError).
-//! They know SeaORM and permissions, nothing of gRPC or XML. One module per resource:
+//! They know SeaORM and permissions, nothing of gRPC or XML. One module per resource, and
+//! one function per operation whichever door calls it (`lms.v1.AdminService` for the HTTP
+//! interface, `lms.v1.DirectoryService` for internal services); a resource's submodules are
+//! named for what they do:
 //!
-//! - [`users`]: create users, set their password, role, managed departments, active flag.
-//! - [`user_reads`]: read one user's profile, list users whole (filtered) or by keyset pages.
-//! - [`user_writes`]: add users, change their password and status, scoped (over HTTP).
-//! - [`departments`]: create, update and delete departments (moves keep the closure right).
-//! - [`department_reads`]: read one department, list them whole or by keyset pages.
-//! - [`groups`]: read, rename and create groups, add members.
-//! - [`group_reads`]: list groups whole or by keyset pages.
-//! - [`group_writes`]: create, delete groups and replace members over HTTP (scoped).
-//! - [`enrollments`]: enroll users, delete enrollments.
-//! - [`enrollment_reads`]: list enrollments whole or by keyset pages.
-//! - [`enrollment_writes`]: enroll learners in courses (`POST /enrollment`).
-//! - [`content`]: create projects and content items, read a content item.
-//! - [`content_reads`]: list content items whole or by keyset pages.
-//! - [`points`]: add to a user's points, read points as a stream.
-//! - [`points_writes`]: award and withdraw points over HTTP (scoped).
-//! - [`keyset`]: keyset paging shared by every listing.
+//! - [`users`]: `read` (one profile, lists whole, streamed or by pages), `edit` (add,
+//!   change password, role, departments, status, delete), `fields` (profile fields).
+//! - [`departments`]: create, update, delete; `read` (one, lists); `tree` (keeping
+//!   `department_closure` right when departments are added or moved).
+//! - [`groups`]: read one with its members; `list`; `edit` (create, rename, delete);
+//!   `members` (add or replace a plain group's members).
+//! - [`enrollments`]: delete; `enroll` (learners in courses); `list`.
+//! - [`content`]: create projects and content items, read one; `list`.
+//! - [`points`]: read as a stream; `change` (award, withdraw, add).
+//! - [`api_clients`]: create, list and revoke the clients of the token endpoint.
+//! - [`keyset`]: keyset paging and streaming shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
-//! - [`tree`]: keeping `department_closure` right when departments are added or moved.
 //! - [`write`](mod@write): the one way a change is written, and [`audit`]: the audit record.
 //!
 //! Every write goes through [`write()`], which takes the account's
@@ -36,23 +33,12 @@
 pub mod api_clients;
 pub mod audit;
 pub mod content;
-pub mod content_reads;
-pub mod department_reads;
 pub mod departments;
-pub mod enrollment_reads;
-pub mod enrollment_writes;
 pub mod enrollments;
-pub mod group_reads;
-pub mod group_writes;
 pub mod groups;
 pub mod keyset;
 pub mod lookups;
 pub mod points;
-pub mod points_writes;
-pub mod tree;
-pub mod user_fields;
-pub mod user_reads;
-pub mod user_writes;
 pub mod users;
 pub mod write;
 

@@ -1,36 +1,27 @@
 //! Gamification points: read them (interface 4.7; contract section 8) as a stream in
 //! ascending user id order, read from the database one page at a time so that a large
-//! account is never held whole in memory; and add to a user's total (a write of
-//! `lms.v1.DirectoryService`, for account owners and administrators).
+//! account is never held whole in memory; and change a user's total ([`change`]: award,
+//! withdraw, or add as `lms.v1.DirectoryService` does, one function for all three).
+
+mod change;
+
+pub use change::{Direction, MAX_AMOUNT, MAX_REASON_CHARS, PointsMove, PointsUser, move_points};
 
 use std::collections::HashMap;
 
 use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend,
-    EntityTrait as _, QueryFilter as _, QuerySelect as _, Set, Statement, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DbBackend, EntityTrait as _,
+    QueryFilter as _, QuerySelect as _, Statement, prelude::Uuid,
 };
-use serde_json::json;
 
-use super::{
-    Parsed,
-    audit::{AuditAction, Change},
-    lookups::{self, find_user},
-    write,
-};
+use super::{Parsed, lookups};
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::ids::{IdList, ResourceRef},
+    domain::ids::IdList,
     entities::{user, user_points},
     error::{ServiceError, ServiceResult},
 };
-
-/// Points to add (possibly negative) to a user's total.
-#[derive(Debug, Clone)]
-pub struct PointsChange {
-    pub user: ResourceRef,
-    pub points: i64,
-}
 
 /// Users read per database round trip.
 const PAGE: u64 = 1_000;
@@ -93,67 +84,6 @@ pub async fn points(
         .try_flatten()
         .boxed(),
     )
-}
-
-/// Adds `points` (possibly negative) to the user's total and returns the new total.
-/// The account write lock serializes concurrent additions, so none is lost.
-pub async fn add_points(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    change: PointsChange,
-) -> ServiceResult<i64> {
-    caller.grant(Operation::ManageDirectory)?;
-    let PointsChange { user, points } = change;
-    let id = user.id("User")?;
-    write(db, caller, async |w| {
-        let txn = w.txn();
-        find_user(txn, caller.account_id, id)
-            .await?
-            .ok_or_else(|| user.not_found("User"))?;
-        let (before, total) = change_total(txn, caller.account_id, id, points).await?;
-        w.record(Change {
-            action: AuditAction::PointsAdded,
-            entity_id: id,
-            before: Some(json!({ "points": before })),
-            after: Some(json!({ "points": total, "added": points })),
-        });
-        Ok(total)
-    })
-    .await
-}
-
-/// Adds `points` (possibly negative) to the total of `user_id` (a user of `account_id`)
-/// inside the caller's write; the totals before and after.
-pub(super) async fn change_total(
-    txn: &impl ConnectionTrait,
-    account_id: Uuid,
-    user_id: Uuid,
-    points: i64,
-) -> ServiceResult<(i64, i64)> {
-    let current = user_points::Entity::find_by_id(user_id).one(txn).await?;
-    let before = current.as_ref().map_or(0, |row| row.points);
-    let total = before.checked_add(points).ok_or_else(|| {
-        ServiceError::invalid(format!(
-            "points {points} would take the user's total of {before} out of range."
-        ))
-    })?;
-    match current {
-        Some(row) => {
-            let mut updated: user_points::ActiveModel = row.into();
-            updated.points = Set(total);
-            updated.update(txn).await?;
-        }
-        None => {
-            user_points::ActiveModel {
-                user_id: Set(user_id),
-                account_id: Set(account_id),
-                points: Set(total),
-            }
-            .insert(txn)
-            .await?;
-        }
-    }
-    Ok((before, total))
 }
 
 struct Pager {

@@ -1,12 +1,27 @@
-//! Users (writes of `lms.v1.DirectoryService`): create one, and set its password, role,
-//! managed departments or active flag. Only account owners and account administrators
-//! may call them ([`Operation::ManageDirectory`]).
+//! Users: read them ([`read`]), add, change and delete them ([`edit`], one function per
+//! operation for the HTTP interface and `lms.v1.DirectoryService` alike), and their profile
+//! fields ([`fields`]). Here: what those share, the writes of a new user, a password and
+//! an active flag.
 //!
 //! A password is hashed through the [`Verifier`] before the account's write transaction
 //! opens. A cached verification is honoured only while the stored password hash is
 //! unchanged; after a change of password, role, managed departments or active flag
 //! commits, [`write()`](super::write()) tells this process's authenticator, and triggers on these
 //! tables tell other processes (`auth::revision`).
+
+mod edit;
+mod fields;
+mod read;
+
+pub use edit::{
+    NamedIds, NewProfile, ProfileChanges, UserStatus, add_user, change_password, change_status,
+    delete_user, update_user,
+};
+pub use fields::email_of;
+pub use read::{
+    NumberedPage, UserFilter, UserList, UserProfile, get_user, list_users, numbered_users,
+    stream_users,
+};
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
@@ -15,13 +30,12 @@ use sea_orm::{
 use serde_json::json;
 
 use super::{
-    Parsed,
     audit::{AuditAction, Change},
     lookups::{find_user, require_department, require_departments, unknown},
-    user_fields, write,
+    write,
 };
 use crate::{
-    access::{Caller, Operation},
+    access::Caller,
     auth::Verifier,
     db::bulk,
     domain::{
@@ -135,19 +149,6 @@ pub struct PasswordChange {
 }
 
 #[derive(Debug, Clone)]
-pub struct RoleChange {
-    pub user: ResourceRef,
-    pub role: RoleChoice,
-}
-
-/// The whole new set of managed departments (empty clears it).
-#[derive(Debug, Clone)]
-pub struct ManagedDepartmentsChange {
-    pub user: ResourceRef,
-    pub department_ids: IdList,
-}
-
-#[derive(Debug, Clone)]
 pub struct ActiveChange {
     pub user: ResourceRef,
     pub active: bool,
@@ -155,19 +156,8 @@ pub struct ActiveChange {
     pub employment_ended: bool,
 }
 
-/// Creates a user and returns its id. The login must be new to the account
-/// (compared case-insensitively), otherwise FAILED_PRECONDITION.
-pub async fn create_user(
-    db: &DatabaseConnection,
-    verifier: &Verifier,
-    caller: &Caller,
-    new: Parsed<NewUser>,
-) -> ServiceResult<Uuid> {
-    caller.grant(Operation::ManageDirectory)?;
-    insert_user(db, verifier, caller, new?).await
-}
-
-/// Creates `new` for a caller already allowed to (see [`create_user`]).
+/// Creates `new` (its login new to the account in any letter case, otherwise
+/// FAILED_PRECONDITION) for a caller already allowed to ([`add_user`]); its id.
 pub(super) async fn insert_user(
     db: &DatabaseConnection,
     verifier: &Verifier,
@@ -178,7 +168,7 @@ pub(super) async fn insert_user(
     let managed = new.managed_department_ids.into_inner();
     let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
     let names = new.names;
-    let contact_email = user_fields::new_contact(&login, new.email.as_ref());
+    let contact_email = fields::new_contact(&login, new.email.as_ref());
     let fields = new.fields;
     let group_ids = new.group_ids.into_inner();
     write(db, caller, async |w| {
@@ -201,8 +191,7 @@ pub(super) async fn insert_user(
             )));
         }
         let address = contact_email.as_deref().unwrap_or(login.as_str());
-        if let Some(existing) =
-            user_fields::address_taken(txn, caller.account_id, address, None).await?
+        if let Some(existing) = fields::address_taken(txn, caller.account_id, address, None).await?
         {
             return Err(ServiceError::Conflict(format!(
                 "A user with e-mail address '{}' already exists: {existing}",
@@ -234,8 +223,8 @@ pub(super) async fn insert_user(
         .insert(txn)
         .await?;
         insert_managed(txn, created.id, &managed).await?;
-        user_fields::store_fields(txn, created.id, &fields).await?;
-        user_fields::replace_groups(txn, caller.account_id, created.id, &group_ids).await?;
+        fields::store_fields(txn, created.id, &fields).await?;
+        fields::replace_groups(txn, caller.account_id, created.id, &group_ids).await?;
         let mut after = user_snapshot(&created, &managed);
         after["fields"] = fields_snapshot(fields.as_slice());
         after["groupIds"] = json!(group_ids);
@@ -250,19 +239,9 @@ pub(super) async fn insert_user(
     .await
 }
 
-/// Replaces the user's password. The old password stops working on the very next
-/// request: a cached verification holds only for the stored hash it was made against.
-pub async fn set_user_password(
-    db: &DatabaseConnection,
-    verifier: &Verifier,
-    caller: &Caller,
-    change: Parsed<PasswordChange>,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    store_password(db, verifier, caller, change?).await
-}
-
-/// Replaces the password for a caller already allowed to (see [`set_user_password`]).
+/// Replaces the password for a caller already allowed to ([`change_password`]). The old
+/// password stops working on the very next request: a cached verification holds only for
+/// the stored hash it was made against.
 pub(super) async fn store_password(
     db: &DatabaseConnection,
     verifier: &Verifier,
@@ -297,95 +276,9 @@ pub(super) async fn store_password(
     .await
 }
 
-/// Gives the user another role. The account always keeps one active account owner.
-pub async fn set_user_role(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    change: Parsed<RoleChange>,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    let RoleChange { user, role } = change?;
-    let id = user.id("User")?;
-    write(db, caller, async |w| {
-        let txn = w.txn();
-        let current = find_user(txn, caller.account_id, id)
-            .await?
-            .ok_or_else(|| user.not_found("User"))?;
-        role.check_exists(txn, caller.account_id).await?;
-        let new_role = role.role;
-        if current.role == new_role && current.custom_role_id == role.custom_role_id {
-            return Ok(());
-        }
-        if current.role == Role::AccountOwner && current.active {
-            keep_an_active_owner(txn, caller.account_id, id).await?;
-        }
-        let mut updated: user::ActiveModel = current.clone().into();
-        updated.role = Set(new_role);
-        updated.custom_role_id = Set(role.custom_role_id);
-        updated.updated_at = Set(chrono::Utc::now());
-        updated.update(txn).await?;
-        w.record(Change {
-            action: AuditAction::UserRoleSet,
-            entity_id: id,
-            before: Some(json!({ "role": current.role, "customRoleId": current.custom_role_id })),
-            after: Some(json!({ "role": new_role, "customRoleId": role.custom_role_id })),
-        });
-        Ok(())
-    })
-    .await
-}
-
-/// Replaces the whole set of departments the user manages (an empty list clears it).
-pub async fn set_user_managed_departments(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    change: Parsed<ManagedDepartmentsChange>,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    let ManagedDepartmentsChange {
-        user,
-        department_ids,
-    } = change?;
-    let id = user.id("User")?;
-    let managed = department_ids.into_inner();
-    write(db, caller, async |w| {
-        let txn = w.txn();
-        find_user(txn, caller.account_id, id)
-            .await?
-            .ok_or_else(|| user.not_found("User"))?;
-        require_departments(txn, caller.account_id, &managed, "managedDepartmentIds").await?;
-        let before = managed_of(txn, id).await?;
-        if before == managed {
-            return Ok(());
-        }
-        user_managed_department::Entity::delete_many()
-            .filter(user_managed_department::Column::UserId.eq(id))
-            .exec(txn)
-            .await?;
-        insert_managed(txn, id, &managed).await?;
-        w.record(Change {
-            action: AuditAction::UserManagedDepartmentsSet,
-            entity_id: id,
-            before: Some(json!({ "managedDepartmentIds": before })),
-            after: Some(json!({ "managedDepartmentIds": managed })),
-        });
-        Ok(())
-    })
-    .await
-}
-
-/// Activates or deactivates the user; a deactivated user is refused from its next
-/// request on. The account always keeps one active account owner.
-pub async fn set_user_active(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    change: ActiveChange,
-) -> ServiceResult<()> {
-    caller.grant(Operation::ManageDirectory)?;
-    store_active(db, caller, change).await
-}
-
-/// Activates or deactivates for a caller already allowed to (see [`set_user_active`]).
+/// Activates or deactivates for a caller already allowed to ([`change_status`]); a
+/// deactivated user is refused from its next request on. The account always keeps one
+/// active account owner.
 pub(super) async fn store_active(
     db: &DatabaseConnection,
     caller: &Caller,

@@ -1201,7 +1201,7 @@ async fn add_group_members_refuses_unknown_groups_smart_groups_and_unknown_users
         directory
             .add_group_members(add(ALL_OF_SALES, &[AUTHOR]))
             .await,
-        Code::FailedPrecondition,
+        Code::InvalidArgument,
         "smart",
     );
     assert_code(

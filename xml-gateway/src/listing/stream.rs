@@ -15,8 +15,8 @@ use tonic::Streaming;
 use tracing::Span;
 
 use super::{Form, Listing};
-use crate::transport::{TransportFailure, is_transport_failure};
 use crate::representation::{Format, Representation};
+use crate::transport::{TransportFailure, is_transport_failure};
 use crate::xml::writer::XmlWriter;
 
 /// Rows that are already at hand are written together, up to about this many bytes (one

@@ -1,26 +1,31 @@
-//! Points writes of the HTTP interface (neighbours.md section 8): award points to a user or
-//! withdraw them (open question 20).
+//! Change a user's points total: award or withdraw points (neighbours.md section 8, open
+//! question 20), or add a signed number of them (`AddPoints` of `lms.v1.DirectoryService`).
 //!
-//! `amount` is a whole number from 1 to [`MAX_AMOUNT`]; the direction is the operation's,
-//! never the sign's. A withdrawal never takes a total below 0: it is refused (400) and
-//! nothing changes. `reason` is optional, kept in the audit record only. A scoped caller
-//! (department administrator, custom role) awards and withdraws only for users of its
-//! subtrees.
+//! An award or withdrawal moves by `amount`, a whole number from 1 to [`MAX_AMOUNT`]; the
+//! direction is the operation's, never the sign's, and a withdrawal never takes a total below
+//! 0: it is refused (400) and nothing changes. An addition is signed and may take the total
+//! below 0. `reason` is optional, kept in the audit record only. A scoped caller (department
+//! administrator, custom role) changes only the totals of users of its subtrees.
 
-use sea_orm::{DatabaseConnection, prelude::Uuid};
+use sea_orm::{
+    ActiveModelTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, Set,
+    prelude::Uuid,
+};
 use serde_json::json;
 
-use super::{
-    Parsed,
-    audit::{AuditAction, Change},
-    lookups,
-    points::change_total,
-    write,
-};
 use crate::{
     access::{Caller, Grant, Operation},
-    domain::{Invalid, Reason, ids::parse_field_id},
+    domain::{
+        Invalid, Reason,
+        ids::{ResourceRef, parse_field_id},
+    },
+    entities::user_points,
     error::{ServiceError, ServiceResult},
+    service::{Parsed, lookups},
+    service::{
+        audit::{AuditAction, Change},
+        write,
+    },
 };
 
 /// The most points one call may award or withdraw.
@@ -28,16 +33,31 @@ pub const MAX_AMOUNT: u64 = 1_000_000;
 /// The longest `reason` kept.
 pub const MAX_REASON_CHARS: usize = 1_000;
 
+/// How a total moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
+    /// Up by the amount.
     Award,
+    /// Down by the amount; refused when the total would go below 0.
     Withdraw,
+    /// By the signed amount, to any total.
+    Add,
 }
 
-/// One award or withdrawal, parsed.
+/// Whose total changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PointsUser {
+    /// The user the call is about: NOT_FOUND when it names none (`AddPoints`).
+    Addressed(ResourceRef),
+    /// A user named by the request's `userId` field: INVALID_ARGUMENT naming the field when
+    /// it names none (a body's id, contract section 4).
+    Field(Uuid),
+}
+
+/// One change of a total, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PointsMove {
-    pub user_id: Uuid,
+    pub user: PointsUser,
     pub amount: i64,
     pub reason: Option<String>,
 }
@@ -79,14 +99,15 @@ impl PointsMove {
             Some(reason) => Some(reason.to_owned()),
         };
         Ok(Self {
-            user_id,
+            user: PointsUser::Field(user_id),
             amount: i64::try_from(amount).expect("at most MAX_AMOUNT"),
             reason,
         })
     }
 }
 
-/// Awards or withdraws points; the user's new total.
+/// Moves the user's total in `direction`; the new total. The account write lock serializes
+/// concurrent changes, so none is lost.
 pub async fn move_points(
     db: &DatabaseConnection,
     caller: &Caller,
@@ -95,19 +116,24 @@ pub async fn move_points(
 ) -> ServiceResult<i64> {
     let grant = caller.grant(Operation::AwardPoints)?;
     let PointsMove {
-        user_id,
+        user,
         amount,
         reason,
     } = request?;
+    let user_id = match &user {
+        PointsUser::Addressed(user) => user.id("User")?,
+        PointsUser::Field(id) => *id,
+    };
     write(db, caller, async |w| {
         let txn = w.txn();
-        // A body's id that names nothing in the account is 400 naming the field
-        // (contract section 4), so another account's user reads like a missing one.
         if lookups::find_user(txn, caller.account_id, user_id)
             .await?
             .is_none()
         {
-            return Err(lookups::unknown("userId", user_id, "user"));
+            return Err(match &user {
+                PointsUser::Addressed(user) => user.not_found("User").into(),
+                PointsUser::Field(_) => lookups::unknown("userId", user_id, "user"),
+            });
         }
         if grant == Grant::InScope
             && !lookups::users_outside_scope(txn, &caller.managed_department_ids, &[user_id])
@@ -121,23 +147,62 @@ pub async fn move_points(
         let (delta, action) = match direction {
             Direction::Award => (amount, AuditAction::PointsAwarded),
             Direction::Withdraw => (-amount, AuditAction::PointsWithdrawn),
+            Direction::Add => (amount, AuditAction::PointsAdded),
         };
         let (before, total) = change_total(txn, caller.account_id, user_id, delta).await?;
-        if total < 0 {
+        if direction == Direction::Withdraw && total < 0 {
             // Returning the error rolls the whole write back.
             return Err(ServiceError::invalid(format!(
                 "amount {amount} is more than the {before} points user '{user_id}' has; a total cannot go below 0."
             )));
         }
+        let after = match direction {
+            Direction::Add => json!({ "points": total, "added": amount }),
+            _ => json!({ "points": total, "amount": amount, "reason": reason }),
+        };
         w.record(Change {
             action,
             entity_id: user_id,
             before: Some(json!({ "points": before })),
-            after: Some(json!({ "points": total, "amount": amount, "reason": reason })),
+            after: Some(after),
         });
         Ok(total)
     })
     .await
+}
+
+/// Adds `points` (possibly negative) to the total of `user_id` (a user of `account_id`)
+/// inside the caller's write; the totals before and after.
+async fn change_total(
+    txn: &impl ConnectionTrait,
+    account_id: Uuid,
+    user_id: Uuid,
+    points: i64,
+) -> ServiceResult<(i64, i64)> {
+    let current = user_points::Entity::find_by_id(user_id).one(txn).await?;
+    let before = current.as_ref().map_or(0, |row| row.points);
+    let total = before.checked_add(points).ok_or_else(|| {
+        ServiceError::invalid(format!(
+            "points {points} would take the user's total of {before} out of range."
+        ))
+    })?;
+    match current {
+        Some(row) => {
+            let mut updated: user_points::ActiveModel = row.into();
+            updated.points = Set(total);
+            updated.update(txn).await?;
+        }
+        None => {
+            user_points::ActiveModel {
+                user_id: Set(user_id),
+                account_id: Set(account_id),
+                points: Set(total),
+            }
+            .insert(txn)
+            .await?;
+        }
+    }
+    Ok((before, total))
 }
 
 #[cfg(test)]

@@ -17,17 +17,17 @@ use crate::{
 };
 
 /// The groups of one answer, ascending by id.
-pub type GroupList = super::keyset::Paged<group::Model>;
+pub type GroupList = crate::service::keyset::Paged<group::Model>;
 
 /// Every group the caller may see (`page` `None`), or one page of them.
 pub async fn list_groups(
     conn: &impl ConnectionTrait,
     caller: &Caller,
-    page: Option<super::Parsed<Page>>,
+    page: Option<crate::service::Parsed<Page>>,
 ) -> ServiceResult<GroupList> {
     caller.grant(Operation::ListGroups)?;
     let page = page.transpose()?;
-    super::keyset::read(
+    crate::service::keyset::read(
         Listing::Groups,
         page,
         |group: &group::Model| group.id,
@@ -37,14 +37,14 @@ pub async fn list_groups(
 }
 
 /// Every group of the account, as chunks read one after the other
-/// ([`super::keyset::stream`]); refused like [`list_groups`] before the first.
+/// ([`crate::service::keyset::stream`]); refused like [`list_groups`] before the first.
 pub fn stream_groups(
     db: &DatabaseConnection,
     caller: &Caller,
 ) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<group::Model>>> + Send + 'static> {
     caller.grant(Operation::ListGroups)?;
     let (db, account_id) = (db.clone(), caller.account_id);
-    Ok(super::keyset::stream(
+    Ok(crate::service::keyset::stream(
         |group: &group::Model| group.id,
         move |after, limit| {
             let db = db.clone();
@@ -61,7 +61,7 @@ async fn read_after(
     after: Option<Uuid>,
     limit: u64,
 ) -> ServiceResult<Vec<group::Model>> {
-    let query = super::keyset::account_range(
+    let query = crate::service::keyset::account_range(
         conn.get_database_backend(),
         group::Entity::find(),
         group::Column::AccountId,

@@ -10,7 +10,7 @@ use sea_orm::{
     prelude::Uuid,
 };
 
-use super::lookups::unknown;
+use crate::service::lookups::unknown;
 use crate::{
     db::bulk,
     domain::{

@@ -25,7 +25,7 @@ use sea_orm::{
     QueryOrder as _, QuerySelect as _, prelude::Uuid,
 };
 
-use super::{Parsed, keyset::Paged, lookups};
+use crate::service::{Parsed, keyset::Paged, lookups};
 use crate::{
     access::{Caller, Grant, Operation},
     db::bulk,
@@ -95,7 +95,7 @@ pub async fn list_enrollments(
     let grant = caller.grant(Operation::ReadEnrollments)?;
     let filter = filter?;
     let page = page.transpose()?;
-    let list = super::keyset::read(
+    let list = crate::service::keyset::read(
         Listing::Enrollments,
         page,
         |e: &enrollment::Model| e.id,
@@ -109,7 +109,7 @@ pub async fn list_enrollments(
 }
 
 /// Every enrollment the caller may see that `filter` selects, as chunks read one after the
-/// other ([`super::keyset::stream`]); refused like [`list_enrollments`] before the first.
+/// other ([`crate::service::keyset::stream`]); refused like [`list_enrollments`] before the first.
 pub fn stream_enrollments(
     db: &DatabaseConnection,
     caller: &Caller,
@@ -118,7 +118,7 @@ pub fn stream_enrollments(
     let grant = caller.grant(Operation::ReadEnrollments)?;
     let walk = Arc::new((caller.clone(), filter?));
     let db = db.clone();
-    Ok(super::keyset::stream(
+    Ok(crate::service::keyset::stream(
         |e: &EnrollmentView| e.id,
         move |after, limit| {
             let (db, walk) = (db.clone(), Arc::clone(&walk));
@@ -252,7 +252,7 @@ async fn walk(
             filter.course_ids.as_slice(),
         )
     } else {
-        let walk = super::keyset::account_range(
+        let walk = crate::service::keyset::account_range(
             conn.get_database_backend(),
             enrollment::Entity::find(),
             enrollment::Column::AccountId,

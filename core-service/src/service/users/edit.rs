@@ -1,24 +1,25 @@
-//! Users over HTTP, writes (neighbours.md sections 4.6, 4.9, 4.10): add a user, change its
-//! password, change its status.
+//! Add, change and delete users (neighbours.md sections 4.6 to 4.10), one function per
+//! operation for both doors: `POST /user`, `/user/{id}`, `/user/{id}/password` and
+//! `/user/{id}/status` over HTTP, and `CreateUser`, `SetUserPassword`, `SetUserRole`,
+//! `SetUserManagedDepartments` and `SetUserActive` of `lms.v1.DirectoryService`.
 //!
-//! The writes themselves are those of the internal directory ([`super::users`]): one
-//! hashing, one duplicate-login rule, one way of telling the authenticator (through
-//! `service::write`), so a password or status change applies on the caller's next request.
-//! What this module adds is who may: owners and administrators everywhere; department
-//! administrators and custom roles with `user.create`/`user.update` only for users of their
-//! subtrees, never making or changing an owner or administrator (a scoped caller must not
-//! reach above its scope by resetting an administrator's password).
+//! One hashing, one duplicate-login rule, one way of telling the authenticator (through
+//! `service::write`), so a password, role or status change applies on the caller's next request.
+//! Who may: owners and administrators everywhere; department administrators and custom
+//! roles with `user.create`/`user.update` only for users of their subtrees, never making or
+//! changing an owner or administrator (a scoped caller must not reach above its scope by
+//! resetting an administrator's password).
 
 use sea_orm::{
     ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
     QueryFilter as _, QuerySelect as _, Set, prelude::Uuid,
 };
 
-use super::{
+use crate::service::{
     Parsed,
     audit::{AuditAction, Change},
     lookups::{department_in_scope, find_user, require_department, require_departments},
-    user_fields::{self, email_of},
+    users::fields::{self as user_fields, email_of},
     users::{
         self, ActiveChange, Names, NewUser, PasswordChange, RoleChoice, fields_snapshot,
         insert_managed, keep_an_active_owner, managed_of, user_snapshot,
@@ -56,6 +57,8 @@ pub struct NewProfile {
     pub role: RoleChoice,
     pub department_id: Uuid,
     pub managed_department_ids: IdList,
+    /// Inactive users are refused at sign-in (`POST /user` adds active ones).
+    pub active: bool,
 }
 
 /// The status codes of neighbours 4.10: 1 active, 3 blocked, 5 employment ended (both 3 and
@@ -102,7 +105,7 @@ pub async fn add_user(
         role: new.role,
         department_id: new.department_id,
         managed_department_ids: new.managed_department_ids,
-        active: true,
+        active: new.active,
     };
     users::insert_user(db, verifier, caller, new).await
 }
@@ -150,7 +153,16 @@ pub struct ProfileChanges {
     pub last_name: Option<String>,
     pub role: Option<RoleChoice>,
     pub department_id: Option<Uuid>,
-    pub managed_department_ids: Option<IdList>,
+    /// The whole new set of managed departments, when given.
+    pub managed_department_ids: Option<NamedIds>,
+}
+
+/// An id list with the name the request gives it, for the messages naming it
+/// (`manageableDepartmentIds` over HTTP, `managedDepartmentIds` in the directory).
+#[derive(Debug, Clone)]
+pub struct NamedIds {
+    pub field: &'static str,
+    pub ids: IdList,
 }
 
 pub async fn update_user(
@@ -166,7 +178,10 @@ pub async fn update_user(
         if let Some(role) = &changes.role {
             refuse_above_scope(role.role)?;
         }
-        let managed = changes.managed_department_ids.as_ref();
+        let managed = changes
+            .managed_department_ids
+            .as_ref()
+            .map(|named| &named.ids);
         let departments = changes
             .department_id
             .iter()
@@ -241,9 +256,9 @@ pub async fn update_user(
             next.department_id = department_id;
         }
         let mut managed_after = managed_before.clone();
-        if let Some(managed) = &changes.managed_department_ids {
-            let managed = managed.as_slice();
-            require_departments(txn, caller.account_id, managed, "manageableDepartmentIds").await?;
+        if let Some(NamedIds { field, ids }) = &changes.managed_department_ids {
+            let managed = ids.as_slice();
+            require_departments(txn, caller.account_id, managed, field).await?;
             managed_after = managed.to_vec();
         }
         let fields = user_fields::store_fields(txn, id, &changes.fields).await?;

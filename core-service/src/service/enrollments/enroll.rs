@@ -1,12 +1,13 @@
-//! Enroll learners in courses (`POST /enrollment`, neighbours.md section 5.4): every learner
-//! named in every course named, all or nothing, audited.
+//! Enroll learners in courses: every learner named in every course named, all or nothing,
+//! audited. One function for `POST /enrollment` (neighbours.md section 5.4) and for
+//! `CreateEnrollment` of `lms.v1.DirectoryService` (one learner in one item).
 //!
 //! A pair already enrolled is left exactly as it is and the request still succeeds: clients
 //! retry, and C12 checks before enrolling, so a duplicate would be a defect and an error
 //! would break a retry. The product of the two lists is bounded so that one request cannot
 //! hold the account's lock for an unbounded write.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
 use sea_orm::{
@@ -15,7 +16,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{
+use crate::service::{
     Parsed,
     audit::{AuditAction, Change},
     lookups::{self, unknown},
@@ -40,12 +41,23 @@ pub const MAX_DUE_PERIOD_HOURS: u64 = 87_600;
 /// Learners to enroll in courses, with the dates every new enrollment gets.
 #[derive(Debug, Clone)]
 pub struct NewEnrollments {
-    pub course_ids: IdList,
-    pub learner_ids: IdList,
+    /// Ascending, each once.
+    pub course_ids: Vec<Uuid>,
+    /// Ascending, each once.
+    pub learner_ids: Vec<Uuid>,
     /// `None`: from the moment of the write.
     pub access_at: Option<DateTime<Utc>>,
     pub due: Due,
     pub lock_after_due: bool,
+    /// The names the request gives its two lists, for a message naming one of them.
+    pub fields: PairFields,
+}
+
+/// What a request calls its courses and its learners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PairFields {
+    pub courses: &'static str,
+    pub learners: &'static str,
 }
 
 /// When new enrollments fall due.
@@ -143,12 +155,32 @@ impl NewEnrollments {
             ));
         }
         Ok(Self {
-            course_ids,
-            learner_ids,
+            course_ids: course_ids.into_inner(),
+            learner_ids: learner_ids.into_inner(),
             access_at,
             due,
             lock_after_due: raw.lock_after_due_date.unwrap_or(false),
+            fields: PairFields {
+                courses: "courseIds",
+                learners: "learnerIds",
+            },
         })
+    }
+
+    /// One learner in one content item, open from now on without a due date, as
+    /// `CreateEnrollment` names them (`learnerId`, `contentItemId`).
+    pub fn one(learner_id: Uuid, content_item_id: Uuid) -> Self {
+        Self {
+            course_ids: vec![content_item_id],
+            learner_ids: vec![learner_id],
+            access_at: None,
+            due: Due::Never,
+            lock_after_due: false,
+            fields: PairFields {
+                courses: "contentItemId",
+                learners: "learnerId",
+            },
+        }
     }
 }
 
@@ -188,27 +220,27 @@ fn parse_date(field: &'static str, text: &str) -> Result<DateTime<Utc>, Invalid>
         })
 }
 
-/// Enrolls every learner in every course; returns how many enrollments were made (pairs
-/// already enrolled are not counted and not changed).
+/// Enrolls every learner in every course; the enrollment of each pair, course by course and
+/// learner by learner in ascending id order. A pair already enrolled keeps its enrollment,
+/// unchanged (a retry is harmless).
 pub async fn enroll_learners(
     db: &DatabaseConnection,
     caller: &Caller,
     new: Parsed<NewEnrollments>,
-) -> ServiceResult<u64> {
+) -> ServiceResult<Vec<Uuid>> {
     let grant = caller.grant(Operation::CreateEnrollments)?;
     let new = new?;
-    let courses = new.course_ids.as_slice().to_vec();
-    let learners = new.learner_ids.as_slice().to_vec();
+    let (courses, learners) = (&new.course_ids, &new.learner_ids);
     write(db, caller, async |w| {
         let txn = w.txn();
-        require_courses(txn, caller.account_id, &courses).await?;
-        let found = lookups::existing_users(txn, caller.account_id, &learners).await?;
+        require_courses(txn, caller.account_id, courses, new.fields.courses).await?;
+        let found = lookups::existing_users(txn, caller.account_id, learners).await?;
         if let Some(missing) = learners.iter().find(|id| !found.contains(id)) {
-            return Err(unknown("learnerIds", *missing, "user"));
+            return Err(unknown(new.fields.learners, *missing, "user"));
         }
         if grant == Grant::InScope {
             let outside =
-                lookups::users_outside_scope(txn, &caller.managed_department_ids, &learners)
+                lookups::users_outside_scope(txn, &caller.managed_department_ids, learners)
                     .await?;
             if !outside.is_empty() {
                 return Err(ServiceError::denied(format!(
@@ -217,7 +249,7 @@ pub async fn enroll_learners(
                 )));
             }
         }
-        let enrolled = enrolled_pairs(txn, caller.account_id, &learners, &courses).await?;
+        let mut enrolled = enrolled_pairs(txn, caller.account_id, learners, courses).await?;
         let now = Utc::now();
         let access_at = new.access_at.unwrap_or(now);
         let due_at = match new.due {
@@ -228,7 +260,7 @@ pub async fn enroll_learners(
         let rows: Vec<enrollment::ActiveModel> = courses
             .iter()
             .flat_map(|course| learners.iter().map(move |learner| (*course, *learner)))
-            .filter(|pair| !enrolled.contains(pair))
+            .filter(|pair| !enrolled.contains_key(pair))
             .map(|(course, learner)| enrollment::ActiveModel {
                 id: Set(new_id()),
                 account_id: Set(caller.account_id),
@@ -240,7 +272,10 @@ pub async fn enroll_learners(
                 lock_after_due: Set(new.lock_after_due),
             })
             .collect();
-        let created = rows.len() as u64;
+        enrolled.extend(rows.iter().map(|row| {
+            let pair = (*row.content_item_id.as_ref(), *row.learner_id.as_ref());
+            (pair, *row.id.as_ref())
+        }));
         w.record_all(rows.iter().map(|row| Change {
             action: AuditAction::EnrollmentCreated,
             entity_id: *row.id.as_ref(),
@@ -254,16 +289,18 @@ pub async fn enroll_learners(
             })),
         }));
         bulk::insert_all(txn, rows).await?;
-        Ok(created)
+        Ok(enrolled.into_values().collect())
     })
     .await
 }
 
-/// Refuses the first of `ids` that names no content item of the account, naming it.
+/// Refuses the first of `ids` that names no content item of the account, naming it and
+/// `field`.
 async fn require_courses(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     ids: &[Uuid],
+    field: &str,
 ) -> ServiceResult<()> {
     let mut found = HashSet::with_capacity(ids.len());
     for chunk in bulk::in_chunks(ids) {
@@ -279,32 +316,37 @@ async fn require_courses(
         );
     }
     match ids.iter().find(|id| !found.contains(id)) {
-        Some(missing) => Err(unknown("courseIds", *missing, "content item")),
+        Some(missing) => Err(unknown(field, *missing, "content item")),
         None => Ok(()),
     }
 }
 
-/// The (course, learner) pairs among `learners` × `courses` already enrolled: each learner's
-/// enrollments are read on `(learner_id, id)`, the courses a residual condition.
+/// The enrollments of the (course, learner) pairs among `learners` × `courses` already
+/// enrolled: each learner's enrollments are read on `(learner_id, id)`, the courses a
+/// residual condition.
 async fn enrolled_pairs(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     learners: &[Uuid],
     courses: &[Uuid],
-) -> ServiceResult<BTreeSet<(Uuid, Uuid)>> {
-    let mut pairs = BTreeSet::new();
+) -> ServiceResult<BTreeMap<(Uuid, Uuid), Uuid>> {
+    let mut pairs = BTreeMap::new();
     for learner_chunk in bulk::in_chunks_beside(learners, courses.len() + 1) {
-        let rows: Vec<(Uuid, Uuid)> = enrollment::Entity::find()
+        let rows: Vec<(Uuid, Uuid, Uuid)> = enrollment::Entity::find()
             .select_only()
             .column(enrollment::Column::ContentItemId)
             .column(enrollment::Column::LearnerId)
+            .column(enrollment::Column::Id)
             .filter(enrollment::Column::AccountId.eq(account_id))
             .filter(enrollment::Column::LearnerId.is_in(learner_chunk.iter().copied()))
             .filter(enrollment::Column::ContentItemId.is_in(courses.iter().copied()))
             .into_tuple()
             .all(conn)
             .await?;
-        pairs.extend(rows);
+        pairs.extend(
+            rows.into_iter()
+                .map(|(course, learner, id)| ((course, learner), id)),
+        );
     }
     Ok(pairs)
 }

@@ -10,7 +10,7 @@ use sea_orm::{
 use crate::{db::bulk, entities::department_closure as closure, error::ServiceResult};
 
 /// Links a new leaf `department_id` under `parent_id`.
-pub async fn attach_leaf(
+pub(super) async fn attach_leaf(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     department_id: Uuid,
@@ -30,7 +30,7 @@ pub async fn attach_leaf(
 
 /// Moves the subtree rooted at `department_id` under `new_parent_id`. The caller has
 /// checked that `new_parent_id` is not inside that subtree.
-pub async fn move_subtree(
+pub(super) async fn move_subtree(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     department_id: Uuid,

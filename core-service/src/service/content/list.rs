@@ -17,13 +17,12 @@ use sea_orm::{
     QuerySelect as _, prelude::Uuid,
 };
 
-use super::{Parsed, content::ContentItemView, keyset::Paged};
+use crate::service::{Parsed, content::ContentItemView, keyset::Paged};
 use crate::{
     access::{Caller, Grant, Operation},
     db::bulk,
     domain::{
         Invalid, Reason,
-        content::{default_view_url, format_added_date},
         ids::{IdList, MAX_LIST_IDS},
         page::{Listing, Page},
     },
@@ -77,7 +76,7 @@ pub async fn list_content_items(
     let filter = filter?;
     let page = page.transpose()?;
     let authored = authored_projects(conn, caller, grant).await?;
-    let list = super::keyset::read(
+    let list = crate::service::keyset::read(
         Listing::ContentItems,
         page,
         |item: &content_item::Model| item.id,
@@ -97,14 +96,14 @@ pub async fn list_content_items(
         items: list
             .items
             .into_iter()
-            .map(|item| view(item, &caller.account_url))
+            .map(|item| ContentItemView::of(item, &caller.account_url))
             .collect(),
         next_page_token: list.next_page_token,
     })
 }
 
 /// Every item the caller may see that `filter` selects, as chunks read one after the other
-/// ([`super::keyset::stream`]); refused like [`list_content_items`] before the first.
+/// ([`crate::service::keyset::stream`]); refused like [`list_content_items`] before the first.
 pub async fn stream_content_items(
     db: &DatabaseConnection,
     caller: &Caller,
@@ -115,7 +114,7 @@ pub async fn stream_content_items(
     let authored = authored_projects(db, caller, grant).await?;
     let walk = Arc::new((caller.account_url.clone(), authored, filter));
     let (db, account_id) = (db.clone(), caller.account_id);
-    Ok(super::keyset::stream(
+    Ok(crate::service::keyset::stream(
         |item: &ContentItemView| item.id,
         move |after, limit| {
             let (db, walk) = (db.clone(), Arc::clone(&walk));
@@ -125,7 +124,7 @@ pub async fn stream_content_items(
                     read_after(&db, account_id, authored.as_ref(), filter, after, limit).await?;
                 Ok(rows
                     .into_iter()
-                    .map(|item| view(item, account_url))
+                    .map(|item| ContentItemView::of(item, account_url))
                     .collect())
             }
         },
@@ -152,21 +151,6 @@ async fn authored_projects(
             .into_iter()
             .collect(),
     ))
-}
-
-/// A stored item as lists show it in the account at `account_url`.
-fn view(item: content_item::Model, account_url: &str) -> ContentItemView {
-    ContentItemView {
-        id: item.id,
-        title: item.title,
-        description: item.description,
-        user_id: item.user_id,
-        added_date: format_added_date(item.added_at),
-        view_url: item
-            .view_url
-            .unwrap_or_else(|| default_view_url(account_url, item.id)),
-        content_type: item.content_type,
-    }
 }
 
 /// The fewest rows one statement of an author's walk reads.
@@ -228,7 +212,7 @@ async fn candidates(
         query = query.filter(content_item::Column::ContentType.is_in(filter.types.iter().cloned()));
     }
     if filter.ids.is_empty() {
-        let mut walk = super::keyset::account_range(
+        let mut walk = crate::service::keyset::account_range(
             conn.get_database_backend(),
             content_item::Entity::find(),
             content_item::Column::AccountId,

@@ -12,7 +12,7 @@ use sea_orm::{
     QueryOrder as _, QuerySelect as _, prelude::Uuid,
 };
 
-use super::lookups::{self as scope, find_department};
+use crate::service::lookups::{self as scope, find_department};
 use crate::{
     access::{Caller, Grant, Operation},
     domain::{
@@ -24,7 +24,7 @@ use crate::{
 };
 
 /// The departments of one answer, ascending by id.
-pub type DepartmentList = super::keyset::Paged<department::Model>;
+pub type DepartmentList = crate::service::keyset::Paged<department::Model>;
 
 pub async fn get_department(
     conn: &impl ConnectionTrait,
@@ -53,11 +53,11 @@ pub async fn get_department(
 pub async fn list_departments(
     conn: &impl ConnectionTrait,
     caller: &Caller,
-    page: Option<super::Parsed<Page>>,
+    page: Option<crate::service::Parsed<Page>>,
 ) -> ServiceResult<DepartmentList> {
     let grant = caller.grant(Operation::ReadDepartments)?;
     let page = page.transpose()?;
-    super::keyset::read(
+    crate::service::keyset::read(
         Listing::Departments,
         page,
         |department: &department::Model| department.id,
@@ -67,14 +67,14 @@ pub async fn list_departments(
 }
 
 /// Every department the caller may see, as chunks read one after the other
-/// ([`super::keyset::stream`]); refused like [`list_departments`] before the first.
+/// ([`crate::service::keyset::stream`]); refused like [`list_departments`] before the first.
 pub fn stream_departments(
     db: &DatabaseConnection,
     caller: &Caller,
 ) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<department::Model>>> + Send + 'static> {
     let grant = caller.grant(Operation::ReadDepartments)?;
     let (db, caller) = (db.clone(), Arc::new(caller.clone()));
-    Ok(super::keyset::stream(
+    Ok(crate::service::keyset::stream(
         |department: &department::Model| department.id,
         move |after, limit| {
             let (db, caller) = (db.clone(), Arc::clone(&caller));
@@ -94,7 +94,7 @@ async fn read_after(
     let in_account =
         department::Entity::find().filter(department::Column::AccountId.eq(caller.account_id));
     if grant != Grant::InScope {
-        let query = super::keyset::account_range(
+        let query = crate::service::keyset::account_range(
             conn.get_database_backend(),
             department::Entity::find(),
             department::Column::AccountId,

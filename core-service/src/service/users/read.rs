@@ -16,10 +16,10 @@ use sea_orm::{
     QueryFilter as _, QueryOrder as _, QuerySelect as _, prelude::Uuid,
 };
 
-use super::{
+use crate::service::{
     Parsed,
     lookups::{self as scope, find_user, require_departments, unknown, users_in_subtrees},
-    user_fields,
+    users::fields as user_fields,
 };
 use crate::{
     access::{Caller, Grant, Operation},
@@ -62,7 +62,7 @@ pub struct UserFilter {
     pub emails: Vec<String>,
 }
 
-pub type UserList = super::keyset::Paged<UserProfile>;
+pub type UserList = crate::service::keyset::Paged<UserProfile>;
 
 /// Page `number` (1-based) of `size` users, for the page-number list (`POST /user/list`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,7 +179,7 @@ pub async fn list_users(
     let filter = filter?;
     let page = page.transpose()?;
     let candidates = candidates(conn, caller, grant, &filter).await?;
-    let rows = super::keyset::read(
+    let rows = crate::service::keyset::read(
         Listing::Users,
         page,
         |row: &user::Model| row.id,
@@ -193,7 +193,7 @@ pub async fn list_users(
 }
 
 /// Every matching user the caller may see, as chunks read one after the other
-/// ([`super::keyset::stream`]); refused like the unpaged [`list_users`] before the first.
+/// ([`crate::service::keyset::stream`]); refused like the unpaged [`list_users`] before the first.
 pub async fn stream_users(
     db: &DatabaseConnection,
     caller: &Caller,
@@ -205,7 +205,7 @@ pub async fn stream_users(
         .await?
         .map(Into::into);
     let (db, account_id) = (db.clone(), caller.account_id);
-    Ok(super::keyset::stream(
+    Ok(crate::service::keyset::stream(
         |profile: &UserProfile| profile.user.id,
         move |after, limit| {
             let (db, candidates) = (db.clone(), candidates.clone());
@@ -377,7 +377,7 @@ async fn read_after(
 ) -> ServiceResult<Vec<user::Model>> {
     let in_account = user::Entity::find().filter(user::Column::AccountId.eq(account_id));
     let Some(candidates) = candidates else {
-        let query = super::keyset::account_range(
+        let query = crate::service::keyset::account_range(
             conn.get_database_backend(),
             user::Entity::find(),
             user::Column::AccountId,
