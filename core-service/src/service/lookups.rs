@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, PaginatorTrait as _, QueryFilter as _,
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait as _, QueryFilter as _,
     QuerySelect as _,
     prelude::Uuid,
     sea_query::{Query, SelectStatement},
@@ -81,19 +81,14 @@ pub async fn require_departments(
     ids: &[Uuid],
     field: &str,
 ) -> ServiceResult<()> {
-    let mut found = HashSet::with_capacity(ids.len());
-    for chunk in bulk::in_chunks(ids) {
-        found.extend(
-            department::Entity::find()
-                .select_only()
-                .column(department::Column::Id)
-                .filter(department::Column::AccountId.eq(account_id))
-                .filter(department::Column::Id.is_in(chunk.iter().copied()))
-                .into_tuple::<Uuid>()
-                .all(conn)
-                .await?,
-        );
-    }
+    let found = existing_in_account(
+        conn,
+        department::Column::AccountId,
+        department::Column::Id,
+        account_id,
+        ids,
+    )
+    .await?;
     match ids.iter().find(|id| !found.contains(id)) {
         Some(missing) => Err(unknown(field, *missing, "department")),
         None => Ok(()),
@@ -183,14 +178,37 @@ pub async fn existing_users(
     account_id: Uuid,
     user_ids: &[Uuid],
 ) -> ServiceResult<HashSet<Uuid>> {
-    let mut found = HashSet::with_capacity(user_ids.len());
-    for chunk in bulk::in_chunks(user_ids) {
+    existing_in_account(
+        conn,
+        user::Column::AccountId,
+        user::Column::Id,
+        account_id,
+        user_ids,
+    )
+    .await
+}
+
+/// Which of `ids` name rows of `account_column`'s table in `account_id`: one indexed lookup per chunk of ids,
+/// so that a long list never becomes one statement over the bind limit.
+pub async fn existing_in_account<C>(
+    conn: &impl ConnectionTrait,
+    account_column: C,
+    id_column: C,
+    account_id: Uuid,
+    ids: &[Uuid],
+) -> ServiceResult<HashSet<Uuid>>
+where
+    C: ColumnTrait,
+    C::EntityName: EntityTrait,
+{
+    let mut found = HashSet::with_capacity(ids.len());
+    for chunk in bulk::in_chunks(ids) {
         found.extend(
-            user::Entity::find()
+            <C::EntityName as EntityTrait>::find()
                 .select_only()
-                .column(user::Column::Id)
-                .filter(user::Column::AccountId.eq(account_id))
-                .filter(user::Column::Id.is_in(chunk.iter().copied()))
+                .column(id_column)
+                .filter(account_column.eq(account_id))
+                .filter(id_column.is_in(chunk.iter().copied()))
                 .into_tuple::<Uuid>()
                 .all(conn)
                 .await?,

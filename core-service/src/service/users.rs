@@ -174,14 +174,7 @@ pub(super) async fn insert_user(
     write(db, caller, async |w| {
         let txn = w.txn();
         let key = login.key();
-        let taken: Option<Uuid> = user::Entity::find()
-            .select_only()
-            .column(user::Column::Id)
-            .filter(user::Column::AccountId.eq(caller.account_id))
-            .filter(user::Column::EmailKey.eq(key.as_str()))
-            .into_tuple()
-            .one(txn)
-            .await?;
+        let taken = login_owner(txn, caller.account_id, &key).await?;
         // The existing user's id is the message's last word: a real client reads it there
         // (neighbours 4.6).
         if let Some(existing) = taken {
@@ -398,6 +391,23 @@ pub(super) fn fields_snapshot(fields: &[ProfileField]) -> serde_json::Value {
         .map(|field| (field.name.clone(), json!(field.value)))
         .collect::<serde_json::Map<_, _>>()
         .into()
+}
+
+/// The user of the account whose login has `key` (logins are unique per account, compared
+/// case-insensitively through the key).
+pub(super) async fn login_owner(
+    conn: &impl ConnectionTrait,
+    account_id: Uuid,
+    key: &str,
+) -> ServiceResult<Option<Uuid>> {
+    Ok(user::Entity::find()
+        .select_only()
+        .column(user::Column::Id)
+        .filter(user::Column::AccountId.eq(account_id))
+        .filter(user::Column::EmailKey.eq(key))
+        .into_tuple()
+        .one(conn)
+        .await?)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! would break a retry. The product of the two lists is bounded so that one request cannot
 //! hold the account's lock for an unbounded write.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
 use sea_orm::{
@@ -302,19 +302,14 @@ async fn require_courses(
     ids: &[Uuid],
     field: &str,
 ) -> ServiceResult<()> {
-    let mut found = HashSet::with_capacity(ids.len());
-    for chunk in bulk::in_chunks(ids) {
-        found.extend(
-            content_item::Entity::find()
-                .select_only()
-                .column(content_item::Column::Id)
-                .filter(content_item::Column::AccountId.eq(account_id))
-                .filter(content_item::Column::Id.is_in(chunk.iter().copied()))
-                .into_tuple::<Uuid>()
-                .all(conn)
-                .await?,
-        );
-    }
+    let found = lookups::existing_in_account(
+        conn,
+        content_item::Column::AccountId,
+        content_item::Column::Id,
+        account_id,
+        ids,
+    )
+    .await?;
     match ids.iter().find(|id| !found.contains(id)) {
         Some(missing) => Err(unknown(field, *missing, "content item")),
         None => Ok(()),

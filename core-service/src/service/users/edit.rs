@@ -205,14 +205,7 @@ pub async fn update_user(
         if let Some(login) = &changes.login {
             let key = login.key();
             if key != current.email_key {
-                let taken: Option<Uuid> = user::Entity::find()
-                    .select_only()
-                    .column(user::Column::Id)
-                    .filter(user::Column::AccountId.eq(caller.account_id))
-                    .filter(user::Column::EmailKey.eq(key.as_str()))
-                    .into_tuple()
-                    .one(txn)
-                    .await?;
+                let taken = users::login_owner(txn, caller.account_id, &key).await?;
                 if let Some(existing) = taken {
                     return Err(ServiceError::invalid(format!(
                         "email '{}' must be unique: it is the login of user {existing}",
