@@ -5,11 +5,14 @@
 //! - `lms migrate`: applies pending migrations.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use lms::{Stack, StackSettings, demo, healthcheck, progress::ImportProgressView};
+use lms::{
+    Stack, StackSettings, demo, healthcheck,
+    progress::{self, ImportProgressView},
+};
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
@@ -131,6 +134,7 @@ async fn main() -> Result<(), Report> {
 }
 
 async fn import(database_url: &str, create_database: bool, file: &Path) -> anyhow::Result<()> {
+    let began = Instant::now();
     // A document that cannot be read refuses the import before any database is created or
     // migrated.
     let unreadable = || {
@@ -151,10 +155,13 @@ async fn import(database_url: &str, create_database: bool, file: &Path) -> anyho
     let view = ImportProgressView::for_stdout();
     let show = |progress| view.update(progress);
     let result = lms_core::import::import_file_with_progress(&db, file, &hasher, Some(&show)).await;
-    view.finish();
+    let rows = view.finish(result.is_ok());
     let summary = result
         .with_context(|| format!("import of {} refused; nothing was changed", file.display()))?;
-    println!("Imported {}: {summary}", file.display());
+    println!(
+        "{}",
+        progress::summary_line(file, &summary, began.elapsed(), rows)
+    );
     Ok(())
 }
 

@@ -6,12 +6,18 @@
 //! link tables cascade on delete, every other reference restricts.
 //!
 //! [`Migrator`] lists the migrations in order; `lms migrate` and every process start
-//! apply the pending ones with [`MigratorTrait::up`].
+//! apply the pending ones with [`migrate`], which says what it did in one line
+//! ([`Migrated`]) rather than the two lines per migration of [`MigratorTrait::up`].
 
 pub use m20261122_000005_auth_revision::NOTIFY_CHANNEL as AUTH_REVISION_CHANNEL;
 pub use m20261123_000006_user_role_values::ROLE_VALUES as USER_ROLE_VALUES;
 pub use sea_orm_migration::MigratorTrait;
-use sea_orm_migration::{MigrationTrait, async_trait};
+use std::fmt;
+
+use sea_orm_migration::{
+    MigrationTrait, async_trait,
+    sea_orm::{DatabaseConnection, DbErr},
+};
 
 mod m20261122_000001_accounts_and_departments;
 mod m20261122_000002_users_and_roles;
@@ -32,6 +38,47 @@ mod m20261126_000016_users_department_covering_index;
 mod m20261126_000017_user_directory_profile;
 mod m20261126_000018_user_email_unique;
 mod schema;
+
+/// What [`migrate`] did: the migrations it applied, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migrated {
+    pub applied: Vec<String>,
+    /// Migrations the schema has in all.
+    pub known: usize,
+}
+
+/// `schema up to date (18 migrations)`, or with what was applied before it:
+/// `applied 2 migrations (m…_000017_… to m…_000018_…), schema up to date (18 migrations)`.
+impl fmt::Display for Migrated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.applied.as_slice() {
+            [] => {}
+            [only] => write!(f, "applied 1 migration ({only}), ")?,
+            [first, .., last] => write!(
+                f,
+                "applied {} migrations ({first} to {last}), ",
+                self.applied.len()
+            )?,
+        }
+        write!(f, "schema up to date ({} migrations)", self.known)
+    }
+}
+
+/// Applies every pending migration; what was applied. The per-migration lines of
+/// [`MigratorTrait::up`] are for whoever debugs a migration (`RUST_LOG=sea_orm_migration=info`);
+/// a person starting a process wants the one line of [`Migrated`].
+pub async fn migrate(db: &DatabaseConnection) -> Result<Migrated, DbErr> {
+    let applied = Migrator::get_pending_migrations_read_only(db)
+        .await?
+        .iter()
+        .map(|migration| migration.name().to_owned())
+        .collect();
+    Migrator::up(db, None).await?;
+    Ok(Migrated {
+        applied,
+        known: Migrator::migrations().len(),
+    })
+}
 
 /// All migrations of the schema, oldest first.
 #[derive(Debug, Clone, Copy, Default)]

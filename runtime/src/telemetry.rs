@@ -251,27 +251,45 @@ where
     S: tracing::Subscriber + for<'a> LookupSpan<'a>,
 {
     const QUIET: [&str; 3] = ["opentelemetry", "opentelemetry_sdk", "opentelemetry_otlp"];
+    // Two lines per migration applied, where `lms_migrations::migrate` says it all in one:
+    // at WARN and above unless `RUST_LOG` names it. (Not a target that logs through the
+    // `log` crate: a record this filter refuses would make it drop the next event as well,
+    // tokio-rs/tracing#2519.)
+    const MIGRATOR: &str = "sea_orm_migration";
     // Set but blank is left to `EnvFilter`, as it always was.
     let directives = std::env::var("RUST_LOG").ok();
-    let named = directives
-        .as_deref()
-        .is_some_and(|directives| directives.contains("opentelemetry"));
-    let quiet = if named { &[][..] } else { &QUIET[..] };
+    let names = |target: &str| {
+        directives
+            .as_deref()
+            .is_some_and(|directives| directives.contains(target))
+    };
+    let quiet = if names("opentelemetry") {
+        &[][..]
+    } else {
+        &QUIET[..]
+    };
+    let mut lowered: Vec<(&str, LevelFilter)> = quiet
+        .iter()
+        .map(|target| (*target, LevelFilter::OFF))
+        .collect();
+    if !names(MIGRATOR) {
+        lowered.push((MIGRATOR, LevelFilter::WARN));
+    }
     let plain = match directives.as_deref() {
         None => Ok(Targets::new().with_default(LevelFilter::INFO)),
         Some(text) if text.trim().is_empty() => Err(()),
         Some(text) => text.parse::<Targets>().map_err(|_| ()),
     };
     if let Ok(targets) = plain {
-        return Box::new(quiet.iter().fold(targets, |targets, target| {
-            targets.with_target(*target, LevelFilter::OFF)
+        return Box::new(lowered.iter().fold(targets, |targets, (target, level)| {
+            targets.with_target(*target, *level)
         }));
     }
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     Box::new(
-        quiet
+        lowered
             .iter()
-            .filter_map(|target| format!("{target}=off").parse().ok())
+            .filter_map(|(target, level)| format!("{target}={level}").parse().ok())
             .fold(filter, EnvFilter::add_directive),
     )
 }

@@ -10,6 +10,10 @@
 //! - `LMS_BENCH_SMALL` / `LMS_BENCH_LARGE` / `LMS_BENCH_HUGE`: users of the three accounts
 //!   (default 1,000 / 100,000 / 200,000; a huge size of 0 skips that account);
 //! - `LMS_BENCH_SECONDS`: how long each rate is measured (default 3);
+//! - `LMS_BENCH_IDS`: how the accounts' ids are made, `scattered` (default: UUID v1 as
+//!   iSpring issues them), `random` (v4) or `sequential` (the best case); a list
+//!   (`sequential,scattered`) runs everything once per shape, each on a fresh database, and
+//!   ends with the headline figures of the shapes side by side;
 //! - `LMS_BENCH_REPORT=PATH`: also write the results as Markdown to PATH.
 //!
 //! The accounts come from `lms_tests::large_world` through the real import; the services run
@@ -37,7 +41,7 @@ use lms_core::{
 };
 use lms_tests::{
     Backend, TestStack,
-    large_world::{Call, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    large_world::{Call, IdShape, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
     memory::PeakMemory,
     stack::{StackOptions, TEST_POLICY},
 };
@@ -60,6 +64,7 @@ struct Config {
     large: usize,
     huge: usize,
     seconds: f64,
+    id_shapes: Vec<IdShape>,
     report: Option<String>,
 }
 
@@ -80,6 +85,9 @@ impl Config {
                 .ok()
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(3.0),
+            id_shapes: std::env::var("LMS_BENCH_IDS")
+                .map(|list| list.split(',').filter_map(IdShape::named).collect())
+                .unwrap_or_else(|_| vec![IdShape::Scattered]),
             report: std::env::var("LMS_BENCH_REPORT").ok(),
         }
     }
@@ -98,6 +106,20 @@ struct Account {
 struct Measured {
     seconds: f64,
     peak_mib: f64,
+}
+
+/// The figures of one run that the targets of the scale issue name, for the side-by-side
+/// table of id shapes.
+#[derive(Debug, Clone, Copy)]
+struct Headline {
+    import_rows_per_second: f64,
+    import_peak_mib: f64,
+    /// Median milliseconds of the 10,000-id deletes in the large account.
+    delete_ms: Option<f64>,
+    /// WAL bytes those deletes wrote per deleted row (SQLite).
+    wal_bytes_per_row: Option<f64>,
+    points_seconds: f64,
+    points_peak_mib: f64,
 }
 
 /// Requests per second and the median latency of a steady load.
@@ -119,19 +141,29 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let mut report = String::from("## Scale\n");
     for &backend in &config.backends {
-        let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
-            with_world: false,
-            ..StackOptions::new(backend)
-        })) else {
-            println!("{backend:?}: skipped (no database configured)");
-            continue;
-        };
-        let stack = Arc::new(stack);
-        let section = clients.block_on(run_backend(&config, backend, &stack))?;
-        println!("{section}");
-        report.push_str(&section);
-        if let Ok(stack) = Arc::try_unwrap(stack) {
-            services.block_on(stack.stop());
+        let mut headlines = Vec::new();
+        for &id_shape in &config.id_shapes {
+            let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
+                with_world: false,
+                ..StackOptions::new(backend)
+            })) else {
+                println!("{backend:?}: skipped (no database configured)");
+                break;
+            };
+            let stack = Arc::new(stack);
+            let (section, headline) =
+                clients.block_on(run_backend(&config, backend, id_shape, &stack))?;
+            println!("{section}");
+            report.push_str(&section);
+            headlines.push((id_shape, headline));
+            if let Ok(stack) = Arc::try_unwrap(stack) {
+                services.block_on(stack.stop());
+            }
+        }
+        if headlines.len() > 1 {
+            let table = side_by_side(backend, &headlines)?;
+            println!("{table}");
+            report.push_str(&table);
         }
     }
     if let Some(path) = &config.report {
@@ -144,8 +176,10 @@ fn main() -> anyhow::Result<()> {
 async fn run_backend(
     config: &Config,
     backend: Backend,
+    id_shape: IdShape,
     stack: &Arc<TestStack>,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<(String, Headline)> {
+    let load_before = load_average();
     let hasher = PasswordHasher::new(TEST_POLICY)?;
     // Users carry a ready hash at the policy the stack verifies fast; the import's own
     // hashing is measured separately.
@@ -157,13 +191,17 @@ async fn run_backend(
         }
         let mut shape = WorldShape::with_users(users);
         shape.world = world;
+        shape.id_shape = id_shape;
         shape.account_url = format!("https://world-{world}.example.com");
         accounts.push(import(stack, &hasher, shape, &hash).await?);
     }
     let hashing = import_hashing(stack).await?;
 
     let mut out = String::new();
-    writeln!(out, "\n### {backend:?}\n")?;
+    writeln!(
+        out,
+        "\n### {backend:?}, {id_shape} ids\n\nLoad average (1, 5, 15 min) at the start: {load_before}.\n"
+    )?;
     writeln!(
         out,
         "| account | import rows | import s | rows/s | import peak MiB |\n|---|---|---|---|---|"
@@ -242,6 +280,7 @@ async fn run_backend(
     // is one sample, and a busy machine spreads single samples widely: the median of
     // DELETE_SAMPLES is reported, with the lowest and highest.
     let mut next_learner = [RoleLogin::ALL.len(); 2];
+    let (mut delete_ms, mut wal_bytes_per_row) = (None, None);
     for ids_per_call in [1_000, 10_000] {
         let mut cells = Vec::new();
         for (slot, account) in [small, large].into_iter().enumerate() {
@@ -250,15 +289,31 @@ async fn run_backend(
                 cells.push("account too small".to_owned());
                 continue;
             }
-            let mut times = Vec::new();
+            let (mut times, mut wal) = (Vec::new(), Vec::new());
             for _ in 0..DELETE_SAMPLES {
                 let first = next_learner[slot];
                 next_learner[slot] += learners;
+                let wal_before = wal_frames(stack, "TRUNCATE").await?;
                 times.push(delete_enrollments(stack, account, first..first + learners).await?);
+                if let (Some(_), Some(frames)) = (wal_before, wal_frames(stack, "PASSIVE").await?) {
+                    wal.push(frames * wal_frame_bytes(stack).await? / ids_per_call as f64);
+                }
             }
             let middle = median(&mut times);
+            let wal_cell = if wal.is_empty() {
+                String::new()
+            } else {
+                let per_row = median(&mut wal);
+                if slot == 1 && ids_per_call == 10_000 {
+                    wal_bytes_per_row = Some(per_row);
+                }
+                format!(", WAL {:.1} KiB per row", per_row / 1024.0)
+            };
+            if slot == 1 && ids_per_call == 10_000 {
+                delete_ms = Some(middle);
+            }
             cells.push(format!(
-                "median {middle:.0} ms ({:.0} to {:.0}, {DELETE_SAMPLES} deletes)",
+                "median {middle:.0} ms ({:.0} to {:.0}, {DELETE_SAMPLES} deletes){wal_cell}",
                 times[0],
                 times[times.len() - 1]
             ));
@@ -276,9 +331,13 @@ async fn run_backend(
         out,
         "\n| points read (`GET /gamification/points`, every user) | users | time | peak MiB | first {CLIENTS} reads' peak MiB |\n|---|---|---|---|---|"
     )?;
-    for account in &accounts {
+    let mut large_points = None;
+    for (index, account) in accounts.iter().enumerate() {
         for login in [RoleLogin::Owner, RoleLogin::DepartmentAdministrator] {
             let (measured, first_peak_mib) = points(stack, account, login).await?;
+            if index == 1 && login == RoleLogin::Owner {
+                large_points = Some(measured);
+            }
             writeln!(
                 out,
                 "| {login:?} | {} | {:.2} s | {:.1} | {first_peak_mib:.1} |",
@@ -286,7 +345,122 @@ async fn run_backend(
             )?;
         }
     }
+    writeln!(
+        out,
+        "\nLoad average (1, 5, 15 min) at the end: {}.",
+        load_average()
+    )?;
+    let large_points = large_points.expect("the large account's points were read");
+    let headline = Headline {
+        import_rows_per_second: large.shape.rows() as f64 / large.import.seconds,
+        import_peak_mib: large.import.peak_mib,
+        delete_ms,
+        wal_bytes_per_row,
+        points_seconds: large_points.seconds,
+        points_peak_mib: large_points.peak_mib,
+    };
+    Ok((out, headline))
+}
+
+/// The headline figures of every id shape measured on `backend`, side by side, each with
+/// its ratio to the first shape's.
+fn side_by_side(backend: Backend, headlines: &[(IdShape, Headline)]) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let (first_shape, first) = headlines[0];
+    write!(
+        out,
+        "\n### {backend:?}: id shapes side by side\n\n| figure (large account) |"
+    )?;
+    for (shape, _) in headlines {
+        write!(out, " {shape} ids |")?;
+    }
+    for (shape, _) in &headlines[1..] {
+        write!(out, " {shape} / {first_shape} |")?;
+    }
+    writeln!(out, "\n|---|{}", "---|".repeat(2 * headlines.len() - 1))?;
+    type Figure = (&'static str, fn(&Headline) -> Option<f64>, usize);
+    let figures: [Figure; 6] = [
+        ("import, rows/s", |h| Some(h.import_rows_per_second), 0),
+        ("import, peak MiB", |h| Some(h.import_peak_mib), 0),
+        ("delete 10,000 enrollments, median ms", |h| h.delete_ms, 0),
+        (
+            "delete, WAL bytes per deleted row",
+            |h| h.wal_bytes_per_row,
+            0,
+        ),
+        (
+            "points of every user (owner), s",
+            |h| Some(h.points_seconds),
+            2,
+        ),
+        ("points, peak MiB per read", |h| Some(h.points_peak_mib), 1),
+    ];
+    for (name, figure, decimals) in figures {
+        write!(out, "| {name} |")?;
+        for (_, headline) in headlines {
+            match figure(headline) {
+                Some(value) => write!(out, " {value:.decimals$} |")?,
+                None => write!(out, " – |")?,
+            }
+        }
+        for (_, headline) in &headlines[1..] {
+            match (figure(headline), figure(&first)) {
+                (Some(value), Some(base)) if base > 0.0 => write!(out, " {:.2} |", value / base)?,
+                _ => write!(out, " – |")?,
+            }
+        }
+        writeln!(out)?;
+    }
     Ok(out)
+}
+
+/// `/proc/loadavg`'s first three fields: the machine's load while the figures were taken.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// On SQLite, the frames in the write-ahead log after a checkpoint in `mode`; `None` on
+/// PostgreSQL. A `TRUNCATE` before a write (nothing else writing) empties the log, so a
+/// `PASSIVE` one after it counts the frames that write added.
+async fn wal_frames(stack: &TestStack, mode: &str) -> anyhow::Result<Option<f64>> {
+    use sea_orm::ConnectionTrait as _;
+    if stack.backend() != Backend::Sqlite {
+        return Ok(None);
+    }
+    let db = stack.db();
+    let checkpoint = sea_orm::Statement::from_string(
+        sea_orm::DbBackend::Sqlite,
+        format!("PRAGMA wal_checkpoint({mode})"),
+    );
+    let row = db
+        .query_one_raw(checkpoint)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("wal_checkpoint answers a row"))?;
+    let frames: i64 = row.try_get_by_index(1)?;
+    Ok(Some(frames.max(0) as f64))
+}
+
+/// Bytes of one WAL frame: a page and its 24-byte header.
+async fn wal_frame_bytes(stack: &TestStack) -> anyhow::Result<f64> {
+    use sea_orm::ConnectionTrait as _;
+    let row = stack
+        .db()
+        .query_one_raw(sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Sqlite,
+            "PRAGMA page_size",
+        ))
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("page_size answers a row"))?;
+    let page: i64 = row.try_get_by_index(0)?;
+    Ok(page as f64 + 24.0)
 }
 
 async fn import(

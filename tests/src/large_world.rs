@@ -1,9 +1,14 @@
 //! A large account of any size, generated deterministically, for the scale benchmark and for
 //! trying the service at a customer's size (`cargo run -p lms-tests --bin generate-world`).
 //!
-//! The same shape always gives the same document, byte for byte: identifiers are counters
-//! inside fixed UUID v7 prefixes, so a benchmark can name any row without reading the document.
-//! The document is written entry by entry, so a million enrollments never sit in memory.
+//! The same shape always gives the same document, byte for byte: every identifier is a
+//! function of the account's number, the kind of row and the row's number ([`Ids`]), so a
+//! benchmark can name any row without reading the document or holding its ids. The document
+//! is written entry by entry, so a million enrollments never sit in memory.
+//!
+//! Identifiers are shaped like a real customer's by default ([`IdShape::Scattered`]: UUID v1
+//! as iSpring issues them, scattered over the key space in byte order); random v4 ids and the
+//! sequential ids of the best case are there to compare with.
 //!
 //! Shape of the account:
 //! - a department tree with fan-out 10 under the root; the first child of the root and its
@@ -54,6 +59,8 @@ pub struct WorldShape {
     pub enrollments_per_user: usize,
     /// How many users carry a plain password (hashed by the import) instead of a hash.
     pub plain_passwords: usize,
+    /// How identifiers are made.
+    pub id_shape: IdShape,
 }
 
 impl WorldShape {
@@ -67,6 +74,7 @@ impl WorldShape {
             departments: (users / 100).max(FAN_OUT),
             enrollments_per_user: 10,
             plain_passwords: 0,
+            id_shape: IdShape::default(),
         }
     }
 
@@ -99,7 +107,10 @@ impl WorldShape {
     }
 
     pub fn ids(&self) -> Ids {
-        Ids { world: self.world }
+        Ids {
+            world: self.world,
+            shape: self.id_shape,
+        }
     }
 
     fn learners(&self) -> usize {
@@ -205,20 +216,107 @@ impl RoleLogin {
     }
 }
 
-/// Identifiers of the rows of one generated account: a fixed UUID v7 prefix per account and
-/// kind of row, the row's number in the node, so accounts of different numbers never collide.
+/// How the identifiers of a generated account are made. Every shape is deterministic: the
+/// same account number, kind of row and row number always give the same id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum IdShape {
+    /// UUID v1 as iSpring issues them (`1141d74c-a75e-11eb-ad56-0242ac13002a`): the low 32
+    /// bits of the 60-bit timestamp come first, so rows made one after another land all over
+    /// every index in byte order. What accounts moving from iSpring bring.
+    #[default]
+    Scattered,
+    /// UUID v4, random outright, as HR systems and v4 generators issue them.
+    Random,
+    /// Counters inside fixed UUID v7 prefixes: every new row lands at the right edge of every
+    /// index, next to the previous one. The best case, which no customer has.
+    Sequential,
+}
+
+impl IdShape {
+    /// The shape named `name` (`scattered`, `random` or `sequential`).
+    pub fn named(name: &str) -> Option<Self> {
+        <Self as clap::ValueEnum>::from_str(name.trim(), true).ok()
+    }
+}
+
+impl std::fmt::Display for IdShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IdShape::Scattered => "scattered",
+            IdShape::Random => "random",
+            IdShape::Sequential => "sequential",
+        })
+    }
+}
+
+/// Identifiers of the rows of one generated account, computed from the account's number, the
+/// kind of row and the row's number, so accounts of different numbers never collide.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ids {
     world: u16,
+    shape: IdShape,
 }
 
 impl Ids {
     const BASE: u128 = 0x0192_0000_0000_7000_8000_0000_0000_0000;
+    /// The upper 28 bits of the v1 timestamps: late April 2021, as in the example above.
+    const V1_TIME_HIGH: u64 = 0x1eb_a75e;
+    /// The v1 clock moves on by one unit of its upper bits (about 7 minutes) every this many
+    /// rows of a kind, so the ids span weeks as a real account's do.
+    const V1_ROWS_PER_TICK: u32 = 1 << 14;
+    /// A locally administered MAC of a container, as iSpring's servers have: the account
+    /// number and the kind of row fill its last three bytes.
+    const V1_NODE: u64 = 0x0242_ac00_0000;
 
     fn id(self, kind: u16, number: usize) -> Uuid {
-        Uuid::from_u128(
-            Self::BASE | (u128::from(self.world) << 96) | (u128::from(kind) << 80) | number as u128,
-        )
+        match self.shape {
+            IdShape::Sequential => Uuid::from_u128(
+                Self::BASE
+                    | (u128::from(self.world) << 96)
+                    | (u128::from(kind) << 80)
+                    | number as u128,
+            ),
+            IdShape::Scattered => self.v1(kind, Self::row(number)),
+            IdShape::Random => self.v4(kind, Self::row(number)),
+        }
+    }
+
+    fn row(number: usize) -> u32 {
+        u32::try_from(number).expect("fewer than 2^32 rows of one kind")
+    }
+
+    /// The key of one kind of row of this account, for the mixes below.
+    fn key(self, kind: u16) -> u32 {
+        (u32::from(self.world) << 16) | u32::from(kind)
+    }
+
+    /// A v1 id whose time-low field is a keyed permutation of `number`: distinct for every
+    /// row of a kind, scattered like the time-low bits of ids made over weeks.
+    fn v1(self, kind: u16, number: u32) -> Uuid {
+        let key = self.key(kind);
+        let time_low = permute(number, key);
+        let time_high = Self::V1_TIME_HIGH + u64::from(number / Self::V1_ROWS_PER_TICK);
+        let time_mid = (time_high & 0xffff) as u16;
+        let time_hi_and_version = ((time_high >> 16) & 0x0fff) as u16 | 0x1000;
+        // RFC 4122 variant, a clock sequence fixed per account and kind.
+        let clock_seq = 0x8000 | (permute(key, 0x5eed) as u16 & 0x3fff);
+        let node = Self::V1_NODE | (u64::from(self.world) << 8) | u64::from(kind & 0xff);
+        let mut tail = [0; 8];
+        tail[..2].copy_from_slice(&clock_seq.to_be_bytes());
+        tail[2..].copy_from_slice(&node.to_be_bytes()[2..]);
+        Uuid::from_fields(time_low, time_mid, time_hi_and_version, &tail)
+    }
+
+    /// A v4 id: the first four bytes a keyed permutation of `number` (so no two rows of a
+    /// kind share an id), the rest mixed from the account, kind and row.
+    fn v4(self, kind: u16, number: u32) -> Uuid {
+        let key = self.key(kind);
+        let seed = (u64::from(key) << 32) | u64::from(number);
+        let mut bytes = [0; 16];
+        bytes[..4].copy_from_slice(&permute(number, !key).to_be_bytes());
+        bytes[4..12].copy_from_slice(&mix64(seed).to_be_bytes());
+        bytes[12..].copy_from_slice(&(mix64(!seed) as u32).to_be_bytes());
+        uuid::Builder::from_random_bytes(bytes).into_uuid()
     }
 
     pub fn account(self) -> Uuid {
@@ -262,6 +360,26 @@ impl Ids {
     pub fn api_client(self, login: RoleLogin) -> Uuid {
         self.id(9, login.user())
     }
+}
+
+/// A bijection of the 32-bit numbers chosen by `key` (each step is invertible: xor, odd
+/// multiplication, xor-shift), so consecutive numbers land far apart and never together.
+fn permute(number: u32, key: u32) -> u32 {
+    let mut x = number ^ key.wrapping_mul(0x9e37_79b9);
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85eb_ca6b);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xc2b2_ae35);
+    x ^= x >> 16;
+    x.wrapping_add(key.rotate_left(16))
+}
+
+/// SplitMix64's finaliser: 64 well-mixed bits from any 64.
+fn mix64(seed: u64) -> u64 {
+    let mut x = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
 
 pub fn user_email(user: usize) -> String {
@@ -600,13 +718,133 @@ mod tests {
         assert_ne!(first.ids().enrollment(7, 3), second.ids().enrollment(7, 3));
     }
 
+    /// Ids of one kind in the order the document writes them.
+    fn users(ids: Ids, count: usize) -> Vec<Uuid> {
+        (0..count).map(|user| ids.user(user)).collect()
+    }
+
+    /// How many of `ids` are smaller in byte order than the one before.
+    fn descents(ids: &[Uuid]) -> usize {
+        ids.windows(2)
+            .filter(|pair| pair[1].as_bytes() < pair[0].as_bytes())
+            .count()
+    }
+
+    #[test]
+    fn default_ids_are_version_1_and_scattered_in_byte_order() {
+        let shape = WorldShape::with_users(100_000);
+        assert_eq!(shape.id_shape, IdShape::Scattered);
+        let ids = users(shape.ids(), 10_000);
+        for id in &ids {
+            assert_eq!(id.get_version(), Some(uuid::Version::Mac), "{id}");
+            assert_eq!(id.get_variant(), uuid::Variant::RFC4122, "{id}");
+        }
+        // Random order descends at half the steps; ascending order at none.
+        let down = descents(&ids);
+        assert!(
+            (4_000..6_000).contains(&down),
+            "{down} descents in 9,999 steps"
+        );
+        // The timestamps are those of real ids: spring 2021.
+        let (seconds, _) = ids[0].get_timestamp().expect("a v1 timestamp").to_unix();
+        assert!(
+            (1_619_000_000..1_625_000_000).contains(&seconds),
+            "{seconds}"
+        );
+    }
+
+    #[test]
+    fn random_ids_are_version_4_and_scattered_in_byte_order() {
+        let mut shape = WorldShape::with_users(100);
+        shape.id_shape = IdShape::Random;
+        let ids = users(shape.ids(), 10_000);
+        assert!(
+            ids.iter()
+                .all(|id| id.get_version() == Some(uuid::Version::Random))
+        );
+        let down = descents(&ids);
+        assert!(
+            (4_000..6_000).contains(&down),
+            "{down} descents in 9,999 steps"
+        );
+    }
+
+    #[test]
+    fn sequential_ids_ascend_in_byte_order() {
+        let mut shape = WorldShape::with_users(100);
+        shape.id_shape = IdShape::Sequential;
+        assert_eq!(descents(&users(shape.ids(), 10_000)), 0);
+    }
+
+    #[test]
+    fn no_two_rows_of_a_large_account_share_an_id_in_any_shape() {
+        for shape in [IdShape::Scattered, IdShape::Random, IdShape::Sequential] {
+            let mut world = WorldShape::with_users(100_000);
+            world.id_shape = shape;
+            let ids = world.ids();
+            let mut seen = std::collections::HashSet::new();
+            let all = (0..world.users)
+                .map(|user| ids.user(user))
+                .chain(
+                    (0..world.users).flat_map(|user| (0..10).map(move |k| ids.enrollment(user, k))),
+                )
+                .chain((0..=world.departments).map(|n| ids.department(n)));
+            for id in all {
+                assert!(seen.insert(id), "{shape}: {id} given twice");
+            }
+        }
+    }
+
+    /// The ids are part of what a benchmark's figures and a saved document name: the same
+    /// account, kind and row give the same id in every run and every build.
+    #[test]
+    fn each_shape_gives_the_same_ids_in_every_run() {
+        let expected = [
+            (
+                IdShape::Scattered,
+                "8ef6b03c-a75e-11eb-9887-0242ac000203",
+                "d070af80-a75e-11eb-8e2d-0242ac000208",
+            ),
+            (
+                IdShape::Random,
+                "9b944916-9798-44d2-9461-573aeb789f40",
+                "08980d32-87b3-442d-80f6-40d86d94978f",
+            ),
+            (
+                IdShape::Sequential,
+                "01920002-0003-7000-8000-000000000007",
+                "01920002-0008-7000-8000-000000001b5b",
+            ),
+        ];
+        for (shape, user, enrollment) in expected {
+            let mut world = WorldShape::with_users(1_000);
+            world.world = 2;
+            world.id_shape = shape;
+            assert_eq!(world.ids().user(7).to_string(), user, "{shape}");
+            assert_eq!(
+                world.ids().enrollment(7, 3).to_string(),
+                enrollment,
+                "{shape}"
+            );
+        }
+    }
+
     #[test]
     fn the_same_shape_gives_the_same_document() {
-        let shape = WorldShape::with_users(300);
+        for id_shape in [IdShape::Scattered, IdShape::Random, IdShape::Sequential] {
+            let shape = WorldShape {
+                id_shape,
+                ..WorldShape::with_users(300)
+            };
+            the_same_document(&shape);
+        }
+    }
+
+    fn the_same_document(shape: &WorldShape) {
         let mut first = Vec::new();
         let mut second = Vec::new();
-        write_world(&shape, "$argon2id$hash", &mut first).unwrap();
-        write_world(&shape, "$argon2id$hash", &mut second).unwrap();
+        write_world(shape, "$argon2id$hash", &mut first).unwrap();
+        write_world(shape, "$argon2id$hash", &mut second).unwrap();
         assert_eq!(first, second);
         let document: lms_core::import::ImportDocument = serde_json::from_slice(&first).unwrap();
         let account = &document.accounts[0];

@@ -30,7 +30,6 @@ pub mod rows;
 pub mod sqlite_file;
 
 use anyhow::Context as _;
-use lms_migrations::{Migrator, MigratorTrait as _};
 use sea_orm::{
     ConnectOptions, Database, DatabaseConnection,
     sqlx::{
@@ -119,6 +118,9 @@ async fn connect_with(
             .max_connections(16)
             .min_connections(1)
             .test_before_acquire_if_idle_for(Duration::from_secs(30))
+            // NOTICEs (`relation "seaql_migrations" already exists, skipping` at every start)
+            // tell an operator nothing; warnings and errors still come.
+            .map_sqlx_postgres_opts(|opts| opts.options([("client_min_messages", "warning")]))
             .map_sqlx_postgres_before_acquire(|_, meta| Box::pin(keep_connection(meta)))
             .map_sqlx_postgres_pool_opts(|pool| {
                 pool.after_release(|_, meta| Box::pin(keep_connection(meta)))
@@ -188,13 +190,15 @@ async fn keep_connection(meta: PoolConnectionMetadata) -> Result<bool, sqlx::Err
     Ok(!fault::opened_before_last_fault(meta.age))
 }
 
-/// Applies every pending migration.
+/// Applies every pending migration, said in one line.
 pub async fn migrate(db: &DatabaseConnection) -> anyhow::Result<()> {
     // One trace for the start-up's statements, not one per statement.
     let span = tracing::info_span!("migrate");
-    tracing::Instrument::instrument(Migrator::up(db, None), span)
+    let migrated = tracing::Instrument::instrument(lms_migrations::migrate(db), span)
         .await
-        .context("database migration failed")
+        .context("database migration failed")?;
+    tracing::info!("database: {migrated}");
+    Ok(())
 }
 
 /// Connects and migrates: what every process does first.

@@ -6,7 +6,17 @@
 //! then open the transaction, check again (another writer may have come in between),
 //! insert parents before children, write one audit row per account, and commit.
 
-use std::{collections::HashSet, fmt, num::NonZeroUsize, path::Path};
+use std::{
+    collections::HashSet,
+    fmt,
+    num::NonZeroUsize,
+    path::Path,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
 
 use futures::StreamExt as _;
 
@@ -130,19 +140,46 @@ pub async fn import_file_with_progress(
     progress: Option<ProgressFn<'_>>,
 ) -> Result<ImportSummary, ImportError> {
     let reporter = Reporter(progress);
-    reporter.report(ImportStage::Validating, 0, 0);
     let owned = path.to_path_buf();
-    let plan = tokio::task::spawn_blocking(move || match Format::of(&owned) {
-        Some(Format::Json) => stream::read_json(&owned),
-        _ => validate(&ImportDocument::read(&owned)?),
-    })
-    .await
+    let streamed = Format::of(path) == Some(Format::Json);
+    // Read twice when streamed; a YAML document's reading is not counted.
+    let total = if streamed {
+        std::fs::metadata(path).map_or(0, |meta| 2 * meta.len())
+    } else {
+        0
+    };
+    reporter.report(ImportStage::Validating, 0, total);
+    let read = Arc::new(AtomicU64::new(0));
+    let counter = read.clone();
+    let mut reading = tokio::task::spawn_blocking(move || {
+        if streamed {
+            stream::read_json_counted(&owned, &counter)
+        } else {
+            validate(&ImportDocument::read(&owned)?)
+        }
+    });
+    let mut tick = tokio::time::interval(VALIDATION_REPORT_EVERY);
+    let plan = loop {
+        tokio::select! {
+            plan = &mut reading => break plan,
+            _ = tick.tick(), if total > 0 => {
+                let done = read.load(Ordering::Relaxed).min(total);
+                reporter.report(ImportStage::Validating, done, total);
+            }
+        }
+    }
     .map_err(|err| ImportError::Read {
         file: path.to_path_buf(),
         source: std::io::Error::other(err.to_string()),
     })??;
+    if total > 0 {
+        reporter.report(ImportStage::Validating, total, total);
+    }
     import_plan(db, plan, hasher, reporter).await
 }
+
+/// How often the reading of a document is reported.
+const VALIDATION_REPORT_EVERY: Duration = Duration::from_millis(250);
 
 /// Imports `doc` in one transaction. Refused whole, with an error naming the offending
 /// entry, when it breaks a rule of the contract or names ids or account URLs already

@@ -3,12 +3,17 @@
 //! The core only counts; drawing a bar or printing lines is the caller's business, so
 //! the service stays free of terminal code.
 
-use std::fmt;
+use std::{
+    fmt,
+    io::Read,
+    sync::atomic::{AtomicU64, Ordering},
+};
 
 /// What an import is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImportStage {
-    /// Reading and checking the document.
+    /// Reading and checking the document (`done` and `total` count bytes read, over the two
+    /// passes a JSON document is read in; both 0 for YAML, which is read whole).
     Validating,
     /// Hashing plain passwords (`done` and `total` count passwords).
     Hashing,
@@ -50,5 +55,25 @@ impl Reporter<'_> {
         if let Some(callback) = self.0 {
             callback(ImportProgress { stage, done, total });
         }
+    }
+}
+
+/// A reader adding every byte it reads to a counter another thread looks at.
+pub(crate) struct Counted<'a, R> {
+    inner: R,
+    read: &'a AtomicU64,
+}
+
+impl<'a, R> Counted<'a, R> {
+    pub(crate) fn new(inner: R, read: &'a AtomicU64) -> Self {
+        Self { inner, read }
+    }
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 }

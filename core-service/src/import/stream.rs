@@ -20,6 +20,7 @@ use std::{
     io::{BufReader, Read as _, Seek as _, SeekFrom},
     marker::PhantomData,
     path::Path,
+    sync::atomic::AtomicU64,
 };
 
 use serde::de::{
@@ -34,6 +35,7 @@ use super::{
         GroupEntry, PointsEntry, ProjectEntry, RootDepartmentEntry, UserEntry,
     },
     error::Cause,
+    progress::Counted,
     validate::{AccountCheck, ListSizes, Plan, Validator},
 };
 
@@ -94,7 +96,14 @@ impl Key {
 }
 
 /// Reads the JSON file at `path` into a plan.
+#[cfg(test)]
 pub(crate) fn read_json(path: &Path) -> Result<Plan, ImportError> {
+    read_json_counted(path, &AtomicU64::new(0))
+}
+
+/// [`read_json`], adding to `read` every byte it reads: the file's length twice once done
+/// (one pass to learn its shape, one to check it).
+pub(crate) fn read_json_counted(path: &Path, read: &AtomicU64) -> Result<Plan, ImportError> {
     let read_error = |source| ImportError::Read {
         file: path.to_path_buf(),
         source,
@@ -102,7 +111,7 @@ pub(crate) fn read_json(path: &Path) -> Result<Plan, ImportError> {
     let mut file = File::open(path).map_err(read_error)?;
     let shapes = {
         let mut pass = Pass::Shape(Vec::new());
-        parse(path, &mut file, &mut pass)?;
+        parse(path, &mut file, &mut pass, read)?;
         match pass {
             Pass::Shape(shapes) => shapes,
             Pass::Check { .. } => Vec::new(),
@@ -116,7 +125,7 @@ pub(crate) fn read_json(path: &Path) -> Result<Plan, ImportError> {
         validator,
         refusal: None,
     };
-    let parsed = parse(path, &mut file, &mut pass);
+    let parsed = parse(path, &mut file, &mut pass, read);
     let Pass::Check {
         validator, refusal, ..
     } = pass
@@ -186,7 +195,12 @@ enum Pass {
     },
 }
 
-fn parse(path: &Path, file: &mut File, pass: &mut Pass) -> Result<(), ImportError> {
+fn parse(
+    path: &Path,
+    file: &mut File,
+    pass: &mut Pass,
+    read: &AtomicU64,
+) -> Result<(), ImportError> {
     let mut reader = BufReader::with_capacity(1 << 16, file);
     // A UTF-8 byte order mark is harmless; serde_json would refuse it.
     let mut bom = [0u8; 3];
@@ -198,7 +212,8 @@ fn parse(path: &Path, file: &mut File, pass: &mut Pass) -> Result<(), ImportErro
             file: path.to_path_buf(),
             source,
         })?;
-    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, reader));
+    let counted = Counted::new(reader, read);
+    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, counted));
     let result = DocumentSeed { pass: &mut *pass }
         .deserialize(&mut de)
         .and_then(|()| de.end());

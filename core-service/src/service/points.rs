@@ -19,7 +19,7 @@ use super::{Parsed, lookups};
 use crate::{
     access::{Caller, Grant, Operation},
     domain::ids::IdList,
-    entities::{user, user_points},
+    entities::user_points,
     error::{ServiceError, ServiceResult},
 };
 
@@ -110,22 +110,7 @@ impl Pager {
             None if self.db.get_database_backend() == DbBackend::Sqlite => {
                 return self.packed_page(after).await;
             }
-            None => {
-                let walk = super::keyset::account_range(
-                    DbBackend::Postgres,
-                    user::Entity::find(),
-                    user::Column::AccountId,
-                    user::Column::Id,
-                    self.account_id,
-                    after,
-                );
-                walk.select_only()
-                    .column(user::Column::Id)
-                    .limit(PAGE)
-                    .into_tuple()
-                    .all(&self.db)
-                    .await?
-            }
+            None => return self.joined_page(after).await,
         };
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -147,6 +132,37 @@ impl Pager {
                 points: points.get(&user_id).copied().unwrap_or(0),
             })
             .collect())
+    }
+
+    /// The next page of the whole account on PostgreSQL: each user's points found by its
+    /// own probe of the `user_points` key.
+    ///
+    /// With ids that are not in insertion order (UUID v1 and v4 ids, as accounts moving
+    /// from other systems bring), a page of a thousand users in id order names rows all over
+    /// the `user_points` heap, and `user_id IN (…)` was planned as a scan of the whole table
+    /// for every page: the whole read cost pages × table. A probe per user costs the page.
+    async fn joined_page(&self, after: Option<Uuid>) -> ServiceResult<Vec<UserPointsRow>> {
+        let statement = Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            JOINED_PAGE,
+            [
+                crate::db::pg_array::uuids(&[self.account_id]).into(),
+                after.unwrap_or_else(Uuid::nil).into(),
+                (PAGE as i64).into(),
+            ],
+        );
+        Ok(self
+            .db
+            .query_all_raw(statement)
+            .await?
+            .into_iter()
+            .map(|row| {
+                Ok(UserPointsRow {
+                    user_id: row.try_get("", "user_id")?,
+                    points: row.try_get("", "points")?,
+                })
+            })
+            .collect::<Result<_, sea_orm::DbErr>>()?)
     }
 
     /// The next page of the whole account on SQLite, as one row.
@@ -189,6 +205,16 @@ const PACKED_PAGE: &str = "\
         FROM users u LEFT JOIN user_points p ON p.user_id = u.id \
        WHERE u.account_id = ?1 AND u.id > ?2 ORDER BY u.id LIMIT ?3 \
     ) m";
+
+/// One page of [`Pager::joined_page`]. The account is matched as an array and the rows
+/// ordered by `(account_id, id)` for the reason `keyset::account_range` gives: only the
+/// composite index then gives the order, positioned at `(account, after)`.
+const JOINED_PAGE: &str = "\
+    SELECT u.id AS user_id, \
+           COALESCE((SELECT p.points FROM user_points p WHERE p.user_id = u.id), 0) AS points \
+      FROM users u \
+     WHERE u.account_id = ANY($1::text::uuid[]) AND u.id > $2 \
+     ORDER BY u.account_id, u.id LIMIT $3";
 
 /// `0192…0001` + `421`: 32 hex digits of the id, then the points in decimal.
 fn unpack_points_row(entry: &str) -> ServiceResult<UserPointsRow> {

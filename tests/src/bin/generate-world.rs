@@ -2,12 +2,13 @@
 //!
 //! `cargo run --release -p lms-tests --bin generate-world -- --users 100000 > world.json`,
 //! then `lms import world.json`. Every login's password is `large-world-password`.
+//! Identifiers are UUID v1 as iSpring issues them unless `--ids random` or `--ids sequential`.
 
 use std::io::{BufWriter, Write as _};
 
 use clap::Parser;
 use lms_core::auth::{PasswordHasher, PasswordPolicy};
-use lms_tests::large_world::{RoleLogin, WORLD_PASSWORD, WorldShape, write_world};
+use lms_tests::large_world::{IdShape, RoleLogin, WORLD_PASSWORD, WorldShape, write_world};
 
 #[derive(Debug, Parser)]
 #[command(about = "Writes the import document of a large generated account to standard output")]
@@ -29,6 +30,10 @@ struct Args {
     /// The account URL (default: `https://world-{users}.example.com`).
     #[arg(long)]
     account_url: Option<String>,
+    /// How identifiers are made: `scattered` (UUID v1 as iSpring issues them, all over the
+    /// key space in byte order), `random` (UUID v4) or `sequential` (the best case).
+    #[arg(long, value_enum, default_value_t = IdShape::Scattered)]
+    ids: IdShape,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -43,6 +48,7 @@ fn main() -> anyhow::Result<()> {
     shape.world = args.world;
     shape.enrollments_per_user = args.enrollments_per_user;
     shape.plain_passwords = args.plain_passwords;
+    shape.id_shape = args.ids;
 
     let hash = PasswordHasher::new(PasswordPolicy::default())?.hash(WORLD_PASSWORD)?;
     let stdout = std::io::stdout();
@@ -51,10 +57,11 @@ fn main() -> anyhow::Result<()> {
     out.flush()?;
 
     eprintln!(
-        "{} users, {} departments, about {} rows; logins (password {WORLD_PASSWORD}):",
+        "{} users, {} departments, about {} rows, {} ids; logins (password {WORLD_PASSWORD}):",
         shape.users,
         shape.departments,
-        shape.rows()
+        shape.rows(),
+        shape.id_shape
     );
     for login in RoleLogin::ALL {
         eprintln!("  {:<40} {login:?}", login.email());
