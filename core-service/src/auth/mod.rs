@@ -124,6 +124,8 @@ pub struct Authenticator {
     /// authenticator is dropped.
     revision_watchers: Vec<tokio::task::JoinHandle<()>>,
     answered_from_memory: AtomicU64,
+    /// Background renewals that have ended (entry renewed, dropped, or left to expire).
+    renewals_ended: Arc<AtomicU64>,
     throttle: Throttle,
     keyer: CredentialKeyer,
     clock: Arc<dyn Clock>,
@@ -162,6 +164,7 @@ impl Authenticator {
             revision,
             revision_watchers,
             answered_from_memory: AtomicU64::new(0),
+            renewals_ended: Arc::default(),
             cache: Arc::new(VerifiedCache::new(
                 settings.cache_capacity,
                 settings.cache_ttl,
@@ -199,6 +202,13 @@ impl Authenticator {
     /// Logins answered from memory, without a database query, since start.
     pub fn answered_from_memory(&self) -> u64 {
         self.answered_from_memory.load(Ordering::Relaxed)
+    }
+
+    /// Background renewals of remembered logins that have ended since start, their outcome
+    /// applied to the cache: a verification's count moves when it starts, this when the
+    /// cache holds its outcome.
+    pub fn renewals_ended(&self) -> u64 {
+        self.renewals_ended.load(Ordering::Acquire)
     }
 
     /// The caller behind `credentials`, or UNAUTHENTICATED (the same for every reason),
@@ -324,6 +334,7 @@ impl Authenticator {
         let (cache, clock) = (self.cache.clone(), self.clock.clone());
         let password = credentials.password.clone();
         let renewed = cache.clone();
+        let ended = self.renewals_ended.clone();
         let renewal = async move {
             let login = lookup::find_login(&db, &account_url, &email_key).await?;
             let Some(login) = login.filter(|login| login.active) else {
@@ -348,6 +359,7 @@ impl Authenticator {
                         "renewing a remembered login failed; it expires at its TTL instead"
                     ),
                 }
+                ended.fetch_add(1, Ordering::Release);
             }
             .in_current_span(),
         );
