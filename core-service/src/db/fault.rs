@@ -107,6 +107,9 @@ fn postgres_kind(sqlstate: &str) -> Kind {
         s if s.starts_with("08") => Kind::Broken,
         "57P01" | "57P02" | "57P03" => Kind::Broken,
         "53300" => Kind::Contention,
+        // query_canceled: the serving pool's `statement_timeout` ran out (or an operator
+        // cancelled the statement); the connection is sound and a retry may succeed.
+        "57014" => Kind::Contention,
         _ => Kind::Statement,
     }
 }
@@ -240,6 +243,11 @@ mod tests {
         assert_eq!(postgres_kind("57P01"), Kind::Broken);
         assert_eq!(postgres_kind("08006"), Kind::Broken);
         assert_eq!(postgres_kind("23505"), Kind::Statement);
+    }
+
+    #[test]
+    fn a_statement_cut_by_its_timeout_is_a_passing_fault_on_a_sound_connection() {
+        assert_eq!(postgres_kind("57014"), Kind::Contention);
     }
 
     fn io_error(kind: std::io::ErrorKind) -> DbErr {

@@ -55,9 +55,10 @@ pub use self::sqlite_file::CreateDatabase;
 pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long one statement of a request may run on PostgreSQL (`statement_timeout` of the
-/// serving pool): with the acquire timeout, below the gateway's default deadline (10 s), so a
-/// statement stuck on a lock is answered 503, not 504.
-pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// serving pool): below the gateway's default deadline (10 s), so a statement stuck on a lock
+/// is answered 503, not 504; with room for the longest legitimate statement (a 10,000-id
+/// delete with its audit rows) on a loaded machine.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// How long a serving PostgreSQL session may sit idle inside a transaction before the server
 /// ends it (`idle_in_transaction_session_timeout`): a core cut off mid-transaction leaves a
