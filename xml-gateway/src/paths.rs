@@ -101,11 +101,20 @@ mod tests {
         for (path, canonical) in [
             ("/api/v1/learners/results", "/learners/results"),
             ("/api/v1/learners/results/", "/learners/results"),
-            ("/api/v1/learners/modules/results", "/learners/modules/results"),
-            ("/api/v2/learners/modules/results/", "/learners/modules/results"),
+            (
+                "/api/v1/learners/modules/results",
+                "/learners/modules/results",
+            ),
+            (
+                "/api/v2/learners/modules/results/",
+                "/learners/modules/results",
+            ),
             ("/api/v1/group/g-1", "/api/v1/group/g-1"),
             ("/api/v1/learners/results/x", "/api/v1/learners/results/x"),
-            ("/index.php/api/v1/learners/results", "/index.php/api/v1/learners/results"),
+            (
+                "/index.php/api/v1/learners/results",
+                "/index.php/api/v1/learners/results",
+            ),
             ("/api/v1", "/api/v1"),
         ] {
             assert_eq!(canonical_path(path), canonical, "{path}");

@@ -9,7 +9,7 @@ use super::body::ListBody;
 use super::page::Page;
 use super::query::{QueryShape, parse_query};
 use super::stream::WholeList;
-use super::{Filters, Listing, Paged, Streamed, Whole};
+use super::{Filters, Paged, Streamed, Whole};
 use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
@@ -56,10 +56,13 @@ pub(crate) async fn page<L: Paged>(
         Ok(request) => request,
         Err(refusal) => {
             // The smallest first page, unfiltered: refused only for want of the right.
-            let probe = L::list_request(Filters::none::<L>(), PageRequest {
-                page_size: Some(1),
-                page_token: String::new(),
-            });
+            let probe = L::list_request(
+                Filters::none::<L>(),
+                PageRequest {
+                    page_size: Some(1),
+                    page_token: String::new(),
+                },
+            );
             return Err(match probe {
                 Ok(probe) => permission_first(refusal, core.unary(&caller, probe, L::list)).await,
                 Err(_) => refusal,

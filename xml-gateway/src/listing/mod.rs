@@ -160,7 +160,7 @@ impl Filters {
 
     /// The lists, in the order of the listing's `FILTERS`.
     pub(crate) fn into_lists<const N: usize>(self) -> [Vec<String>; N] {
-        self.into_lists_and_windows().0
+        self.into_lists_and_windows::<N, 0>().0
     }
 
     /// The lists and the windows, each in the listing's order.
@@ -181,7 +181,9 @@ impl Filters {
             + self
                 .windows
                 .iter()
-                .map(|window| usize::from(window.start.is_some()) + usize::from(window.end.is_some()))
+                .map(|window| {
+                    usize::from(window.start.is_some()) + usize::from(window.end.is_some())
+                })
                 .sum::<usize>()
     }
 }

@@ -42,7 +42,11 @@ pub(crate) fn parse_query(
     let (mut size, mut token) = (None, None);
     let mut filters = Filters::of(shape.lists.len(), shape.windows.len());
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-        if let Some(filter) = shape.lists.iter().position(|list| is_list_name(&name, list)) {
+        if let Some(filter) = shape
+            .lists
+            .iter()
+            .position(|list| is_list_name(&name, list))
+        {
             filters.lists[filter].extend(split_values(&value));
             continue;
         }
@@ -291,10 +295,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(page.page_size, Some(2));
-        assert_eq!(
-            filters.lists,
-            [vec!["a", "b"], vec!["c", "d", "e"], vec![]]
-        );
+        assert_eq!(filters.lists, [vec!["a", "b"], vec!["c", "d", "e"], vec![]]);
         let [learners, courses, enrollments] = filters.into_lists();
         assert_eq!(
             (learners.len(), courses.len(), enrollments.len()),
@@ -416,14 +417,19 @@ mod tests {
             ("2025-02-01T12:30:00+02:00", "2025-02-01T12:30:00+02:00"),
             ("2025-02-01T12:30:00%2B02:00", "2025-02-01T12:30:00+02:00"),
             ("2025-02-01T12:30:00%2002:00", "2025-02-01T12:30:00+02:00"),
-            ("2025-02-01T12:30:00.250+0530", "2025-02-01T12:30:00.250+0530"),
+            (
+                "2025-02-01T12:30:00.250+0530",
+                "2025-02-01T12:30:00.250+0530",
+            ),
             ("2025-02-01T12:30:00-02:00", "2025-02-01T12:30:00-02:00"),
             ("2025-02-01", "2025-02-01"),
             ("2025-02-01+12:30:00", "2025-02-01 12:30:00"),
             ("2025-02-01T12:30:00+2:00", "2025-02-01T12:30:00 2:00"),
         ] {
             assert_eq!(
-                windows(&format!("accessDate[startDate]={query}")).unwrap()[0].start.as_deref(),
+                windows(&format!("accessDate[startDate]={query}")).unwrap()[0]
+                    .start
+                    .as_deref(),
                 Some(expected),
                 "{query}"
             );
@@ -452,7 +458,10 @@ mod tests {
             ("accessDate[]=2025-01-01", "accessDate[]"),
             ("accessDate[0]=2025-01-01", "accessDate[0]"),
             ("accessDate[startdate]=2025-01-01", "accessDate[startdate]"),
-            ("accessDate[startDate][x]=2025-01-01", "accessDate[startDate][x]"),
+            (
+                "accessDate[startDate][x]=2025-01-01",
+                "accessDate[startDate][x]",
+            ),
             ("dueDate[startDate]=2025-01-01", "dueDate[startDate]"),
             ("userIds[startDate]=a", "userIds[startDate]"),
         ] {
@@ -483,7 +492,10 @@ mod tests {
         let given_empty = parse_fields("enrollmentIds=", &["enrollmentIds"], &[]).unwrap();
         assert_eq!(given_empty.lists, [Some(vec![])]);
         for (query, needle) in [
-            ("courseId=a&courseId=b", "\"courseId\" is given more than once"),
+            (
+                "courseId=a&courseId=b",
+                "\"courseId\" is given more than once",
+            ),
             ("courseid=a", "\"courseid\" is not known"),
             ("pageSize=1", "\"pageSize\" is not known"),
         ] {

@@ -11,9 +11,9 @@ use std::time::Duration;
 use tonic::Streaming;
 use tracing::Span;
 
+use super::query::{QueryShape, parse_query};
 pub(crate) use super::stream::CHUNK_BYTES;
 use super::stream::WholeList;
-use super::query::{QueryShape, parse_query};
 use super::{Page, Paged, Streamed};
 use crate::representation::{Format, Representation};
 
@@ -109,7 +109,9 @@ pub(crate) async fn page_text<L: Paged>(
 }
 
 /// The filters and the page of a query string of listing `L`'s pages.
-pub(crate) fn query<L: super::Listing>(query: &str) -> (super::Filters, lms_proto::v1::PageRequest) {
+pub(crate) fn query<L: super::Listing>(
+    query: &str,
+) -> (super::Filters, lms_proto::v1::PageRequest) {
     try_query::<L>(query).unwrap()
 }
 

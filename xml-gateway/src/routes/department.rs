@@ -17,7 +17,7 @@ use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
-use crate::listing::{Admin, Filters, Form, Listing, Streamed, Whole, Paged};
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::{Answer, Document, json_text, push_json};
 use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;

@@ -12,7 +12,7 @@ use tonic::Streaming;
 
 use super::{ContentItemJson, write_content_item_with};
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Streamed, Whole, Paged};
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -68,7 +68,10 @@ impl Paged for ContentItems {
     type ListResponse = ListContentItemsResponse;
     const PAGE_ELEMENT: &'static str = "contentItems";
 
-    fn list_request(filters: Filters, page: PageRequest) -> Result<ListContentItemsRequest, GatewayError> {
+    fn list_request(
+        filters: Filters,
+        page: PageRequest,
+    ) -> Result<ListContentItemsRequest, GatewayError> {
         let StreamContentItemsRequest {
             content_item_ids,
             content_types,

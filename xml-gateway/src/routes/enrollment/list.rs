@@ -10,7 +10,7 @@ use lms_proto::v1::{
 use tonic::Streaming;
 
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Streamed, Whole, Paged};
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -83,7 +83,10 @@ impl Paged for Enrollments {
     type ListResponse = ListEnrollmentsResponse;
     const PAGE_ELEMENT: &'static str = "enrollments";
 
-    fn list_request(filters: Filters, page: PageRequest) -> Result<ListEnrollmentsRequest, GatewayError> {
+    fn list_request(
+        filters: Filters,
+        page: PageRequest,
+    ) -> Result<ListEnrollmentsRequest, GatewayError> {
         let StreamEnrollmentsRequest {
             learner_ids,
             course_ids,

@@ -11,7 +11,7 @@ use lms_proto::v1::{
 use tonic::Streaming;
 
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Streamed, Whole, Paged};
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 

@@ -5,8 +5,7 @@
 
 use axum::extract::State;
 use lms_proto::v1::{
-    ContentItemFinalStatus, GetContentItemFinalStatusesRequest,
-    GetContentItemFinalStatusesResponse,
+    ContentItemFinalStatus, GetContentItemFinalStatusesRequest, GetContentItemFinalStatusesResponse,
 };
 use tonic::Streaming;
 

@@ -109,7 +109,10 @@ fn score(text: &str) -> Result<f64, GatewayError> {
     let (whole, fraction) = digits.split_once('.').unwrap_or((digits, "0"));
     let decimal = !whole.is_empty()
         && !fraction.is_empty()
-        && whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit());
+        && whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit());
     decimal
         .then(|| text.parse::<f64>().ok())
         .flatten()
@@ -221,14 +224,19 @@ pub(crate) async fn task_status(
 }
 
 /// A task id of the path: anything but a positive integer below 2^53 in plain decimal names
-/// no task (404, as an unknown one).
+/// no task (404, as an unknown one does).
 fn task_id_of(text: &str) -> Result<u64, GatewayError> {
     text.bytes()
         .all(|byte| byte.is_ascii_digit())
         .then(|| text.parse::<u64>().ok())
         .flatten()
         .filter(|id| (1..TASK_ID_LIMIT).contains(id))
-        .ok_or_else(|| GatewayError::NotFound("The task id in the path names no task.".to_owned()))
+        .ok_or_else(|| {
+            GatewayError::NotFound(format!(
+                "Task \"{}\" not found: a task id is a positive whole number.",
+                clip(text)
+            ))
+        })
 }
 
 /// `<response><taskId>1234</taskId></response>`, or `{"taskId":1234}`.
@@ -313,7 +321,10 @@ mod tests {
 
     #[test]
     fn missing_fields_reach_the_core_empty_for_it_to_name() {
-        let request = CourseStatus::from_query("").unwrap().into_request().unwrap();
+        let request = CourseStatus::from_query("")
+            .unwrap()
+            .into_request()
+            .unwrap();
         assert_eq!(request, UpdateCourseStatusRequest::default());
         let request = parse_json::<CourseStatus>(br#"{"awardedScore":null,"date":null}"#)
             .unwrap()
@@ -324,12 +335,19 @@ mod tests {
 
     #[test]
     fn a_score_is_a_plain_decimal_given_as_a_number_or_text() {
-        for (text, value) in [("80", 80.0), ("92.5", 92.5), ("-1", -1.0), ("100.004", 100.004)] {
+        for (text, value) in [
+            ("80", 80.0),
+            ("92.5", 92.5),
+            ("-1", -1.0),
+            ("100.004", 100.004),
+        ] {
             assert_eq!(score(text).unwrap(), value, "{text}");
         }
         let from_json: CourseStatus = parse_json(br#"{"awardedScore":"92.5"}"#).unwrap();
         assert_eq!(from_json.into_request().unwrap().awarded_score, Some(92.5));
-        for text in ["", "abc", "1e2", "NaN", "inf", ".5", "5.", "+5", "8 0", "0x10"] {
+        for text in [
+            "", "abc", "1e2", "NaN", "inf", ".5", "5.", "+5", "8 0", "0x10",
+        ] {
             assert!(
                 message(score(text)).starts_with("awardedScore must be a number"),
                 "{text}"
@@ -350,8 +368,18 @@ mod tests {
     fn task_ids_are_positive_integers_below_two_to_the_53() {
         assert_eq!(task_id_of("1").unwrap(), 1);
         assert_eq!(task_id_of("9007199254740991").unwrap(), (1 << 53) - 1);
-        for text in ["0", "-1", "+1", "1.0", "abc", "", "9007199254740992", "01x", " 1"] {
-            assert!(message(task_id_of(text)).contains("names no task"), "{text}");
+        for text in [
+            "0",
+            "-1",
+            "+1",
+            "1.0",
+            "abc",
+            "",
+            "9007199254740992",
+            "01x",
+            " 1",
+        ] {
+            assert!(message(task_id_of(text)).contains("not found"), "{text}");
         }
     }
 

@@ -13,7 +13,7 @@ use tonic::Streaming;
 use super::Version;
 use super::render::{ProfileJson, write_profile};
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Streamed, Whole, Paged};
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -181,9 +181,8 @@ mod tests {
 
     #[test]
     fn the_four_filters_reach_the_core_in_their_places() {
-        let (filters, page) = query(
+        let (filters, page) = query::<Users<V1>>(
             "groups[]=g&logins[]=L&emails[]=e@x&departments[]=d&pageSize=5&pageToken=",
-            Users::<V1>::FILTERS,
         );
         let request = Users::<V1>::list_request(filters, page).unwrap();
         assert_eq!(
