@@ -145,7 +145,11 @@ async fn send(stack: &TestStack, method: Method, path: &str, login: Login) -> Re
 /// `POST /statistics/course` with an XML body.
 async fn set_status(stack: &TestStack, login: Login, fields: &str) -> Reply {
     stack
-        .post_xml(COURSE_STATUS, login, &format!("<request>{fields}</request>"))
+        .post_xml(
+            COURSE_STATUS,
+            login,
+            &format!("<request>{fields}</request>"),
+        )
         .await
 }
 
@@ -500,10 +504,7 @@ async fn each_filter_selects_alone_in_every_spelling(stack: &TestStack) {
             &[acme::LEARNER_SECRET][..],
         ),
         ("completionStatuses[]=not_started".to_owned(), &welcome[..]),
-        (
-            "completionStatuses=failed,complete".to_owned(),
-            &[][..],
-        ),
+        ("completionStatuses=failed,complete".to_owned(), &[][..]),
         ("userStatuses=1".to_owned(), &ACME[..]),
         (
             "accessDate[endDate]=2025-01-10".to_owned(),
@@ -691,28 +692,34 @@ async fn only_active_learners_are_listed_unless_user_statuses_says_otherwise(sta
 async fn list_parameters_the_gateway_or_the_core_refuses_are_400_naming_them(stack: &TestStack) {
     let before = stack.snapshot().await;
     let modules_token = text_of(
-        &stack.get(&format!("{MODULES}?pageSize=1"), world::OWNER).await.body,
+        &stack
+            .get(&format!("{MODULES}?pageSize=1"), world::OWNER)
+            .await
+            .body,
         "nextPageToken",
     )
     .expect("a second page");
     let enrollments_token = text_of(
-        &stack.get("/enrollments?pageSize=1", world::OWNER).await.body,
+        &stack
+            .get("/enrollments?pageSize=1", world::OWNER)
+            .await
+            .body,
         "nextPageToken",
     )
     .expect("a second page");
     for (query, needle) in [
         ("userIds=not-a-uuid".to_owned(), "userIds"),
         ("courseIds[]=42".to_owned(), "courseIds"),
-        (
-            format!("departmentIds={},x", acme::SALES),
-            "departmentIds",
-        ),
+        (format!("departmentIds={},x", acme::SALES), "departmentIds"),
         ("enrollmentIds%5B0%5D=%7B%7D".to_owned(), "enrollmentIds"),
         ("completionStatuses=PASSED".to_owned(), "completionStatuses"),
         ("completionStatuses=done".to_owned(), "completionStatuses"),
         ("userStatuses=2".to_owned(), "userStatuses"),
         ("userStatuses=active".to_owned(), "userStatuses"),
-        ("accessDate[startDate]=yesterday".to_owned(), "accessDate[startDate]"),
+        (
+            "accessDate[startDate]=yesterday".to_owned(),
+            "accessDate[startDate]",
+        ),
         ("dueDate[endDate]=2025-02-30".to_owned(), "dueDate[endDate]"),
         (
             "completionDate[startDate]=2025-02-01T12:30:00".to_owned(),
@@ -747,7 +754,10 @@ async fn list_parameters_the_gateway_or_the_core_refuses_are_400_naming_them(sta
     for (query, needle) in [
         ("moduleIds=x".to_owned(), "moduleIds"),
         ("courseItemIds[]=x".to_owned(), "courseItemIds"),
-        ("completionDate[to]=2025-01-01".to_owned(), "completionDate[to]"),
+        (
+            "completionDate[to]=2025-01-01".to_owned(),
+            "completionDate[to]",
+        ),
         ("courseTitle=x".to_owned(), "courseTitle"),
     ] {
         stack
@@ -758,12 +768,20 @@ async fn list_parameters_the_gateway_or_the_core_refuses_are_400_naming_them(sta
     // The final statuses take no parameter at all; their path id is a UUID of the account.
     stack
         .get(
-            &format!("{}?userIds={}", final_statuses(acme::WELCOME_COURSE), acme::LEARNER),
+            &format!(
+                "{}?userIds={}",
+                final_statuses(acme::WELCOME_COURSE),
+                acme::LEARNER
+            ),
             world::OWNER,
         )
         .await
         .assert_error(400, "userIds");
-    for course in ["not-a-uuid", globex::COURSE, "0191a000-0000-7000-8000-00000000ffff"] {
+    for course in [
+        "not-a-uuid",
+        globex::COURSE,
+        "0191a000-0000-7000-8000-00000000ffff",
+    ] {
         stack
             .get(&final_statuses(course), world::OWNER)
             .await
@@ -804,9 +822,13 @@ async fn callers_without_the_right_are_refused_403_before_any_parameter(stack: &
         set_status(stack, login, &write)
             .await
             .assert_error(403, "permission");
-        set_status(stack, login, "<courseId>x</courseId><awardedScore>abc</awardedScore>")
-            .await
-            .assert_error(403, "permission");
+        set_status(
+            stack,
+            login,
+            "<courseId>x</courseId><awardedScore>abc</awardedScore>",
+        )
+        .await
+        .assert_error(403, "permission");
         stack
             .post_xml(COURSE_STATUS, login, "<request><unclosed></request>")
             .await
@@ -819,9 +841,14 @@ async fn callers_without_the_right_are_refused_403_before_any_parameter(stack: &
             ),
             "?unknown=1".to_owned(),
         ] {
-            send(stack, Method::DELETE, &format!("{MODULE_STATISTICS}{query}"), login)
-                .await
-                .assert_error(403, "permission");
+            send(
+                stack,
+                Method::DELETE,
+                &format!("{MODULE_STATISTICS}{query}"),
+                login,
+            )
+            .await
+            .assert_error(403, "permission");
         }
     }
     for login in [world::AUTHOR, world::LEARNER, world::PUBLISHER] {
@@ -845,7 +872,12 @@ async fn scoped_callers_see_and_change_only_learners_in_their_subtrees(stack: &T
             assert_eq!(ids(stack, list, login).await, sales, "{list}");
             // A department above the scope selects the part of the scope below it.
             assert_eq!(
-                ids(stack, &format!("{list}?departmentIds={}", acme::ROOT), login).await,
+                ids(
+                    stack,
+                    &format!("{list}?departmentIds={}", acme::ROOT),
+                    login
+                )
+                .await,
                 sales
             );
             for query in [
@@ -854,14 +886,18 @@ async fn scoped_callers_see_and_change_only_learners_in_their_subtrees(stack: &T
                 format!("enrollmentIds={}", acme::SUPPORTER_WELCOME),
             ] {
                 assert!(
-                    ids(stack, &format!("{list}?{query}"), login).await.is_empty(),
+                    ids(stack, &format!("{list}?{query}"), login)
+                        .await
+                        .is_empty(),
                     "{query}: rows out of scope are absent, not refused"
                 );
             }
         }
         assert_eq!(
             xml_ids(
-                &stack.get(&final_statuses(acme::WELCOME_COURSE), login).await,
+                &stack
+                    .get(&final_statuses(acme::WELCOME_COURSE), login)
+                    .await,
                 ID
             ),
             [acme::LEARNER_WELCOME]
@@ -922,7 +958,9 @@ async fn another_accounts_results_are_never_read_or_changed(stack: &TestStack) {
     );
     assert_eq!(
         xml_ids(
-            &stack.get(&final_statuses(globex::COURSE), world::GLOBEX_OWNER).await,
+            &stack
+                .get(&final_statuses(globex::COURSE), world::GLOBEX_OWNER)
+                .await,
             ID
         ),
         [globex::ENROLLMENT]
@@ -947,7 +985,12 @@ async fn another_accounts_results_are_never_read_or_changed(stack: &TestStack) {
     set_status(
         stack,
         world::OWNER,
-        &status_fields(globex::COURSE, &[globex::ENROLLMENT], "passed", "2025-12-31"),
+        &status_fields(
+            globex::COURSE,
+            &[globex::ENROLLMENT],
+            "passed",
+            "2025-12-31",
+        ),
     )
     .await
     .assert_error(400, "courseId");
@@ -981,7 +1024,12 @@ async fn another_accounts_results_are_never_read_or_changed(stack: &TestStack) {
         &set_status(
             stack,
             world::GLOBEX_OWNER,
-            &status_fields(globex::COURSE, &[globex::ENROLLMENT], "passed", "2025-12-31"),
+            &status_fields(
+                globex::COURSE,
+                &[globex::ENROLLMENT],
+                "passed",
+                "2025-12-31",
+            ),
         )
         .await
         .body,
@@ -1021,7 +1069,9 @@ async fn pages_walk_every_result_once_and_tokens_stay_in_their_list(stack: &Test
     );
     assert_eq!(walk.sizes, [2, 1]);
     // A result recorded during a walk neither moves nor repeats a row.
-    let first = stack.get(&format!("{RESULTS}?pageSize=2"), world::OWNER).await;
+    let first = stack
+        .get(&format!("{RESULTS}?pageSize=2"), world::OWNER)
+        .await;
     let token = text_of(&first.body, "nextPageToken").expect("a second page");
     record(
         stack,
@@ -1032,12 +1082,12 @@ async fn pages_walk_every_result_once_and_tokens_stay_in_their_list(stack: &Test
     )
     .await;
     let second = stack
-        .get(&format!("{RESULTS}?pageSize=2&pageToken={token}"), world::OWNER)
+        .get(
+            &format!("{RESULTS}?pageSize=2&pageToken={token}"),
+            world::OWNER,
+        )
         .await;
-    assert_eq!(
-        [xml_ids(&first, ID), xml_ids(&second, ID)].concat(),
-        ACME
-    );
+    assert_eq!([xml_ids(&first, ID), xml_ids(&second, ID)].concat(), ACME);
     assert!(text_of(&second.body, "nextPageToken").is_none());
     // A token of one list is refused by the other.
     stack
@@ -1066,8 +1116,7 @@ async fn an_administrator_sets_statuses_from_xml_json_or_the_query_string(stack:
     assert_eq!(reply.status, 200, "{}", reply.body);
     let task = text_of(&reply.body, "taskId").expect("a task");
     assert!(
-        reply.body
-            == format!("{PROLOGUE}<response><taskId>{task}</taskId></response>")
+        reply.body == format!("{PROLOGUE}<response><taskId>{task}</taskId></response>")
             && task.parse::<u64>().is_ok_and(|id| id > 0),
         "{}",
         reply.body
@@ -1094,7 +1143,10 @@ async fn an_administrator_sets_statuses_from_xml_json_or_the_query_string(stack:
         ),
     ] {
         let answer = json_of(&post_json(stack, COURSE_STATUS, world::OWNER, &body).await);
-        assert!(answer["taskId"].as_u64().is_some_and(|id| id > 0), "{answer}");
+        assert!(
+            answer["taskId"].as_u64().is_some_and(|id| id > 0),
+            "{answer}"
+        );
         let result = row(stack, acme::LEARNER_WELCOME).await;
         assert_eq!(result["completionStatus"], "failed");
         assert_eq!(result["completionDate"], "2025-12-30T10:20:30+00:00");
@@ -1106,7 +1158,13 @@ async fn an_administrator_sets_statuses_from_xml_json_or_the_query_string(stack:
         acme::WELCOME_COURSE,
         acme::LEARNER_WELCOME
     );
-    let reply = send(stack, Method::POST, &format!("{COURSE_STATUS}{query}"), world::OWNER).await;
+    let reply = send(
+        stack,
+        Method::POST,
+        &format!("{COURSE_STATUS}{query}"),
+        world::OWNER,
+    )
+    .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     let result = row(stack, acme::LEARNER_WELCOME).await;
     assert_eq!(result["completionStatus"], "incomplete");
@@ -1130,31 +1188,30 @@ async fn an_administrator_sets_statuses_from_xml_json_or_the_query_string(stack:
     assert_eq!(result["awardedScore"], 83.33);
     assert!(result.get("completionDate").is_none(), "{result}");
     // Each change's task is complete.
-    let status = json_of(
-        &get_json(stack, &format!("/task/{task}/status/"), world::ADMIN).await,
-    );
+    let status = json_of(&get_json(stack, &format!("/task/{task}/status/"), world::ADMIN).await);
     assert_eq!(status, serde_json::json!({"status": "complete"}));
 }
 
 async fn status_changes_refuse_bad_fields_naming_them_and_change_nothing(stack: &TestStack) {
     let before = stack.snapshot().await;
     let good = |status: &str, date: &str| {
-        status_fields(
-            acme::WELCOME_COURSE,
-            &[acme::LEARNER_WELCOME],
-            status,
-            date,
-        )
+        status_fields(acme::WELCOME_COURSE, &[acme::LEARNER_WELCOME], status, date)
     };
     for (fields, needle) in [
         (String::new(), "courseId"),
-        (good("passed", "2025-12-31").replace(acme::WELCOME_COURSE, "x"), "courseId"),
+        (
+            good("passed", "2025-12-31").replace(acme::WELCOME_COURSE, "x"),
+            "courseId",
+        ),
         (
             good("passed", "2025-12-31").replace(acme::WELCOME_COURSE, acme::SECRET_COURSE),
             "enrollmentIds",
         ),
         (
-            format!("<courseId>{}</courseId><status>passed</status>", acme::WELCOME_COURSE),
+            format!(
+                "<courseId>{}</courseId><status>passed</status>",
+                acme::WELCOME_COURSE
+            ),
             "enrollmentIds",
         ),
         (
@@ -1167,12 +1224,37 @@ async fn status_changes_refuse_bad_fields_naming_them_and_change_nothing(stack: 
         (good("passed", ""), "date"),
         (good("passed", "31.12.2025"), "date"),
         (good("incomplete", "not a date"), "date"),
-        (format!("{}<awardedScore>abc</awardedScore>", good("passed", "2025-12-31")), "awardedScore"),
-        (format!("{}<awardedScore>1e2</awardedScore>", good("passed", "2025-12-31")), "awardedScore"),
-        (format!("{}<awardedScore>100.5</awardedScore>", good("passed", "2025-12-31")), "awardedScore"),
-        (format!("{}<awardedScore>-1</awardedScore>", good("automatic", "")), "awardedScore"),
         (
-            format!("{}<reason>{}</reason>", good("passed", "2025-12-31"), "r".repeat(1001)),
+            format!(
+                "{}<awardedScore>abc</awardedScore>",
+                good("passed", "2025-12-31")
+            ),
+            "awardedScore",
+        ),
+        (
+            format!(
+                "{}<awardedScore>1e2</awardedScore>",
+                good("passed", "2025-12-31")
+            ),
+            "awardedScore",
+        ),
+        (
+            format!(
+                "{}<awardedScore>100.5</awardedScore>",
+                good("passed", "2025-12-31")
+            ),
+            "awardedScore",
+        ),
+        (
+            format!("{}<awardedScore>-1</awardedScore>", good("automatic", "")),
+            "awardedScore",
+        ),
+        (
+            format!(
+                "{}<reason>{}</reason>",
+                good("passed", "2025-12-31"),
+                "r".repeat(1001)
+            ),
             "reason",
         ),
         (
@@ -1194,18 +1276,32 @@ async fn status_changes_refuse_bad_fields_naming_them_and_change_nothing(stack: 
         .await
         .assert_error(400, "\"status\"");
     for query in [
-        format!("?courseId={}&status=passed&date=2025-12-31&user=1", acme::WELCOME_COURSE),
+        format!(
+            "?courseId={}&status=passed&date=2025-12-31&user=1",
+            acme::WELCOME_COURSE
+        ),
         format!("?courseId={0}&courseId={0}", acme::WELCOME_COURSE),
     ] {
-        send(stack, Method::POST, &format!("{COURSE_STATUS}{query}"), world::OWNER)
-            .await
-            .assert_error(400, "query parameter");
+        send(
+            stack,
+            Method::POST,
+            &format!("{COURSE_STATUS}{query}"),
+            world::OWNER,
+        )
+        .await
+        .assert_error(400, "query parameter");
     }
     let malformed = stack
         .post_xml(COURSE_STATUS, world::OWNER, "<request><courseId>")
         .await;
     assert_eq!(malformed.status, 400, "{}", malformed.body);
-    let json = post_json(stack, COURSE_STATUS, world::OWNER, r#"{"awardedScore":true}"#).await;
+    let json = post_json(
+        stack,
+        COURSE_STATUS,
+        world::OWNER,
+        r#"{"awardedScore":true}"#,
+    )
+    .await;
     assert_eq!(json.status, 400, "{}", json.body);
     assert_eq!(stack.snapshot().await, before, "refusals change nothing");
 }
@@ -1215,13 +1311,21 @@ async fn a_reset_starts_named_results_over(stack: &TestStack) {
     let set = set_status(
         stack,
         world::OWNER,
-        &status_fields(acme::SECRET_COURSE, &[acme::LEARNER_SECRET], "failed", "2025-03-01"),
+        &status_fields(
+            acme::SECRET_COURSE,
+            &[acme::LEARNER_SECRET],
+            "failed",
+            "2025-03-01",
+        ),
     )
     .await;
     assert_eq!(set.status, 200, "{}", set.body);
     let before = stack.snapshot().await;
     for (query, needle) in [
-        (format!("enrollmentIds={}", acme::LEARNER_SECRET), "courseId"),
+        (
+            format!("enrollmentIds={}", acme::LEARNER_SECRET),
+            "courseId",
+        ),
         (format!("courseId={}", acme::SECRET_COURSE), "enrollmentIds"),
         (
             format!(
@@ -1241,13 +1345,22 @@ async fn a_reset_starts_named_results_over(stack: &TestStack) {
             "enrollmentIds",
         ),
         (
-            format!("courseId={}&enrollmentIds={}&status=x", acme::SECRET_COURSE, acme::LEARNER_SECRET),
+            format!(
+                "courseId={}&enrollmentIds={}&status=x",
+                acme::SECRET_COURSE,
+                acme::LEARNER_SECRET
+            ),
             "status",
         ),
     ] {
-        send(stack, Method::DELETE, &format!("{MODULE_STATISTICS}?{query}"), world::OWNER)
-            .await
-            .assert_error(400, needle);
+        send(
+            stack,
+            Method::DELETE,
+            &format!("{MODULE_STATISTICS}?{query}"),
+            world::OWNER,
+        )
+        .await
+        .assert_error(400, needle);
     }
     assert_eq!(stack.snapshot().await, before);
     let reply = Reply::from(
@@ -1268,7 +1381,10 @@ async fn a_reset_starts_named_results_over(stack: &TestStack) {
     )
     .await;
     let answer = json_of(&reply);
-    assert!(answer["taskId"].as_u64().is_some_and(|id| id > 0), "{answer}");
+    assert!(
+        answer["taskId"].as_u64().is_some_and(|id| id > 0),
+        "{answer}"
+    );
     let result = row(stack, acme::LEARNER_SECRET).await;
     assert_eq!(result["completionStatus"], "not_started", "{result}");
     for (key, zero) in [
@@ -1365,7 +1481,12 @@ async fn a_token_alone_reads_and_records_results(stack: &TestStack) {
     .await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     let task = text_of(&reply.body, "taskId").expect("a task");
-    assert!(get(format!("/task/{task}/status")).await.body.contains("complete"));
+    assert!(
+        get(format!("/task/{task}/status"))
+            .await
+            .body
+            .contains("complete")
+    );
     assert_eq!(
         row(stack, acme::LEARNER_SECRET).await["completionStatus"],
         "complete"

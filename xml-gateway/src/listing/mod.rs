@@ -167,12 +167,18 @@ impl Filters {
     pub(crate) fn into_lists_and_windows<const N: usize, const M: usize>(
         self,
     ) -> ([Vec<String>; N], [Window; M]) {
-        let mut lists = self.lists.into_iter();
-        let mut windows = self.windows.into_iter();
+        let (mut lists, mut windows) = self.into_parts();
         (
             std::array::from_fn(|_| lists.next().unwrap_or_default()),
             std::array::from_fn(|_| windows.next().unwrap_or_default()),
         )
+    }
+
+    /// The lists and the windows, each in the listing's order, to be taken one by one.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (std::vec::IntoIter<Vec<String>>, std::vec::IntoIter<Window>) {
+        (self.lists.into_iter(), self.windows.into_iter())
     }
 
     /// How many values are given in all (for the request's span).

@@ -51,26 +51,26 @@ struct Selection {
 }
 
 impl Selection {
-    /// The selection and the lists after the common ones (the module list's own filters).
-    fn of<const N: usize>(filters: Filters) -> Result<(Self, [Vec<String>; N]), GatewayError> {
-        let (lists, [access, due, completion]) = filters.into_lists_and_windows::<N, 3>();
-        let mut lists = lists.into_iter();
-        let mut next = || lists.next().unwrap_or_default();
+    /// The selection, and the lists after the common ones (the module list's own filters).
+    fn of(filters: Filters) -> Result<(Self, std::vec::IntoIter<Vec<String>>), GatewayError> {
+        let (mut lists, mut windows) = filters.into_parts();
+        let mut list = || lists.next().unwrap_or_default();
+        let mut window = || date_window(windows.next().unwrap_or_default());
         let selection = Self {
-            user_ids: next(),
-            course_ids: next(),
-            department_ids: next(),
-            enrollment_ids: next(),
-            completion_statuses: next(),
-            user_statuses: next()
+            user_ids: list(),
+            course_ids: list(),
+            department_ids: list(),
+            enrollment_ids: list(),
+            completion_statuses: list(),
+            user_statuses: list()
                 .iter()
                 .map(|status| user_status(status))
                 .collect::<Result<_, _>>()?,
-            access_date: date_window(access),
-            due_date: date_window(due),
-            completion_date: date_window(completion),
+            access_date: window(),
+            due_date: window(),
+            completion_date: window(),
         };
-        Ok((selection, std::array::from_fn(|_| next())))
+        Ok((selection, lists))
     }
 }
 
@@ -90,7 +90,7 @@ fn user_status(text: &str) -> Result<i32, GatewayError> {
 
 /// A window with a bound, for the core to read; none when neither bound is given.
 fn date_window(window: Window) -> Option<DateWindow> {
-    (!window.is_open()).then(|| DateWindow {
+    (!window.is_open()).then_some(DateWindow {
         start_date: window.start,
         end_date: window.end,
     })
@@ -140,7 +140,7 @@ impl Paged for CourseResults {
         filters: Filters,
         page: PageRequest,
     ) -> Result<ListLearnerResultsRequest, GatewayError> {
-        let (selection, []) = Selection::of::<6>(filters)?;
+        let (selection, _) = Selection::of(filters)?;
         Ok(ListLearnerResultsRequest {
             page: Some(page),
             user_ids: selection.user_ids,
@@ -224,7 +224,11 @@ impl Paged for ModuleResults {
         filters: Filters,
         page: PageRequest,
     ) -> Result<ListLearnerModuleResultsRequest, GatewayError> {
-        let (selection, [module_ids, course_item_ids]) = Selection::of::<8>(filters)?;
+        let (selection, mut own) = Selection::of(filters)?;
+        let (module_ids, course_item_ids) = (
+            own.next().unwrap_or_default(),
+            own.next().unwrap_or_default(),
+        );
         Ok(ListLearnerModuleResultsRequest {
             page: Some(page),
             user_ids: selection.user_ids,
@@ -531,7 +535,7 @@ mod tests {
 
     #[test]
     fn a_user_status_other_than_the_three_is_refused_naming_the_parameter() {
-        for status in ["2", "0", "-1", "+1", "active", "1.0", "99999999999"] {
+        for status in ["2", "0", "-1", "%2B1", "active", "1.0", "99999999999"] {
             let (filters, page) = query::<CourseResults>(&format!("userStatuses={status}"));
             match CourseResults::list_request(filters, page) {
                 Err(GatewayError::BadRequest(message)) => {

@@ -23,10 +23,9 @@ impl Score {
         Self(rounded)
     }
 
+    /// The score as an integer when it is one (the bound makes the cast exact).
     fn whole(self) -> Option<i64> {
-        // The bound is checked, so the cast is exact.
-        #[allow(clippy::cast_possible_truncation)]
-        (self.0.fract() == 0.0 && self.0.abs() < EXACT_INTEGERS).then(|| self.0 as i64)
+        (self.0.fract() == 0.0 && self.0.abs() < EXACT_INTEGERS).then_some(self.0 as i64)
     }
 
     /// The shortest decimal: an integer without a point, otherwise Rust's shortest round-trip
