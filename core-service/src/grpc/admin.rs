@@ -541,6 +541,55 @@ impl AdminService for AdminApi {
             users: rows.into_iter().map(convert::user_profile).collect(),
         }))
     }
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListLearnerResults")]
+    async fn list_learner_results(
+        &self,
+        _request: Request<pb::ListLearnerResultsRequest>,
+    ) -> Result<Response<pb::ListLearnerResultsResponse>, Status> {
+        Err(Status::unimplemented("learner results are not served yet"))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListLearnerModuleResults")]
+    async fn list_learner_module_results(
+        &self,
+        _request: Request<pb::ListLearnerModuleResultsRequest>,
+    ) -> Result<Response<pb::ListLearnerModuleResultsResponse>, Status> {
+        Err(Status::unimplemented("learner results are not served yet"))
+    }
+
+    type GetContentItemFinalStatusesStream = ListStream<pb::GetContentItemFinalStatusesResponse>;
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetContentItemFinalStatuses")]
+    async fn get_content_item_final_statuses(
+        &self,
+        _request: Request<pb::GetContentItemFinalStatusesRequest>,
+    ) -> Result<Response<Self::GetContentItemFinalStatusesStream>, Status> {
+        Err(Status::unimplemented("learner results are not served yet"))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateCourseStatus")]
+    async fn update_course_status(
+        &self,
+        _request: Request<pb::UpdateCourseStatusRequest>,
+    ) -> Result<Response<pb::UpdateCourseStatusResponse>, Status> {
+        Err(Status::unimplemented("learner results are not served yet"))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ResetModuleStatistics")]
+    async fn reset_module_statistics(
+        &self,
+        _request: Request<pb::ResetModuleStatisticsRequest>,
+    ) -> Result<Response<pb::ResetModuleStatisticsResponse>, Status> {
+        Err(Status::unimplemented("learner results are not served yet"))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetTaskStatus")]
+    async fn get_task_status(
+        &self,
+        _request: Request<pb::GetTaskStatusRequest>,
+    ) -> Result<Response<pb::GetTaskStatusResponse>, Status> {
+        Err(Status::unimplemented("learner results are not served yet"))
+    }
 }
 
 /// A whole list's chunks as the RPC's messages, each read inside the RPC's span and counted;

@@ -218,6 +218,13 @@ impl DirectoryService for DirectoryApi {
         api_clients::revoke_api_client(&self.state.db, &caller, client).await?;
         Ok(Response::new(pb::RevokeApiClientResponse {}))
     }
+    #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/RecordResults")]
+    async fn record_results(
+        &self,
+        _request: Request<pb::RecordResultsRequest>,
+    ) -> Result<Response<pb::RecordResultsResponse>, Status> {
+        Err(Status::unimplemented("learner results are not served yet"))
+    }
 }
 
 /// The authenticated caller of a directory method, refused (PERMISSION_DENIED naming the
