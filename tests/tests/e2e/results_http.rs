@@ -917,7 +917,7 @@ async fn scoped_callers_see_and_change_only_learners_in_their_subtrees(stack: &T
             ),
         )
         .await
-        .assert_error(403, "permission");
+        .assert_error(403, "outside");
         send(
             stack,
             Method::DELETE,
@@ -929,7 +929,7 @@ async fn scoped_callers_see_and_change_only_learners_in_their_subtrees(stack: &T
             login,
         )
         .await
-        .assert_error(403, "permission");
+        .assert_error(403, "outside");
     }
     assert_eq!(stack.snapshot().await, before);
     // In scope, the change lands.
@@ -1039,7 +1039,7 @@ async fn another_accounts_results_are_never_read_or_changed(stack: &TestStack) {
     stack
         .get(&format!("/task/{task}/status"), world::OWNER)
         .await
-        .assert_error(404, "not found");
+        .assert_error(404, "task");
 }
 
 async fn pages_walk_every_result_once_and_tokens_stay_in_their_list(stack: &TestStack) {
@@ -1430,7 +1430,7 @@ async fn tasks_are_read_by_their_starter_and_administrators_only(stack: &TestSta
     stack
         .get(&path, world::COORDINATOR)
         .await
-        .assert_error(403, "permission");
+        .assert_error(403, "only the tasks you started");
     for id in [
         "0",
         "-1",
@@ -1445,7 +1445,7 @@ async fn tasks_are_read_by_their_starter_and_administrators_only(stack: &TestSta
         stack
             .get(&format!("/task/{id}/status"), world::OWNER)
             .await
-            .assert_error(404, "not found");
+            .assert_error(404, "task");
     }
     stack
         .get(&format!("{path}?x=1"), world::OWNER)
