@@ -76,6 +76,13 @@ pub enum Operation {
     DeleteUser,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
+    /// The learner results lists and a content item's final statuses.
+    ReadResults,
+    /// Recording results: an administrator's status, a reset, the tracked results.
+    WriteResults,
+    /// Reading a recording's task: every task of the account ([`Grant::Everything`]) or the
+    /// caller's own ([`Grant::Own`]).
+    ReadResultTasks,
 }
 
 impl Operation {
@@ -101,7 +108,9 @@ impl Operation {
             Operation::CreateUser => Permission::UserCreate,
             Operation::UpdateUser => Permission::UserUpdate,
             Operation::DeleteUser => Permission::UserDelete,
-            Operation::ManageDirectory => return None,
+            Operation::ReadResults => Permission::ResultsRead,
+            Operation::WriteResults => Permission::ResultsWrite,
+            Operation::ManageDirectory | Operation::ReadResultTasks => return None,
         })
     }
 
@@ -124,7 +133,10 @@ impl Operation {
             | Operation::PageUsers
             | Operation::CreateUser
             | Operation::UpdateUser
-            | Operation::DeleteUser => Grant::InScope,
+            | Operation::DeleteUser
+            | Operation::ReadResults
+            | Operation::WriteResults => Grant::InScope,
+            Operation::ReadResultTasks => Grant::Own,
             Operation::UpdateGroup
             | Operation::GetGroup
             | Operation::ListGroups
@@ -160,6 +172,9 @@ impl Operation {
             Operation::UpdateUser => "You do not have permission to change users.",
             Operation::DeleteUser => "You do not have permission to delete users.",
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
+            Operation::ReadResults => "You do not have permission to read learner results.",
+            Operation::WriteResults => "You do not have permission to record learner results.",
+            Operation::ReadResultTasks => "You do not have permission to read tasks.",
         }
     }
 }
@@ -175,6 +190,8 @@ pub enum Grant {
     CountOnly,
     /// Content items of projects the caller authors (Author).
     AuthoredProjects,
+    /// What the caller itself made (a recording's task).
+    Own,
 }
 
 impl Caller {
@@ -220,6 +237,16 @@ impl Caller {
             (Role::Author, Op::PageUsers) => Some(Grant::Everything),
             (Role::Author, Op::GetGroup) => Some(Grant::CountOnly),
             (Role::Author, Op::GetContentItem) => Some(Grant::AuthoredProjects),
+            (Role::DepartmentAdministrator, Op::ReadResults | Op::WriteResults) => {
+                Some(Grant::InScope)
+            }
+            (Role::DepartmentAdministrator, Op::ReadResultTasks) => Some(Grant::Own),
+            // A custom role's tasks are those it recorded, which took `results.write`.
+            (Role::Custom, Op::ReadResultTasks) => {
+                (self.permissions.contains(&Permission::ResultsWrite)
+                    || self.permissions.contains(&Permission::ResultsRead))
+                .then_some(Grant::Own)
+            }
             (Role::Custom, op) => op
                 .permission()
                 .filter(|p| self.permissions.contains(p))

@@ -509,6 +509,9 @@ pub fn write_world(
                 content_item_id: ids
                     .content_item((user * 7 + k) % (PROJECTS * ITEMS_PER_PROJECT))
                     .to_string(),
+                access_date: None,
+                due_date: None,
+                lock_after_due_date: false,
             })
         }),
     )?;

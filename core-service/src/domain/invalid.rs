@@ -105,6 +105,14 @@ pub enum Reason {
         name: String,
         problem: String,
     },
+    /// Not a score: a number from 0 to 100.
+    NotAScore,
+    /// Not a bound of a date window.
+    NotAWindowBound {
+        raw: String,
+    },
+    /// A window whose start is later than its end.
+    WindowReversed,
 }
 
 impl Invalid {
@@ -194,6 +202,15 @@ impl fmt::Display for Invalid {
             Reason::TooManyEntries { max } => write!(f, "{field} must hold at most {max} entries"),
             Reason::ProfileField { name, problem } => {
                 write!(f, "{field}: field '{}' {problem}", clip(name))
+            }
+            Reason::NotAScore => write!(f, "{field} must be a number from 0 to 100"),
+            Reason::NotAWindowBound { raw } => write!(
+                f,
+                "{field} '{}' must be a date (YYYY-MM-DD) or a date and time with an offset, e.g. 2025-02-01T12:30:00+00:00",
+                clip(raw)
+            ),
+            Reason::WindowReversed => {
+                write!(f, "{field}: startDate must not be later than endDate")
             }
             Reason::NotAnEnrollmentDate { raw } => write!(
                 f,

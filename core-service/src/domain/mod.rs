@@ -16,6 +16,7 @@
 //! - [`content`]: [`content::AddedDate`] and [`content::ViewUrl`] of content items.
 //! - [`page`]: [`page::Page`], where a keyset page starts, and the opaque page tokens.
 //! - [`roles`]: built-in roles and custom-role permissions.
+//! - [`results`]: completion statuses, scores, result dates and windows, a tracked result.
 
 pub mod account_url;
 pub mod client_secret;
@@ -26,6 +27,7 @@ pub mod login;
 pub mod names;
 pub mod page;
 pub mod profile_fields;
+pub mod results;
 pub mod roles;
 pub mod text;
 

@@ -30,6 +30,8 @@ pub enum Listing {
     Enrollments,
     ContentItems,
     Groups,
+    LearnerResults,
+    LearnerModuleResults,
 }
 
 impl Listing {
@@ -40,6 +42,8 @@ impl Listing {
             Listing::Enrollments => "enrollments",
             Listing::ContentItems => "content",
             Listing::Groups => "groups",
+            Listing::LearnerResults => "learner_results",
+            Listing::LearnerModuleResults => "learner_module_results",
         }
     }
 }

@@ -88,10 +88,12 @@ pub enum Permission {
     UserCreate,
     UserUpdate,
     UserDelete,
+    ResultsRead,
+    ResultsWrite,
 }
 
 impl Permission {
-    pub const ALL: [Permission; 19] = [
+    pub const ALL: [Permission; 21] = [
         Permission::DepartmentCreate,
         Permission::DepartmentUpdate,
         Permission::DepartmentRead,
@@ -111,6 +113,8 @@ impl Permission {
         Permission::UserCreate,
         Permission::UserUpdate,
         Permission::UserDelete,
+        Permission::ResultsRead,
+        Permission::ResultsWrite,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -134,6 +138,8 @@ impl Permission {
             Permission::UserCreate => "user.create",
             Permission::UserUpdate => "user.update",
             Permission::UserDelete => "user.delete",
+            Permission::ResultsRead => "results.read",
+            Permission::ResultsWrite => "results.write",
         }
     }
 

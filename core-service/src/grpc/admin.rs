@@ -6,7 +6,7 @@ use futures::{Stream, StreamExt as _};
 use lms_proto::v1::{self as pb, admin_service_server::AdminService};
 use tonic::{Request, Response, Status};
 
-use super::{SharedState, convert, request::caller};
+use super::{SharedState, convert, request::caller, results as results_convert};
 use crate::domain::login::PlainPassword;
 use crate::{
     domain::{
@@ -20,7 +20,7 @@ use crate::{
         departments, enrollments,
         groups::{self, Membership},
         points::{self, Direction},
-        users,
+        results, users,
     },
 };
 
@@ -544,17 +544,37 @@ impl AdminService for AdminApi {
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListLearnerResults")]
     async fn list_learner_results(
         &self,
-        _request: Request<pb::ListLearnerResultsRequest>,
+        request: Request<pb::ListLearnerResultsRequest>,
     ) -> Result<Response<pb::ListLearnerResultsResponse>, Status> {
-        Err(Status::unimplemented("learner results are not served yet"))
+        let caller = caller(&self.state, &request).await?;
+        let (filter, page) = results_convert::results_query(request.get_ref());
+        let list = results::list_results(&self.state.db, &caller, filter, page).await?;
+        Ok(Response::new(pb::ListLearnerResultsResponse {
+            results: list
+                .items
+                .into_iter()
+                .map(results_convert::learner_result)
+                .collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListLearnerModuleResults")]
     async fn list_learner_module_results(
         &self,
-        _request: Request<pb::ListLearnerModuleResultsRequest>,
+        request: Request<pb::ListLearnerModuleResultsRequest>,
     ) -> Result<Response<pb::ListLearnerModuleResultsResponse>, Status> {
-        Err(Status::unimplemented("learner results are not served yet"))
+        let caller = caller(&self.state, &request).await?;
+        let (filter, page) = results_convert::module_results_query(request.get_ref());
+        let list = results::list_results(&self.state.db, &caller, filter, page).await?;
+        Ok(Response::new(pb::ListLearnerModuleResultsResponse {
+            results: list
+                .items
+                .into_iter()
+                .map(results_convert::learner_module_result)
+                .collect(),
+            next_page_token: list.next_page_token.unwrap_or_default(),
+        }))
     }
 
     type GetContentItemFinalStatusesStream = ListStream<pb::GetContentItemFinalStatusesResponse>;
@@ -562,33 +582,52 @@ impl AdminService for AdminApi {
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetContentItemFinalStatuses")]
     async fn get_content_item_final_statuses(
         &self,
-        _request: Request<pb::GetContentItemFinalStatusesRequest>,
+        request: Request<pb::GetContentItemFinalStatusesRequest>,
     ) -> Result<Response<Self::GetContentItemFinalStatusesStream>, Status> {
-        Err(Status::unimplemented("learner results are not served yet"))
+        let caller = caller(&self.state, &request).await?;
+        let item = ResourceRef::parse(request.into_inner().content_item_id);
+        let chunks = results::stream_final_statuses(&self.state.db, &caller, &item).await?;
+        Ok(streamed("final_statuses", chunks, |rows| {
+            pb::GetContentItemFinalStatusesResponse {
+                statuses: rows
+                    .into_iter()
+                    .map(results_convert::final_status)
+                    .collect(),
+            }
+        }))
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/UpdateCourseStatus")]
     async fn update_course_status(
         &self,
-        _request: Request<pb::UpdateCourseStatusRequest>,
+        request: Request<pb::UpdateCourseStatusRequest>,
     ) -> Result<Response<pb::UpdateCourseStatusResponse>, Status> {
-        Err(Status::unimplemented("learner results are not served yet"))
+        let caller = caller(&self.state, &request).await?;
+        let update = results_convert::course_status_update(request.get_ref());
+        let task_id = results::update_course_status(&self.state.db, &caller, update).await?;
+        Ok(Response::new(pb::UpdateCourseStatusResponse { task_id }))
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ResetModuleStatistics")]
     async fn reset_module_statistics(
         &self,
-        _request: Request<pb::ResetModuleStatisticsRequest>,
+        request: Request<pb::ResetModuleStatisticsRequest>,
     ) -> Result<Response<pb::ResetModuleStatisticsResponse>, Status> {
-        Err(Status::unimplemented("learner results are not served yet"))
+        let caller = caller(&self.state, &request).await?;
+        let reset = results_convert::module_reset(request.get_ref());
+        let task_id = results::reset_module_statistics(&self.state.db, &caller, reset).await?;
+        Ok(Response::new(pb::ResetModuleStatisticsResponse { task_id }))
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/GetTaskStatus")]
     async fn get_task_status(
         &self,
-        _request: Request<pb::GetTaskStatusRequest>,
+        request: Request<pb::GetTaskStatusRequest>,
     ) -> Result<Response<pb::GetTaskStatusResponse>, Status> {
-        Err(Status::unimplemented("learner results are not served yet"))
+        let caller = caller(&self.state, &request).await?;
+        let status =
+            results::task_status(&self.state.db, &caller, request.get_ref().task_id).await?;
+        Ok(Response::new(pb::GetTaskStatusResponse { status }))
     }
 }
 

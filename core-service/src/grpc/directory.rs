@@ -5,6 +5,8 @@
 //! The service is the account owners' and administrators' ([`Operation::ManageDirectory`],
 //! checked once per call by [`directory_caller`]); each method then calls the same service
 //! function as the HTTP interface's operation, whose grant for them is everything.
+//! `RecordResults` is the exception: the tracking write of players and LRSs is allowed by
+//! the results permissions (results.md section 7), which its service function checks.
 
 use lms_proto::v1::{self as pb, directory_service_server::DirectoryService};
 use tonic::{Request, Response, Status};
@@ -18,7 +20,7 @@ use crate::{
         api_clients, content, enrollments,
         groups::{self, Membership},
         points::{self, Direction},
-        users,
+        results, users,
     },
 };
 
@@ -221,9 +223,14 @@ impl DirectoryService for DirectoryApi {
     #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/RecordResults")]
     async fn record_results(
         &self,
-        _request: Request<pb::RecordResultsRequest>,
+        request: Request<pb::RecordResultsRequest>,
     ) -> Result<Response<pb::RecordResultsResponse>, Status> {
-        Err(Status::unimplemented("learner results are not served yet"))
+        // Allowed by the results permissions, not the directory's: a player is a custom role
+        // with `results.write`.
+        let caller = caller(&self.state, &request).await?;
+        let records = super::results::records(request.get_ref());
+        let changed = results::record_results(&self.state.db, &caller, records).await?;
+        Ok(Response::new(pb::RecordResultsResponse { changed }))
     }
 }
 

@@ -4,12 +4,14 @@
 //! - [`admin`]: `lms.v1.AdminService`, the operations of the XML interface.
 //! - [`directory`]: `lms.v1.DirectoryService`, the writes of internal services.
 //! - `convert`: `lms.v1` requests into the services' parsed inputs (`TryFrom`).
+//! - `results`: learner results messages into the results services' inputs, and back.
 //! - [`request`]: credentials and request id from gRPC metadata.
 
 pub mod admin;
 mod convert;
 pub mod directory;
 pub mod request;
+mod results;
 pub mod status;
 
 use std::sync::Arc;

@@ -47,6 +47,9 @@ pub struct AccountEntry {
     pub points: Vec<PointsEntry>,
     #[serde(default)]
     pub api_clients: Vec<ApiClientEntry>,
+    /// Tracked results of the account's enrollments (results.md section 8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<ResultEntry>,
 }
 
 /// The account's root department: it has no parent, and none can be given.
@@ -173,6 +176,37 @@ pub struct EnrollmentEntry {
     pub id: String,
     pub learner_id: String,
     pub content_item_id: String,
+    /// RFC 3339; omitted: the time of the import.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_date: Option<String>,
+    /// RFC 3339; omitted: no due date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due_date: Option<String>,
+    /// Whether the item locks after `dueDate` (which it then needs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lock_after_due_date: bool,
+}
+
+/// The tracked result of an enrollment the same document gives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResultEntry {
+    pub enrollment_id: String,
+    pub completion_status: String,
+    #[serde(default)]
+    pub progress: i64,
+    #[serde(default)]
+    pub awarded_score: f64,
+    #[serde(default)]
+    pub passing_score: f64,
+    #[serde(default)]
+    pub time_spent: i64,
+    #[serde(default)]
+    pub views_count: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_date: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_view_date: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

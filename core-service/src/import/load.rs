@@ -64,6 +64,8 @@ pub struct ImportSummary {
     /// Users given points.
     pub points: usize,
     pub api_clients: usize,
+    /// Enrollments given a tracked result.
+    pub results: usize,
 }
 
 impl ImportSummary {
@@ -79,6 +81,7 @@ impl ImportSummary {
             enrollments: account.enrollments.len(),
             points: account.points.len(),
             api_clients: account.api_clients.len(),
+            results: account.results.len(),
         }
     }
 
@@ -93,6 +96,7 @@ impl ImportSummary {
         self.enrollments += other.enrollments;
         self.points += other.points;
         self.api_clients += other.api_clients;
+        self.results += other.results;
     }
 }
 
@@ -110,6 +114,7 @@ impl fmt::Display for ImportSummary {
             (self.enrollments, "enrollment", "enrollments"),
             (self.points, "points entry", "points entries"),
             (self.api_clients, "API client", "API clients"),
+            (self.results, "result", "results"),
         ];
         for (index, (count, one, many)) in counts.into_iter().enumerate() {
             let separator = if index == 0 { "" } else { ", " };
@@ -324,6 +329,11 @@ async fn write(
     // The ids' places only name entries in refusals, and for a million rows they weigh
     // as much as the rows: freed before the writes.
     plan.ids = Default::default();
+    for account in &mut plan.accounts {
+        account
+            .results
+            .sort_unstable_by_key(|result| result.enrollment_id);
+    }
     let plan = &*plan;
     let now = chrono::Utc::now();
     let total = plan.row_count() as u64;
@@ -375,6 +385,8 @@ async fn write(
         w,
     )
     .await?;
+    txn.write_rows(&tables::RESULTS, tables::results(plan), w)
+        .await?;
     write_long(txn, r, &tables::POINTS, tables::user_points(plan), w).await?;
     txn.write_rows(&tables::API_CLIENTS, tables::api_clients(plan, now), w)
         .await?;
@@ -591,11 +603,12 @@ mod tests {
             enrollments: 3,
             points: 1,
             api_clients: 2,
+            results: 1,
         };
         assert_eq!(
             summary.to_string(),
             "1 account, 4 departments, 0 custom roles, 1 user, 2 groups, 1 project, \
-             2 content items, 3 enrollments, 1 points entry, 2 API clients"
+             2 content items, 3 enrollments, 1 points entry, 2 API clients, 1 result"
         );
     }
 }

@@ -6,7 +6,7 @@
 //! position as when it is read whole, before any rule is checked. It also notes which
 //! lists each account gives, in which order. The second pass checks the entries in the
 //! validator's order (departments, custom roles, users, groups, projects, content
-//! items, enrollments, points, API clients): a list that arrives in that order is checked entry by
+//! items, enrollments, points, API clients, results): a list that arrives in that order is checked entry by
 //! entry as it is read; one that arrives early is held until its turn. Documents written
 //! in the contract's order (as the export and the world generator write them) are thus
 //! checked in one streaming walk, and every document gets the same first refusal as
@@ -32,7 +32,7 @@ use super::{
     ImportError,
     document::{
         ApiClientEntry, ContentItemEntry, CustomRoleEntry, DepartmentEntry, EnrollmentEntry,
-        GroupEntry, PointsEntry, ProjectEntry, RootDepartmentEntry, UserEntry,
+        GroupEntry, PointsEntry, ProjectEntry, ResultEntry, RootDepartmentEntry, UserEntry,
     },
     error::Cause,
     progress::Counted,
@@ -54,6 +54,7 @@ enum Key {
     Enrollments,
     Points,
     ApiClients,
+    Results,
 }
 
 const ACCOUNT_FIELDS: &[&str] = &[
@@ -69,6 +70,7 @@ const ACCOUNT_FIELDS: &[&str] = &[
     "enrollments",
     "points",
     "apiClients",
+    "results",
 ];
 
 impl Key {
@@ -86,6 +88,7 @@ impl Key {
             "enrollments" => Key::Enrollments,
             "points" => Key::Points,
             "apiClients" => Key::ApiClients,
+            "results" => Key::Results,
             _ => return None,
         })
     }
@@ -178,7 +181,7 @@ impl Shape {
             Key::CustomRoles | Key::Groups | Key::Projects | Key::ApiClients => {
                 self.other_entries += entries
             }
-            Key::Id | Key::Url | Key::RootDepartment => {}
+            Key::Id | Key::Url | Key::RootDepartment | Key::Results => {}
         }
     }
 }
@@ -352,6 +355,7 @@ struct Held {
     enrollments: Option<Vec<EnrollmentEntry>>,
     points: Option<Vec<PointsEntry>>,
     api_clients: Option<Vec<ApiClientEntry>>,
+    results: Option<Vec<ResultEntry>>,
 }
 
 impl AccountWalk {
@@ -420,6 +424,14 @@ impl AccountWalk {
                     };
                     for (i, item) in items.iter().enumerate() {
                         check.points(i, item)?;
+                    }
+                }
+                Key::Results => {
+                    let Some(items) = self.held.results.take() else {
+                        return Ok(());
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        check.result(i, item)?;
                     }
                 }
                 _ => {}
@@ -549,6 +561,7 @@ fn read_and_drop<'de, A: MapAccess<'de>>(map: &mut A, key: Key) -> Result<usize,
         Key::Enrollments => return count::<EnrollmentEntry, A>(map),
         Key::Points => return count::<PointsEntry, A>(map),
         Key::ApiClients => return count::<ApiClientEntry, A>(map),
+        Key::Results => return count::<ResultEntry, A>(map),
     }
     Ok(0)
 }
@@ -615,6 +628,27 @@ fn receive<'de, A: MapAccess<'de>>(
                 walk.next += 1;
             } else {
                 walk.held.points = Some(map.next_value()?);
+            }
+        }
+        Key::Results => {
+            if in_turn {
+                let Some(check) = walk.check.as_mut() else {
+                    return Ok(Ok(()));
+                };
+                let mut refusal = None;
+                let result =
+                    map.next_value_seed(Each::<ResultEntry, _>::new(|i, item: ResultEntry| {
+                        check.result(i, &item).map_err(|err| {
+                            refusal = Some(err);
+                        })
+                    }));
+                if let Some(err) = refusal {
+                    return Ok(Err(err));
+                }
+                result?;
+                walk.next += 1;
+            } else {
+                walk.held.results = Some(map.next_value()?);
             }
         }
     }

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use super::{ImportError, ImportSummary};
 use crate::{
     db::rows::Table,
+    domain::results::TrackedResult,
     import::validate::{AccountPlan, Password, Plan},
     service::audit::{self, Actor, AuditAction, Change},
 };
@@ -361,7 +362,7 @@ pub(super) fn content_items(plan: &Plan) -> impl Iterator<Item = [Value; 9]> + '
     )
 }
 
-pub(super) const ENROLLMENTS: Table<5> = Table {
+pub(super) const ENROLLMENTS: Table<8> = Table {
     name: "enrollments",
     columns: [
         "id",
@@ -369,14 +370,27 @@ pub(super) const ENROLLMENTS: Table<5> = Table {
         "learner_id",
         "content_item_id",
         "created_at",
+        "access_at",
+        "due_at",
+        "lock_after_due",
     ],
-    pg_types: ["uuid", "uuid", "uuid", "uuid", "timestamptz"],
+    pg_types: [
+        "uuid",
+        "uuid",
+        "uuid",
+        "uuid",
+        "timestamptz",
+        "timestamptz",
+        "timestamptz",
+        "bool",
+    ],
 };
 
+/// An enrollment without an access date is open from the import on.
 pub(super) fn enrollments(
     plan: &Plan,
     now: DateTime<Utc>,
-) -> impl Iterator<Item = [Value; 5]> + '_ {
+) -> impl Iterator<Item = [Value; 8]> + '_ {
     per_account(
         plan,
         |account| &account.enrollments,
@@ -387,9 +401,36 @@ pub(super) fn enrollments(
                 id(row.learner_id),
                 id(row.content_item_id),
                 Value::from(now),
+                Value::from(row.access_at.unwrap_or(now)),
+                Value::from(row.due_at),
+                Value::from(row.lock_after_due),
             ]
         },
     )
+}
+
+pub(super) use crate::service::results::RESULTS;
+
+/// One result per enrollment: the tracked result its entry of `results` gives, else an
+/// untouched one. The enrollments are sorted by id once checked, and the results are sorted
+/// the same way before the write, so the two are walked side by side.
+pub(super) fn results(plan: &Plan) -> impl Iterator<Item = [Value; 15]> + '_ {
+    plan.accounts.iter().flat_map(|account| {
+        let mut given = account.results.iter().peekable();
+        account.enrollments.iter().map(move |row| {
+            let tracked = match given.peek() {
+                Some(result) if result.enrollment_id == row.id => {
+                    given.next().map(|result| result.tracked)
+                }
+                _ => None,
+            };
+            crate::service::results::tracked_values(
+                row.id,
+                account.id,
+                &tracked.unwrap_or_else(TrackedResult::untouched),
+            )
+        })
+    })
 }
 
 pub(super) const POINTS: Table<3> = Table {

@@ -43,10 +43,16 @@ pub enum AuditAction {
     /// A user's profile changed over HTTP (login, names, role, department, managed ones).
     UserUpdated,
     UserDeleted,
+    /// An administrator's status set or removed (`POST /statistics/course`).
+    ResultStatusSet,
+    /// A result started over (`DELETE /statistics/module`).
+    ResultReset,
+    /// A tracked result recorded (`RecordResults`).
+    ResultRecorded,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 25] = [
+    pub const ALL: [AuditAction; 28] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -72,6 +78,9 @@ impl AuditAction {
         AuditAction::PointsWithdrawn,
         AuditAction::UserUpdated,
         AuditAction::UserDeleted,
+        AuditAction::ResultStatusSet,
+        AuditAction::ResultReset,
+        AuditAction::ResultRecorded,
     ];
 
     /// The stored value.
@@ -102,6 +111,9 @@ impl AuditAction {
             AuditAction::PointsWithdrawn => "points.withdraw",
             AuditAction::UserUpdated => "user.update",
             AuditAction::UserDeleted => "user.delete",
+            AuditAction::ResultStatusSet => "result.set_status",
+            AuditAction::ResultReset => "result.reset",
+            AuditAction::ResultRecorded => "result.record",
         }
     }
 
@@ -140,6 +152,9 @@ impl AuditAction {
             }
             AuditAction::Imported => AuditEntity::Account,
             AuditAction::ApiClientCreated | AuditAction::ApiClientRevoked => AuditEntity::ApiClient,
+            AuditAction::ResultStatusSet
+            | AuditAction::ResultReset
+            | AuditAction::ResultRecorded => AuditEntity::Result,
         }
     }
 
@@ -169,6 +184,8 @@ pub enum AuditEntity {
     ContentItem,
     Enrollment,
     ApiClient,
+    /// A learner result, named by its enrollment's id.
+    Result,
 }
 
 impl AuditEntity {
@@ -183,6 +200,7 @@ impl AuditEntity {
             AuditEntity::ContentItem => "content_item",
             AuditEntity::Enrollment => "enrollment",
             AuditEntity::ApiClient => "api_client",
+            AuditEntity::Result => "result",
         }
     }
 }

@@ -115,6 +115,8 @@ fn too_long(listing: Listing) -> ServiceError {
         Listing::Enrollments => ("enrollments", "StreamEnrollments"),
         Listing::ContentItems => ("content items", "StreamContentItems"),
         Listing::Groups => ("groups", "StreamGroups"),
+        // Always paged: never read whole.
+        Listing::LearnerResults | Listing::LearnerModuleResults => ("results", "pages"),
     };
     ServiceError::Conflict(format!(
         "The list has more than 10,000 {rows}: read them with {stream} or by pages \

@@ -14,6 +14,8 @@
 //! - [`enrollments`]: delete; `enroll` (learners in courses); `list`.
 //! - [`content`]: create projects and content items, read one; `list`.
 //! - [`points`]: read as a stream; `change` (award, withdraw, add).
+//! - [`results`]: learner results: the lists, an administrator's status, resets, the
+//!   tracked results, tasks.
 //! - [`api_clients`]: create, list and revoke the clients of the token endpoint.
 //! - [`keyset`]: keyset paging and streaming shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
@@ -39,6 +41,7 @@ pub mod groups;
 pub mod keyset;
 pub mod lookups;
 pub mod points;
+pub mod results;
 pub mod users;
 pub mod write;
 

@@ -198,6 +198,9 @@ pub fn demo_account() -> DemoAccount {
         id: id.to_owned(),
         learner_id: learner.to_owned(),
         content_item_id: item.to_owned(),
+        access_date: None,
+        due_date: None,
+        lock_after_due_date: false,
     };
     let points = |user: &str, points: i64| PointsEntry {
         user_id: user.to_owned(),
@@ -275,6 +278,7 @@ pub fn demo_account() -> DemoAccount {
         ],
         // A published secret would be no secret: the demo's clients are made over the RPC.
         api_clients: Vec::new(),
+        results: Vec::new(),
     };
 
     DemoAccount {

@@ -86,6 +86,9 @@ mod tests {
             index,
             learner_id: Uuid::nil(),
             content_item_id: Uuid::nil(),
+            access_at: None,
+            due_at: None,
+            lock_after_due: false,
         }
     }
 

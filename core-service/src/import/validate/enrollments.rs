@@ -1,7 +1,10 @@
 //! Enrollments and points: the long lists, one row per entry.
 
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
 use super::{
-    AccountCheck, List, Place, Validator, label,
+    AccountCheck, List, Place, Validator, given, label,
     plan::{EnrollmentRow, PointsRow},
     reference, require,
 };
@@ -12,6 +15,55 @@ use crate::{
         document::{EnrollmentEntry, PointsEntry},
     },
 };
+
+/// An enrollment's optional dates, checked: RFC 3339, and a lock only with a due date.
+struct Dates {
+    access_at: Option<DateTime<Utc>>,
+    due_at: Option<DateTime<Utc>>,
+    lock_after_due: bool,
+}
+
+impl Dates {
+    /// The dates, or what is wrong with them as a sentence naming the field.
+    fn parse(entry: &EnrollmentEntry) -> Result<Dates, String> {
+        let date = |field: &str, raw: Option<&str>| {
+            given(raw)
+                .map(|raw| {
+                    DateTime::parse_from_rfc3339(raw.trim())
+                        .map(|at| at.to_utc())
+                        .map_err(|_| {
+                            format!(
+                                "{field} \"{}\" must be a date and time with an offset, e.g. 2025-02-01T12:30:00+00:00",
+                                clip(raw)
+                            )
+                        })
+                })
+                .transpose()
+        };
+        let access_at = date("accessDate", entry.access_date.as_deref())?;
+        let due_at = date("dueDate", entry.due_date.as_deref())?;
+        if entry.lock_after_due_date && due_at.is_none() {
+            return Err("lockAfterDueDate may be true only with a dueDate".to_owned());
+        }
+        Ok(Dates {
+            access_at,
+            due_at,
+            lock_after_due: entry.lock_after_due_date,
+        })
+    }
+
+    fn row(self, id: Uuid, index: u32, learner_id: Uuid, content_item_id: Uuid) -> EnrollmentRow {
+        EnrollmentRow {
+            id,
+            index,
+            learner_id,
+            content_item_id,
+            access_at: self.access_at,
+            due_at: self.due_at,
+            lock_after_due: self.lock_after_due,
+        }
+    }
+}
 
 impl AccountCheck {
     pub(crate) fn enrollment(
@@ -28,14 +80,12 @@ impl AccountCheck {
             parse_uuid(&enrollment.content_item_id),
         ) && known.users.contains(&learner_id)
             && known.content_items.contains(&content_item_id)
+            && let Ok(dates) = Dates::parse(enrollment)
             && let Some(id) = validator.enrollment_id(place, &enrollment.id)
         {
-            self.plan.enrollments.push(EnrollmentRow {
-                id,
-                index: place.index,
-                learner_id,
-                content_item_id,
-            });
+            self.plan
+                .enrollments
+                .push(dates.row(id, place.index, learner_id, content_item_id));
             return Ok(());
         }
         let entry = label(self.a, "enrollments", i, "id", &enrollment.id);
@@ -57,12 +107,11 @@ impl AccountCheck {
             &known.content_items,
             "content item",
         )?;
-        self.plan.enrollments.push(EnrollmentRow {
-            id,
-            index: place.index,
-            learner_id,
-            content_item_id,
-        });
+        let dates =
+            Dates::parse(enrollment).map_err(|problem| ImportError::invalid(&entry, problem))?;
+        self.plan
+            .enrollments
+            .push(dates.row(id, place.index, learner_id, content_item_id));
         Ok(())
     }
 

@@ -6,7 +6,7 @@
 //! account URL already taken?) is checked by the loader, inside its transaction.
 //!
 //! The checks take one entry at a time, in one fixed order (departments, custom roles,
-//! users, groups, projects, content items, enrollments, points, API clients), so a document read as
+//! users, groups, projects, content items, enrollments, points, API clients, results), so a document read as
 //! a stream is checked as it arrives and gives the same first refusal as a whole one.
 //!
 //! Layout:
@@ -16,8 +16,8 @@
 //! - `entries`: every id with the place of its entry, compact; `enrollment_ids`: the
 //!   enrollments' ids, checked from their rows instead.
 //! - `departments`, `users` (custom roles, users, passwords), `groups`, `content`
-//!   (projects, content items), `enrollments` (enrollments, points), `api_clients`: one
-//!   list each.
+//!   (projects, content items), `enrollments` (enrollments, points), `api_clients`,
+//!   `results` (the enrollments' tracked results): one list each.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -31,6 +31,7 @@ mod enrollments;
 mod entries;
 mod groups;
 mod plan;
+mod results;
 mod users;
 
 pub(crate) use self::{
@@ -174,10 +175,12 @@ impl Validator {
                 enrollments: Vec::new(),
                 points: Vec::new(),
                 api_clients: Vec::new(),
+                results: Vec::new(),
             },
             known: Known::default(),
             logins: HashMap::new(),
             points_given: HashMap::new(),
+            enrollment_index: None,
         })
     }
 
@@ -222,6 +225,9 @@ pub(crate) struct AccountCheck {
     logins: HashMap<String, u32>,
     /// Each user given points, with the index of the points entry.
     points_given: HashMap<Uuid, u32>,
+    /// The account's enrollments by id, made when its first result is checked: each with
+    /// the index of the result entry given for it (`u32::MAX`: none yet).
+    enrollment_index: Option<Vec<(Uuid, u32)>>,
 }
 
 #[derive(Default)]
@@ -296,6 +302,9 @@ impl AccountCheck {
         }
         for (i, client) in account.api_clients.iter().enumerate() {
             self.api_client(validator, i, client)?;
+        }
+        for (i, result) in account.results.iter().enumerate() {
+            self.result(i, result)?;
         }
         Ok(())
     }

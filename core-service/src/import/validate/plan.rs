@@ -7,7 +7,10 @@ use uuid::Uuid;
 
 use super::entries::{Entries, List, Place};
 use crate::{
-    domain::roles::{Permission, Role},
+    domain::{
+        results::TrackedResult,
+        roles::{Permission, Role},
+    },
     import::tree::ClosureRow,
 };
 
@@ -72,6 +75,8 @@ pub(crate) struct AccountPlan {
     pub(crate) enrollments: Vec<EnrollmentRow>,
     pub(crate) points: Vec<PointsRow>,
     pub(crate) api_clients: Vec<ApiClientRow>,
+    /// At most one per enrollment; the others are untouched.
+    pub(crate) results: Vec<ResultRow>,
 }
 
 impl AccountPlan {
@@ -95,6 +100,8 @@ impl AccountPlan {
             + self.projects.len()
             + authors
             + self.content_items.len()
+            + self.enrollments.len()
+            // Every enrollment's result.
             + self.enrollments.len()
             + self.points.len()
             + self.api_clients.len()
@@ -181,6 +188,17 @@ pub(crate) struct EnrollmentRow {
     pub(crate) index: u32,
     pub(crate) learner_id: Uuid,
     pub(crate) content_item_id: Uuid,
+    /// `None`: the time of the import.
+    pub(crate) access_at: Option<DateTime<Utc>>,
+    pub(crate) due_at: Option<DateTime<Utc>>,
+    pub(crate) lock_after_due: bool,
+}
+
+/// The tracked result an entry of `results` gives an enrollment of the account.
+#[derive(Debug)]
+pub(crate) struct ResultRow {
+    pub(crate) enrollment_id: Uuid,
+    pub(crate) tracked: TrackedResult,
 }
 
 #[derive(Debug)]

@@ -288,7 +288,10 @@ pub async fn enroll_learners(
                 "lockAfterDueDate": new.lock_after_due,
             })),
         }));
+        let new_ids: Vec<Uuid> = rows.iter().map(|row| *row.id.as_ref()).collect();
         bulk::insert_all(txn, rows).await?;
+        // Every enrollment has its result from the start (results.md section 1).
+        crate::service::results::create_untouched(txn, caller.account_id, new_ids).await?;
         Ok(enrolled.into_values().collect())
     })
     .await
