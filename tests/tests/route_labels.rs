@@ -43,6 +43,7 @@ enum Body {
 #[derive(Default)]
 struct Made {
     department: Option<String>,
+    task: Option<String>,
 }
 
 /// A successful call of `method` on `template`: its path and body. `None` for a route this
@@ -156,6 +157,35 @@ fn call(
         ("POST", "/gamification/points/withdraw") => {
             (template.to_owned(), points("withdrawGamificationPoints"))
         }
+        ("GET", "/learners/results" | "/learners/modules/results") => {
+            (template.to_owned(), Body::None)
+        }
+        ("GET", "/content/{content_item_id}/final_statuses") => (
+            format!("/content/{}/final_statuses", acme::WELCOME_COURSE),
+            Body::None,
+        ),
+        ("POST", "/statistics/course") => (
+            template.to_owned(),
+            xml(format!(
+                "<request><courseId>{}</courseId><enrollmentIds><id>{}</id></enrollmentIds>\
+                 <status>passed</status><date>2025-12-31</date></request>",
+                acme::WELCOME_COURSE,
+                acme::ENGINEER_WELCOME
+            )),
+        ),
+        ("DELETE", "/statistics/module") => (
+            format!(
+                "{template}?courseId={}&enrollmentIds[]={}",
+                acme::WELCOME_COURSE,
+                acme::ENGINEER_WELCOME
+            ),
+            Body::None,
+        ),
+        ("GET", "/task/{task_id}/status") => (
+            // The task of the one `POST /statistics/course` (registered before this route).
+            format!("/task/{}/status", made.task.as_deref().unwrap_or("1")),
+            Body::None,
+        ),
         ("POST", "/api/v3/token") => (
             template.to_owned(),
             Body::Form(
@@ -284,6 +314,9 @@ async fn every_route_is_counted_under_its_template_after_a_successful_call(stack
         );
         if (method, *template) == (&Method::POST, "/department") {
             made.department = text_of(&reply.body, "response");
+        }
+        if (method, *template) == (&Method::POST, "/statistics/course") {
+            made.task = text_of(&reply.body, "taskId");
         }
         counted.push(format!(
             r#"http_server_requests_total{{route="{template}",method="{method}",status="{}"}}"#,

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::routing::{MethodRouter, get, post};
+use axum::routing::{MethodRouter, delete, get, post};
 use tokio::net::TcpListener;
 use tower::Layer as _;
 
@@ -20,9 +20,10 @@ use crate::routes::department::Departments;
 use crate::routes::enrollment::Enrollments;
 use crate::routes::group::Groups;
 use crate::routes::points::Points;
+use crate::routes::results::{CourseResults, ModuleResults};
 use crate::routes::user::list::{Users, V1, V2};
 use crate::routes::user::{reads as user, writes as user_writes};
-use crate::routes::{content, department, enrollment, fallback, group, points, token};
+use crate::routes::{content, department, enrollment, fallback, group, points, results, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
 use crate::telemetry::{observe, observe_probe};
@@ -158,7 +159,22 @@ fn routes() -> Routes {
         .route(
             "/gamification/points/withdraw",
             post(points::withdraw_points),
-        );
+        )
+        .route("/learners/results", get(listing::page::<CourseResults>))
+        .route(
+            "/learners/modules/results",
+            get(listing::page::<ModuleResults>),
+        )
+        .route(
+            "/content/{content_item_id}/final_statuses",
+            get(results::final_statuses),
+        )
+        .route("/statistics/course", post(results::set_course_status))
+        .route(
+            "/statistics/module",
+            delete(results::reset_module_statistics),
+        )
+        .route("/task/{task_id}/status", get(results::task_status));
     let token = Table::default().route(
         "/api/v3/token",
         post(token::issue_token).fallback(fallback::method_not_allowed),

@@ -67,6 +67,31 @@ impl<T: FromXml + FromJson, S: Send + Sync> FromRequest<S> for Body<T> {
     }
 }
 
+/// Extractor: as [`Body`], but an empty body (nothing but whitespace) is `None`, whatever its
+/// `Content-Type`, for writes whose fields may come in the query string instead. A body that
+/// is there is read exactly as [`Body`] reads it.
+#[derive(Debug)]
+pub(crate) struct MaybeBody<T>(pub(crate) Option<T>);
+
+impl<T: FromXml + FromJson, S: Send + Sync> FromRequest<S> for MaybeBody<T> {
+    type Rejection = BodyRejection;
+
+    async fn from_request(request: Request, _state: &S) -> Result<Self, Self::Rejection> {
+        let headers = request.headers().clone();
+        let body = read_body(request).await?;
+        if body.trim_ascii().is_empty() {
+            return Ok(Self(None));
+        }
+        match body_format(&headers)? {
+            BodyFormat::Xml => {
+                let root = parse_off_the_runtime(body, T::ROOT).await?;
+                Ok(Self(Some(T::from_root(&root)?)))
+            }
+            BodyFormat::Json => Ok(Self(Some(parse_json(&body)?))),
+        }
+    }
+}
+
 /// The whole body, within the size limit and the body deadline, whatever its media type.
 pub(crate) async fn read_body(request: Request) -> Result<Bytes, BodyRejection> {
     let declared_too_large = check_declared_length(request.headers())?;

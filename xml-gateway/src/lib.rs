@@ -11,13 +11,15 @@
 //!   the same registrations) and [`App`] (bind, then serve until shutdown).
 //! - `server`: the HTTP/1.1 connection driver with its limits (header-read, idle and body
 //!   timeouts, connection limit, open-files limit) and hyper's own error answers in XML.
-//! - `paths`: the client prefixes (`/api/v2/`, `/index.php/api/v2/`) and trailing `/`,
-//!   removed before routing.
+//! - `paths`: the client prefixes (`/api/v2/`, `/index.php/api/v2/`, and `/api/v1/` for the
+//!   results lists) and trailing `/`, removed before routing.
 //! - `clip`: the one bound on caller input quoted back in messages.
 //! - `routes/`: one module per resource (`department`, `group`, `enrollment`, `content`,
-//!   `points`), each handler a thin translation to one RPC; `fallback` answers 404 and 405.
-//! - `listing/`: every list once: the `Listing` trait each resource's list implements, the
-//!   query and body readers, the whole list streamed from the core as it arrives, the page.
+//!   `points`, `results`), each handler a thin translation to one RPC; `fallback` answers 404
+//!   and 405.
+//! - `listing/`: every list once: the `Listing` trait each resource's list implements (with
+//!   `Streamed`, `Whole` and `Paged` for its answers), the query (filters, date windows,
+//!   paging) and body readers, the whole list streamed from the core as it arrives, the page.
 //! - `auth`: the `X-Auth-*` header extractor (401 for anything missing or unreadable).
 //! - `body`: the `Body<T>` extractor: `Content-Type` (XML, none, or JSON), size and deadline,
 //!   then `xml` or `json` reads `T`; its refusals are a `BodyRejection` that `error` converts.

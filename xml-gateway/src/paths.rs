@@ -1,5 +1,6 @@
 //! The spellings of one route that real clients send (contract section 11): under `/`,
-//! `/api/v2/` and `/index.php/api/v2/`, with or without a trailing `/`. They are reduced to the
+//! `/api/v2/` and `/index.php/api/v2/`, with or without a trailing `/`; the results lists
+//! also under `/api/v1/` (results.md section 2: a real client calls them there). They are reduced to the
 //! one path the router knows before routing, so every route, its 404 and 405, and the span
 //! named by route are the same whichever spelling arrived.
 
@@ -13,11 +14,18 @@ const PREFIXES: [&str; 2] = ["/index.php/api/v2", "/api/v2"];
 /// The token endpoint's own version; PHP front controllers put `/index.php` before it too.
 const TOKEN_PATH: &str = "/api/v3/token";
 
+/// The paths that also answer under `/api/v1`.
+const V1_PATHS: [&str; 2] = ["/learners/results", "/learners/modules/results"];
+
 /// The path the router knows for `path`: without a client prefix and without one trailing `/`.
 pub(crate) fn canonical_path(path: &str) -> &str {
     let path = path
         .strip_prefix("/index.php")
         .filter(|rest| rest.strip_suffix('/').unwrap_or(rest) == TOKEN_PATH)
+        .unwrap_or(path);
+    let path = path
+        .strip_prefix("/api/v1")
+        .filter(|rest| V1_PATHS.contains(&rest.strip_suffix('/').unwrap_or(rest)))
         .unwrap_or(path);
     let unprefixed = PREFIXES
         .iter()
@@ -86,5 +94,30 @@ mod tests {
         );
         assert_eq!(canonical_path("/group//"), "/group/");
         assert_eq!(canonical_path("/index.php/group"), "/index.php/group");
+    }
+
+    #[test]
+    fn the_results_lists_also_answer_under_api_v1_and_nothing_else_does() {
+        for (path, canonical) in [
+            ("/api/v1/learners/results", "/learners/results"),
+            ("/api/v1/learners/results/", "/learners/results"),
+            (
+                "/api/v1/learners/modules/results",
+                "/learners/modules/results",
+            ),
+            (
+                "/api/v2/learners/modules/results/",
+                "/learners/modules/results",
+            ),
+            ("/api/v1/group/g-1", "/api/v1/group/g-1"),
+            ("/api/v1/learners/results/x", "/api/v1/learners/results/x"),
+            (
+                "/index.php/api/v1/learners/results",
+                "/index.php/api/v1/learners/results",
+            ),
+            ("/api/v1", "/api/v1"),
+        ] {
+            assert_eq!(canonical_path(path), canonical, "{path}");
+        }
     }
 }

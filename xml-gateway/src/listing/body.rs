@@ -41,8 +41,8 @@ impl<L: Listing> FromXml for ListBody<L> {
     const ROOT: &'static str = "request";
 
     fn from_root(root: &Element) -> Result<Self, XmlError> {
-        let mut filters = Filters::of(L::FILTERS.len());
-        for (values, name) in filters.0.iter_mut().zip(L::FILTERS) {
+        let mut filters = Filters::of(L::FILTERS.len(), 0);
+        for (values, name) in filters.lists.iter_mut().zip(L::FILTERS) {
             *values = xml_list(root, name)?.unwrap_or_default();
         }
         Ok(Self {
@@ -56,8 +56,8 @@ impl<L: Listing> FromXml for ListBody<L> {
 
 impl<L: Listing> FromJson for ListBody<L> {
     fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
-        let mut filters = Filters::of(L::FILTERS.len());
-        for (values, name) in filters.0.iter_mut().zip(L::FILTERS) {
+        let mut filters = Filters::of(L::FILTERS.len(), 0);
+        for (values, name) in filters.lists.iter_mut().zip(L::FILTERS) {
             *values = json_list(object, name)?.unwrap_or_default();
         }
         Ok(Self {
@@ -119,23 +119,8 @@ mod tests {
 
     impl Listing for Two {
         type Item = ();
-        type Message = ();
-        type StreamRequest = ();
         const NAME: &'static str = "two";
         const FILTERS: &'static [&'static str] = &["learnerIds", "contentTypes"];
-
-        fn stream_request(_: Filters) {}
-
-        async fn open(
-            _: super::super::Admin,
-            _: tonic::Request<()>,
-        ) -> Result<tonic::Response<tonic::Streaming<()>>, tonic::Status> {
-            Err(tonic::Status::unimplemented("a test listing"))
-        }
-
-        fn rows((): ()) -> Vec<()> {
-            Vec::new()
-        }
 
         fn write_xml(_: &mut crate::xml::writer::XmlWriter, (): &(), _: super::super::Form) {}
 
@@ -157,13 +142,13 @@ mod tests {
              <contentTypes>Course, Quiz</contentTypes></request>")
         .unwrap();
         assert_eq!(
-            body.filters.0,
+            body.filters.lists,
             [vec!["a", "b", "c"], vec!["Course", "Quiz"]]
         );
         let (_, page) = body.into_page().unwrap();
         assert_eq!((page.page_size, page.page_token.as_str()), (Some(2), ""));
         assert_eq!(
-            xml("<request/>").unwrap().filters.0,
+            xml("<request/>").unwrap().filters.lists,
             [Vec::<String>::new(), vec![]]
         );
     }
@@ -183,12 +168,12 @@ mod tests {
             json(r#"{"learnerIds":[" a ","","b,c"],"contentTypes":"Course, Quiz","pageSize":3}"#)
                 .unwrap();
         assert_eq!(
-            body.filters.0,
+            body.filters.lists,
             [vec!["a", "b", "c"], vec!["Course", "Quiz"]]
         );
         assert_eq!(body.page_size.as_deref(), Some("3"));
         let nothing = json(r#"{"learnerIds":null}"#).unwrap();
-        assert_eq!(nothing.filters, Filters::of(2));
+        assert_eq!(nothing.filters, Filters::of(2, 0));
         for bad in [r#"{"learnerIds":[1]}"#, r#"{"learnerIds":{"a":1}}"#] {
             assert_eq!(
                 json(bad).unwrap_err(),

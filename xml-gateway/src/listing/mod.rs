@@ -9,10 +9,13 @@
 //!   inside an element named for the list, then `nextPageToken` while more pages follow
 //!   (`page`).
 //!
-//! A list is a [`Listing`] (its rows, their XML and JSON, its filters and its stream RPC), and
-//! a [`Paged`] one when it also has pages. The handlers (`handlers`) read the query
-//! (`query`) or the body (`body`) the same way for every list. Adding a list is a trait
-//! impl, a route naming `whole::<L>` or `page::<L>`, and the core's service function.
+//! A list is a [`Listing`] (its rows, their XML and JSON, its filters and date windows); a
+//! [`Streamed`] one when the core streams it (its stream RPC), a [`Whole`] one when that stream
+//! is asked for by the query's filters, and a [`Paged`] one when it has pages. The handlers
+//! (`handlers`) read the query (`query`) or the body (`body`) the same way for every list.
+//! Adding a list is a trait impl, a route naming `whole::<L>` or `page::<L>`, and the core's
+//! service function; a whole list named by its path (`/content/{id}/final_statuses`) calls
+//! [`stream`] with the request its handler builds.
 
 mod body;
 mod handlers;
@@ -23,9 +26,9 @@ mod stream;
 pub(crate) mod testing;
 
 pub(crate) use body::{ListBody, xml_list};
-pub(crate) use handlers::{page, page_by_post, whole, whole_by_post};
+pub(crate) use handlers::{page, page_by_post, stream, whole, whole_by_post};
 pub(crate) use page::Page;
-pub(crate) use query::whole_number;
+pub(crate) use query::{QueryFields, parse_fields, whole_number};
 
 use std::future::Future;
 
@@ -33,6 +36,7 @@ use lms_proto::v1::PageRequest;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
 use tonic::Streaming;
 
+use crate::error::GatewayError;
 use crate::replicas::CoreChannel;
 use crate::xml::writer::XmlWriter;
 
@@ -48,30 +52,19 @@ pub(crate) enum Form {
     Page,
 }
 
-/// A list of rows the caller may read whole, streamed from the core.
+/// A list of rows: how each is written, and what the query may narrow it by.
 pub(crate) trait Listing: Send + Sync + 'static {
     /// One row, as the core sends it.
     type Item: Send + 'static;
-    /// One message of the core's stream.
-    type Message: Send + 'static;
-    /// What opens the stream.
-    type StreamRequest: Clone + Send + Sync + 'static;
 
     /// The list's name in logs and spans.
     const NAME: &'static str;
     /// The names of the list's filters, in the order [`Filters::into_lists`] gives them.
     const FILTERS: &'static [&'static str];
-
-    fn stream_request(filters: Filters) -> Self::StreamRequest;
-
-    /// Opens the stream (one replica, no deadline: the handler bounds each wait).
-    fn open(
-        admin: Admin,
-        request: tonic::Request<Self::StreamRequest>,
-    ) -> impl Future<Output = Result<tonic::Response<Streaming<Self::Message>>, tonic::Status>> + Send;
-
-    /// The rows one message carries.
-    fn rows(message: Self::Message) -> Vec<Self::Item>;
+    /// The names of the list's date windows (`accessDate` read as `accessDate[startDate]` and
+    /// `accessDate[endDate]`), in the order
+    /// [`Filters::into_lists_and_windows`] gives them.
+    const WINDOWS: &'static [&'static str] = &[];
 
     /// The row's element, complete.
     fn write_xml(xml: &mut XmlWriter, item: &Self::Item, form: Form);
@@ -85,6 +78,28 @@ pub(crate) trait Listing: Send + Sync + 'static {
     }
 }
 
+/// A list the core streams, written as its rows arrive.
+pub(crate) trait Streamed: Listing {
+    /// One message of the core's stream.
+    type Message: Send + 'static;
+    /// What opens the stream.
+    type StreamRequest: Clone + Send + Sync + 'static;
+
+    /// Opens the stream (one replica, no deadline: the handler bounds each wait).
+    fn open(
+        admin: Admin,
+        request: tonic::Request<Self::StreamRequest>,
+    ) -> impl Future<Output = Result<tonic::Response<Streaming<Self::Message>>, tonic::Status>> + Send;
+
+    /// The rows one message carries.
+    fn rows(message: Self::Message) -> Vec<Self::Item>;
+}
+
+/// A streamed list asked for by its filters alone (in the query or in a body).
+pub(crate) trait Whole: Streamed {
+    fn stream_request(filters: Filters) -> Self::StreamRequest;
+}
+
 /// A list that is also read page by page, through a unary `List*` call.
 pub(crate) trait Paged: Listing {
     type ListRequest: Clone + Send + Sync + 'static;
@@ -93,7 +108,10 @@ pub(crate) trait Paged: Listing {
     /// The element (and JSON key) holding a page's rows: `departments`, `userProfiles`.
     const PAGE_ELEMENT: &'static str;
 
-    fn list_request(filters: Filters, page: PageRequest) -> Self::ListRequest;
+    /// The request for `page` of the rows `filters` select; a listing whose filters are more
+    /// than opaque text refuses here what it cannot send.
+    fn list_request(filters: Filters, page: PageRequest)
+    -> Result<Self::ListRequest, GatewayError>;
 
     fn list(
         admin: Admin,
@@ -105,23 +123,73 @@ pub(crate) trait Paged: Listing {
 }
 
 /// The values of a list's filters: one list of values per name of [`Listing::FILTERS`], in
-/// that order. An empty list filters nothing.
+/// that order (an empty list filters nothing), and one window per name of
+/// [`Listing::WINDOWS`].
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub(crate) struct Filters(Vec<Vec<String>>);
+pub(crate) struct Filters {
+    lists: Vec<Vec<String>>,
+    windows: Vec<Window>,
+}
+
+/// The bounds of one date window as given, either or both absent.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub(crate) start: Option<String>,
+    pub(crate) end: Option<String>,
+}
+
+impl Window {
+    /// Whether neither bound is given.
+    pub(crate) fn is_open(&self) -> bool {
+        self.start.is_none() && self.end.is_none()
+    }
+}
 
 impl Filters {
-    fn of(count: usize) -> Self {
-        Self(vec![Vec::new(); count])
+    fn of(lists: usize, windows: usize) -> Self {
+        Self {
+            lists: vec![Vec::new(); lists],
+            windows: vec![Window::default(); windows],
+        }
+    }
+
+    /// No filter of listing `L`.
+    pub(crate) fn none<L: Listing>() -> Self {
+        Self::of(L::FILTERS.len(), L::WINDOWS.len())
     }
 
     /// The lists, in the order of the listing's `FILTERS`.
     pub(crate) fn into_lists<const N: usize>(self) -> [Vec<String>; N] {
-        let mut lists = self.0.into_iter();
-        std::array::from_fn(|_| lists.next().unwrap_or_default())
+        self.into_lists_and_windows::<N, 0>().0
+    }
+
+    /// The lists and the windows, each in the listing's order.
+    pub(crate) fn into_lists_and_windows<const N: usize, const M: usize>(
+        self,
+    ) -> ([Vec<String>; N], [Window; M]) {
+        let (mut lists, mut windows) = self.into_parts();
+        (
+            std::array::from_fn(|_| lists.next().unwrap_or_default()),
+            std::array::from_fn(|_| windows.next().unwrap_or_default()),
+        )
+    }
+
+    /// The lists and the windows, each in the listing's order, to be taken one by one.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (std::vec::IntoIter<Vec<String>>, std::vec::IntoIter<Window>) {
+        (self.lists.into_iter(), self.windows.into_iter())
     }
 
     /// How many values are given in all (for the request's span).
     fn values(&self) -> usize {
-        self.0.iter().map(Vec::len).sum()
+        self.lists.iter().map(Vec::len).sum::<usize>()
+            + self
+                .windows
+                .iter()
+                .map(|window| {
+                    usize::from(window.start.is_some()) + usize::from(window.end.is_some())
+                })
+                .sum::<usize>()
     }
 }

@@ -14,7 +14,7 @@ use lms_runtime::Outage;
 use tonic::Streaming;
 use tracing::Span;
 
-use super::{Form, Listing};
+use super::{Form, Streamed};
 use crate::representation::{Format, Representation};
 use crate::transport::{TransportFailure, is_transport_failure};
 use crate::xml::writer::XmlWriter;
@@ -24,7 +24,7 @@ use crate::xml::writer::XmlWriter;
 pub(crate) const CHUNK_BYTES: usize = 16 * 1024;
 
 /// The opened stream of a list, written in whichever format the caller negotiated.
-pub(super) struct WholeList<L: Listing> {
+pub(super) struct WholeList<L: Streamed> {
     pub(super) stream: Streaming<L::Message>,
     /// The first message, awaited before answering so that an error is still a whole answer.
     pub(super) first: Option<L::Message>,
@@ -34,7 +34,7 @@ pub(super) struct WholeList<L: Listing> {
     pub(super) span: Span,
 }
 
-impl<L: Listing> Representation for WholeList<L> {
+impl<L: Streamed> Representation for WholeList<L> {
     fn into_body(self: Box<Self>, format: Format) -> HttpBody {
         HttpBody::from_stream(body(*self, format))
     }
@@ -66,6 +66,19 @@ impl Piece {
         }
     }
 
+    /// The whole body of a list without rows: `<response/>`, as an empty page's list element
+    /// is written, or `[]`.
+    fn nothing(format: Format) -> Bytes {
+        Bytes::from(match format {
+            Format::Xml => {
+                let mut xml = XmlWriter::document();
+                xml.empty("response");
+                xml.finish()
+            }
+            Format::Json => "[]".to_owned(),
+        })
+    }
+
     fn next(format: Format) -> Self {
         match format {
             Format::Xml => Self::Xml(XmlWriter::fragment()),
@@ -76,7 +89,7 @@ impl Piece {
         }
     }
 
-    fn rows<L: Listing>(&mut self, message: L::Message) {
+    fn rows<L: Streamed>(&mut self, message: L::Message) {
         for item in L::rows(message) {
             match self {
                 Self::Xml(xml) => L::write_xml(xml, &item, Form::Whole),
@@ -130,7 +143,7 @@ enum State<M> {
 }
 
 /// The body: the opening, every row, the closing.
-fn body<L: Listing>(
+fn body<L: Streamed>(
     list: WholeList<L>,
     format: Format,
 ) -> impl Stream<Item = Result<Bytes, tonic::Status>> + Send + 'static {
@@ -148,11 +161,10 @@ fn body<L: Listing>(
         async move {
             match state {
                 State::Start { stream, first } => {
-                    let mut out = Piece::opening(format);
                     let Some(message) = first else {
-                        out.close();
-                        return Some((Ok(out.finish()), State::Done));
+                        return Some((Ok(Piece::nothing(format)), State::Done));
                     };
+                    let mut out = Piece::opening(format);
                     out.rows::<L>(message);
                     let next = write_ready::<L>(stream, &mut out);
                     Some((Ok(out.finish()), next))
@@ -191,7 +203,7 @@ fn body<L: Listing>(
 
 /// Writes the messages that are already available without waiting, up to [`CHUNK_BYTES`], so
 /// a fast core does not produce one small chunk per message; then says what comes next.
-fn write_ready<L: Listing>(
+fn write_ready<L: Streamed>(
     mut stream: Streaming<L::Message>,
     out: &mut Piece,
 ) -> State<L::Message> {
@@ -212,7 +224,7 @@ fn write_ready<L: Listing>(
 }
 
 /// Logs a failure midway once; the returned error makes hyper abort the body.
-fn abort<L: Listing>(status: tonic::Status, outage: &Outage, span: &Span) -> tonic::Status {
+fn abort<L: Streamed>(status: tonic::Status, outage: &Outage, span: &Span) -> tonic::Status {
     span.in_scope(|| {
         // The core dying mid-stream is part of an outage, logged once there.
         if is_transport_failure(&status) {

@@ -11,9 +11,10 @@ use std::time::Duration;
 use tonic::Streaming;
 use tracing::Span;
 
+use super::query::{QueryShape, parse_query};
 pub(crate) use super::stream::CHUNK_BYTES;
 use super::stream::WholeList;
-use super::{Listing, Page, Paged};
+use super::{Page, Paged, Streamed};
 use crate::representation::{Format, Representation};
 
 /// A response stream of `messages` ending with `end` as its status.
@@ -46,7 +47,7 @@ where
 
 /// The chunks of the whole list's body over `messages`, and the error that aborted it, if
 /// one did.
-pub(crate) async fn whole_chunks<L: Listing>(
+pub(crate) async fn whole_chunks<L: Streamed>(
     messages: &[L::Message],
     end: tonic::Code,
     format: Format,
@@ -75,7 +76,7 @@ where
 }
 
 /// The whole list's body over `messages`, which must end cleanly.
-pub(crate) async fn whole_text<L: Listing>(messages: &[L::Message], format: Format) -> String
+pub(crate) async fn whole_text<L: Streamed>(messages: &[L::Message], format: Format) -> String
 where
     L::Message: prost::Message + Default,
 {
@@ -107,7 +108,16 @@ pub(crate) async fn page_text<L: Paged>(
     String::from_utf8(bytes.to_vec()).unwrap()
 }
 
-/// The filters `names` and the page of a paged list's query string.
-pub(crate) fn query(query: &str, names: &[&str]) -> (super::Filters, lms_proto::v1::PageRequest) {
-    super::query::parse_query(query, names, true).unwrap()
+/// The filters and the page of a query string of listing `L`'s pages.
+pub(crate) fn query<L: super::Listing>(
+    query: &str,
+) -> (super::Filters, lms_proto::v1::PageRequest) {
+    try_query::<L>(query).unwrap()
+}
+
+/// The same, or the refusal of the query.
+pub(crate) fn try_query<L: super::Listing>(
+    query: &str,
+) -> Result<(super::Filters, lms_proto::v1::PageRequest), crate::error::GatewayError> {
+    parse_query(query, QueryShape::of::<L>(true))
 }

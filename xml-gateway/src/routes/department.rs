@@ -17,7 +17,7 @@ use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
-use crate::listing::{Admin, Filters, Form, Listing, Paged};
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::{Answer, Document, json_text, push_json};
 use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
@@ -224,25 +224,8 @@ pub(crate) struct Departments;
 
 impl Listing for Departments {
     type Item = Department;
-    type Message = StreamDepartmentsResponse;
-    type StreamRequest = StreamDepartmentsRequest;
     const NAME: &'static str = "departments";
     const FILTERS: &'static [&'static str] = &[];
-
-    fn stream_request(_: Filters) -> StreamDepartmentsRequest {
-        StreamDepartmentsRequest {}
-    }
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamDepartmentsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamDepartmentsResponse>>, tonic::Status> {
-        admin.stream_departments(request).await
-    }
-
-    fn rows(message: StreamDepartmentsResponse) -> Vec<Department> {
-        message.departments
-    }
 
     fn write_xml(xml: &mut XmlWriter, department: &Department, _: Form) {
         write_department(xml, department);
@@ -257,13 +240,35 @@ impl Listing for Departments {
     }
 }
 
+impl Streamed for Departments {
+    type Message = StreamDepartmentsResponse;
+    type StreamRequest = StreamDepartmentsRequest;
+
+    async fn open(
+        mut admin: Admin,
+        request: tonic::Request<StreamDepartmentsRequest>,
+    ) -> Result<tonic::Response<Streaming<StreamDepartmentsResponse>>, tonic::Status> {
+        admin.stream_departments(request).await
+    }
+
+    fn rows(message: StreamDepartmentsResponse) -> Vec<Department> {
+        message.departments
+    }
+}
+
+impl Whole for Departments {
+    fn stream_request(_: Filters) -> StreamDepartmentsRequest {
+        StreamDepartmentsRequest {}
+    }
+}
+
 impl Paged for Departments {
     type ListRequest = ListDepartmentsRequest;
     type ListResponse = ListDepartmentsResponse;
     const PAGE_ELEMENT: &'static str = "departments";
 
-    fn list_request(_: Filters, page: PageRequest) -> ListDepartmentsRequest {
-        ListDepartmentsRequest { page: Some(page) }
+    fn list_request(_: Filters, page: PageRequest) -> Result<ListDepartmentsRequest, GatewayError> {
+        Ok(ListDepartmentsRequest { page: Some(page) })
     }
 
     async fn list(

@@ -7,6 +7,7 @@ pub(crate) mod enrollment;
 pub(crate) mod fallback;
 pub(crate) mod group;
 pub(crate) mod points;
+pub(crate) mod results;
 pub(crate) mod token;
 pub(crate) mod user;
 
@@ -23,6 +24,28 @@ pub(crate) fn unknown_query_parameter(name: &str) -> GatewayError {
         "Query parameter \"{}\" is not known to this operation.",
         clip(name)
     ))
+}
+
+/// `refusal`, the gateway's own, unless the core refuses the caller outright: who may call
+/// comes before what was sent (results.md section 3), and only the core knows who may.
+/// `probe` is a call of the same operation that the core refuses for a caller without the
+/// right, and otherwise answers or refuses without changing anything (the core checks the
+/// permission before the input, and writes nothing on a refusal).
+pub(crate) async fn permission_first<T>(
+    refusal: GatewayError,
+    probe: impl Future<Output = Result<T, GatewayError>>,
+) -> GatewayError {
+    match probe.await {
+        Err(GatewayError::Core(status))
+            if matches!(
+                status.code(),
+                tonic::Code::PermissionDenied | tonic::Code::Unauthenticated
+            ) =>
+        {
+            GatewayError::Core(status)
+        }
+        _ => refusal,
+    }
 }
 
 /// Extractor for operations that take no query parameters: any parameter is a 400 naming it.

@@ -11,7 +11,8 @@ use lms_proto::v1::{
 use tonic::Streaming;
 
 use super::{ContentItemJson, write_content_item_with};
-use crate::listing::{Admin, Filters, Form, Listing, Paged};
+use crate::error::GatewayError;
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -20,29 +21,8 @@ pub(crate) struct ContentItems;
 
 impl Listing for ContentItems {
     type Item = ContentItem;
-    type Message = StreamContentItemsResponse;
-    type StreamRequest = StreamContentItemsRequest;
     const NAME: &'static str = "content items";
     const FILTERS: &'static [&'static str] = &["contentItemIds", "contentTypes"];
-
-    fn stream_request(filters: Filters) -> StreamContentItemsRequest {
-        let [content_item_ids, content_types] = filters.into_lists();
-        StreamContentItemsRequest {
-            content_item_ids,
-            content_types,
-        }
-    }
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamContentItemsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamContentItemsResponse>>, tonic::Status> {
-        admin.stream_content_items(request).await
-    }
-
-    fn rows(message: StreamContentItemsResponse) -> Vec<ContentItem> {
-        message.content_items
-    }
 
     fn write_xml(xml: &mut XmlWriter, item: &ContentItem, _: Form) {
         write_content_item_with(xml, item, true);
@@ -57,21 +37,50 @@ impl Listing for ContentItems {
     }
 }
 
+impl Streamed for ContentItems {
+    type Message = StreamContentItemsResponse;
+    type StreamRequest = StreamContentItemsRequest;
+
+    async fn open(
+        mut admin: Admin,
+        request: tonic::Request<StreamContentItemsRequest>,
+    ) -> Result<tonic::Response<Streaming<StreamContentItemsResponse>>, tonic::Status> {
+        admin.stream_content_items(request).await
+    }
+
+    fn rows(message: StreamContentItemsResponse) -> Vec<ContentItem> {
+        message.content_items
+    }
+}
+
+impl Whole for ContentItems {
+    fn stream_request(filters: Filters) -> StreamContentItemsRequest {
+        let [content_item_ids, content_types] = filters.into_lists();
+        StreamContentItemsRequest {
+            content_item_ids,
+            content_types,
+        }
+    }
+}
+
 impl Paged for ContentItems {
     type ListRequest = ListContentItemsRequest;
     type ListResponse = ListContentItemsResponse;
     const PAGE_ELEMENT: &'static str = "contentItems";
 
-    fn list_request(filters: Filters, page: PageRequest) -> ListContentItemsRequest {
+    fn list_request(
+        filters: Filters,
+        page: PageRequest,
+    ) -> Result<ListContentItemsRequest, GatewayError> {
         let StreamContentItemsRequest {
             content_item_ids,
             content_types,
         } = Self::stream_request(filters);
-        ListContentItemsRequest {
+        Ok(ListContentItemsRequest {
             page: Some(page),
             content_item_ids,
             content_types,
-        }
+        })
     }
 
     async fn list(
@@ -128,11 +137,10 @@ mod tests {
 
     #[test]
     fn the_filters_reach_the_core_in_their_places() {
-        let (filters, page) = crate::listing::testing::query(
+        let (filters, page) = crate::listing::testing::query::<ContentItems>(
             "contentTypes=Course,%20Quiz&contentItemIds[]=c",
-            ContentItems::FILTERS,
         );
-        let request = ContentItems::list_request(filters, page);
+        let request = ContentItems::list_request(filters, page).unwrap();
         assert_eq!(request.content_item_ids, ["c"]);
         assert_eq!(request.content_types, ["Course", "Quiz"]);
     }

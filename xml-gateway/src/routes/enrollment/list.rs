@@ -9,7 +9,8 @@ use lms_proto::v1::{
 };
 use tonic::Streaming;
 
-use crate::listing::{Admin, Filters, Form, Listing, Paged};
+use crate::error::GatewayError;
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -18,30 +19,8 @@ pub(crate) struct Enrollments;
 
 impl Listing for Enrollments {
     type Item = Enrollment;
-    type Message = StreamEnrollmentsResponse;
-    type StreamRequest = StreamEnrollmentsRequest;
     const NAME: &'static str = "enrollments";
     const FILTERS: &'static [&'static str] = &["learnerIds", "courseIds", "enrollmentIds"];
-
-    fn stream_request(filters: Filters) -> StreamEnrollmentsRequest {
-        let [learner_ids, course_ids, enrollment_ids] = filters.into_lists();
-        StreamEnrollmentsRequest {
-            learner_ids,
-            course_ids,
-            enrollment_ids,
-        }
-    }
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamEnrollmentsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamEnrollmentsResponse>>, tonic::Status> {
-        admin.stream_enrollments(request).await
-    }
-
-    fn rows(message: StreamEnrollmentsResponse) -> Vec<Enrollment> {
-        message.enrollments
-    }
 
     /// `<enrollment>`: the ids, `accessDate`, `dueDate` and `expirationDate` only when set
     /// (absent rather than empty, as iSpring leaves them out), then the two flags as `0`/`1`,
@@ -72,23 +51,53 @@ impl Listing for Enrollments {
     }
 }
 
+impl Streamed for Enrollments {
+    type Message = StreamEnrollmentsResponse;
+    type StreamRequest = StreamEnrollmentsRequest;
+
+    async fn open(
+        mut admin: Admin,
+        request: tonic::Request<StreamEnrollmentsRequest>,
+    ) -> Result<tonic::Response<Streaming<StreamEnrollmentsResponse>>, tonic::Status> {
+        admin.stream_enrollments(request).await
+    }
+
+    fn rows(message: StreamEnrollmentsResponse) -> Vec<Enrollment> {
+        message.enrollments
+    }
+}
+
+impl Whole for Enrollments {
+    fn stream_request(filters: Filters) -> StreamEnrollmentsRequest {
+        let [learner_ids, course_ids, enrollment_ids] = filters.into_lists();
+        StreamEnrollmentsRequest {
+            learner_ids,
+            course_ids,
+            enrollment_ids,
+        }
+    }
+}
+
 impl Paged for Enrollments {
     type ListRequest = ListEnrollmentsRequest;
     type ListResponse = ListEnrollmentsResponse;
     const PAGE_ELEMENT: &'static str = "enrollments";
 
-    fn list_request(filters: Filters, page: PageRequest) -> ListEnrollmentsRequest {
+    fn list_request(
+        filters: Filters,
+        page: PageRequest,
+    ) -> Result<ListEnrollmentsRequest, GatewayError> {
         let StreamEnrollmentsRequest {
             learner_ids,
             course_ids,
             enrollment_ids,
         } = Self::stream_request(filters);
-        ListEnrollmentsRequest {
+        Ok(ListEnrollmentsRequest {
             page: Some(page),
             learner_ids,
             course_ids,
             enrollment_ids,
-        }
+        })
     }
 
     async fn list(
@@ -188,11 +197,10 @@ mod tests {
 
     #[test]
     fn the_filters_reach_the_core_in_their_places() {
-        let (filters, page) = crate::listing::testing::query(
+        let (filters, page) = crate::listing::testing::query::<Enrollments>(
             "courseIds=c&learnerIds[]=l&enrollmentIds=e1,e2&pageSize=3",
-            Enrollments::FILTERS,
         );
-        let request = Enrollments::list_request(filters, page);
+        let request = Enrollments::list_request(filters, page).unwrap();
         assert_eq!(
             (
                 request.learner_ids,

@@ -10,7 +10,8 @@ use lms_proto::v1::{
 };
 use tonic::Streaming;
 
-use crate::listing::{Admin, Filters, Form, Listing, Paged};
+use crate::error::GatewayError;
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -19,25 +20,8 @@ pub(crate) struct Groups;
 
 impl Listing for Groups {
     type Item = GroupSummary;
-    type Message = StreamGroupsResponse;
-    type StreamRequest = StreamGroupsRequest;
     const NAME: &'static str = "groups";
     const FILTERS: &'static [&'static str] = &[];
-
-    fn stream_request(_: Filters) -> StreamGroupsRequest {
-        StreamGroupsRequest {}
-    }
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamGroupsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamGroupsResponse>>, tonic::Status> {
-        admin.stream_groups(request).await
-    }
-
-    fn rows(message: StreamGroupsResponse) -> Vec<GroupSummary> {
-        message.groups
-    }
 
     fn write_xml(xml: &mut XmlWriter, group: &GroupSummary, form: Form) {
         let is_smart = match (form, group.is_smart) {
@@ -65,13 +49,35 @@ impl Listing for Groups {
     }
 }
 
+impl Streamed for Groups {
+    type Message = StreamGroupsResponse;
+    type StreamRequest = StreamGroupsRequest;
+
+    async fn open(
+        mut admin: Admin,
+        request: tonic::Request<StreamGroupsRequest>,
+    ) -> Result<tonic::Response<Streaming<StreamGroupsResponse>>, tonic::Status> {
+        admin.stream_groups(request).await
+    }
+
+    fn rows(message: StreamGroupsResponse) -> Vec<GroupSummary> {
+        message.groups
+    }
+}
+
+impl Whole for Groups {
+    fn stream_request(_: Filters) -> StreamGroupsRequest {
+        StreamGroupsRequest {}
+    }
+}
+
 impl Paged for Groups {
     type ListRequest = ListGroupsRequest;
     type ListResponse = ListGroupsResponse;
     const PAGE_ELEMENT: &'static str = "groups";
 
-    fn list_request(_: Filters, page: PageRequest) -> ListGroupsRequest {
-        ListGroupsRequest { page: Some(page) }
+    fn list_request(_: Filters, page: PageRequest) -> Result<ListGroupsRequest, GatewayError> {
+        Ok(ListGroupsRequest { page: Some(page) })
     }
 
     async fn list(
@@ -138,7 +144,7 @@ mod tests {
         assert_eq!(whole_text::<Groups>(&[], Format::Json).await, "[]");
         assert_eq!(
             whole_text::<Groups>(&[], Format::Xml).await,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response></response>"
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response/>"
         );
     }
 

@@ -7,7 +7,7 @@
 use lms_proto::v1::{GetPointsRequest, UserPoints};
 use tonic::Streaming;
 
-use crate::listing::{Admin, Filters, Form, Listing};
+use crate::listing::{Admin, Filters, Form, Listing, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -16,26 +16,8 @@ pub(crate) struct Points;
 
 impl Listing for Points {
     type Item = UserPoints;
-    type Message = UserPoints;
-    type StreamRequest = GetPointsRequest;
     const NAME: &'static str = "points";
     const FILTERS: &'static [&'static str] = &["userIds"];
-
-    fn stream_request(filters: Filters) -> GetPointsRequest {
-        let [user_ids] = filters.into_lists();
-        GetPointsRequest { user_ids }
-    }
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<GetPointsRequest>,
-    ) -> Result<tonic::Response<Streaming<UserPoints>>, tonic::Status> {
-        admin.get_points(request).await
-    }
-
-    fn rows(message: UserPoints) -> Vec<UserPoints> {
-        vec![message]
-    }
 
     fn write_xml(xml: &mut XmlWriter, points: &UserPoints, _: Form) {
         xml.open("userPointsInfo")
@@ -52,6 +34,29 @@ impl Listing for Points {
                 points: points.points,
             },
         );
+    }
+}
+
+impl Streamed for Points {
+    type Message = UserPoints;
+    type StreamRequest = GetPointsRequest;
+
+    async fn open(
+        mut admin: Admin,
+        request: tonic::Request<GetPointsRequest>,
+    ) -> Result<tonic::Response<Streaming<UserPoints>>, tonic::Status> {
+        admin.get_points(request).await
+    }
+
+    fn rows(message: UserPoints) -> Vec<UserPoints> {
+        vec![message]
+    }
+}
+
+impl Whole for Points {
+    fn stream_request(filters: Filters) -> GetPointsRequest {
+        let [user_ids] = filters.into_lists();
+        GetPointsRequest { user_ids }
     }
 }
 
@@ -111,7 +116,7 @@ mod tests {
     async fn no_results_give_an_empty_response_element() {
         assert_eq!(
             whole_text::<Points>(&[], Format::Xml).await,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response></response>"
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><response/>"
         );
     }
 

@@ -12,7 +12,8 @@ use tonic::Streaming;
 
 use super::Version;
 use super::render::{ProfileJson, write_profile};
-use crate::listing::{Admin, Filters, Form, Listing, Paged};
+use crate::error::GatewayError;
+use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -40,31 +41,8 @@ pub(crate) struct Users<G>(PhantomData<fn() -> G>);
 
 impl<G: Generation> Listing for Users<G> {
     type Item = UserProfile;
-    type Message = StreamUsersResponse;
-    type StreamRequest = StreamUsersRequest;
     const NAME: &'static str = "users";
     const FILTERS: &'static [&'static str] = &["departments", "groups", "logins", "emails"];
-
-    fn stream_request(filters: Filters) -> StreamUsersRequest {
-        let [department_ids, group_ids, logins, emails] = filters.into_lists();
-        StreamUsersRequest {
-            department_ids,
-            group_ids,
-            logins,
-            emails,
-        }
-    }
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamUsersRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamUsersResponse>>, tonic::Status> {
-        admin.stream_users(request).await
-    }
-
-    fn rows(message: StreamUsersResponse) -> Vec<UserProfile> {
-        message.users
-    }
 
     fn write_xml(xml: &mut XmlWriter, profile: &UserProfile, _: Form) {
         write_profile(xml, G::VERSION.profile_element(), profile);
@@ -84,26 +62,54 @@ impl<G: Generation> Listing for Users<G> {
     }
 }
 
+impl<G: Generation> Streamed for Users<G> {
+    type Message = StreamUsersResponse;
+    type StreamRequest = StreamUsersRequest;
+
+    async fn open(
+        mut admin: Admin,
+        request: tonic::Request<StreamUsersRequest>,
+    ) -> Result<tonic::Response<Streaming<StreamUsersResponse>>, tonic::Status> {
+        admin.stream_users(request).await
+    }
+
+    fn rows(message: StreamUsersResponse) -> Vec<UserProfile> {
+        message.users
+    }
+}
+
+impl<G: Generation> Whole for Users<G> {
+    fn stream_request(filters: Filters) -> StreamUsersRequest {
+        let [department_ids, group_ids, logins, emails] = filters.into_lists();
+        StreamUsersRequest {
+            department_ids,
+            group_ids,
+            logins,
+            emails,
+        }
+    }
+}
+
 impl<G: Generation> Paged for Users<G> {
     type ListRequest = ListUsersRequest;
     type ListResponse = ListUsersResponse;
     const PAGE_ELEMENT: &'static str = "userProfiles";
 
-    fn list_request(filters: Filters, page: PageRequest) -> ListUsersRequest {
+    fn list_request(filters: Filters, page: PageRequest) -> Result<ListUsersRequest, GatewayError> {
         let StreamUsersRequest {
             department_ids,
             group_ids,
             logins,
             emails,
         } = Self::stream_request(filters);
-        ListUsersRequest {
+        Ok(ListUsersRequest {
             page: Some(page),
             department_ids,
             group_ids,
             logins,
             emails,
             numbered_page: None,
-        }
+        })
     }
 
     async fn list(
@@ -175,11 +181,10 @@ mod tests {
 
     #[test]
     fn the_four_filters_reach_the_core_in_their_places() {
-        let (filters, page) = query(
+        let (filters, page) = query::<Users<V1>>(
             "groups[]=g&logins[]=L&emails[]=e@x&departments[]=d&pageSize=5&pageToken=",
-            Users::<V1>::FILTERS,
         );
-        let request = Users::<V1>::list_request(filters, page);
+        let request = Users::<V1>::list_request(filters, page).unwrap();
         assert_eq!(
             (
                 request.department_ids,

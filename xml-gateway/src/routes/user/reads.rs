@@ -94,7 +94,7 @@ pub(crate) async fn numbered_users(
 ) -> Result<Answer, GatewayError> {
     let number = whole_number("page", query.page.as_deref())?.unwrap_or(1);
     let size = whole_number("pageSize", query.list.page_size.as_deref())?;
-    let mut request = Users::<V1>::list_request(query.list.filters, PageRequest::default());
+    let mut request = Users::<V1>::list_request(query.list.filters, PageRequest::default())?;
     request.page = None;
     request.numbered_page = Some(NumberedPage { number, size });
     let answer = core.unary(&caller, request, Users::<V1>::list).await?;
