@@ -60,3 +60,54 @@ async fn run(mut connection: SqliteConnection, closed: sqlx::pool::CloseEvent) {
     // Closing politely is a courtesy; the file is consistent either way.
     let _ = connection.close().await;
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Instant;
+
+    use sea_orm::{ConnectionTrait as _, Statement};
+
+    use super::*;
+    use crate::db::{CreateDatabase, connect};
+
+    /// Rows of 4,000 bytes written in one transaction: about one page each, twice SQLite's
+    /// default autocheckpoint threshold.
+    const ROWS: u64 = 2_000;
+
+    #[tokio::test]
+    async fn a_large_commit_reaches_the_database_file_with_no_checkpoint_in_the_write() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("lms.sqlite3");
+        let url = format!("sqlite://{}", path.display());
+        let db = connect(&url, CreateDatabase::Yes).await.unwrap();
+        let autocheckpoint = db
+            .query_one_raw(Statement::from_string(
+                DbBackend::Sqlite,
+                "PRAGMA wal_autocheckpoint",
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(autocheckpoint.try_get_by_index::<i64>(0).unwrap(), 0);
+        db.execute_unprepared("CREATE TABLE t (x BLOB)")
+            .await
+            .unwrap();
+        db.execute_unprepared(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {ROWS}) \
+             INSERT INTO t SELECT randomblob(4000) FROM n"
+        ))
+        .await
+        .unwrap();
+        // Nothing else writes: only the task can bring the rows into the file.
+        let deadline = Instant::now() + 20 * CHECKPOINT_EVERY;
+        while std::fs::metadata(&path).unwrap().len() < ROWS * 4_000 {
+            assert!(
+                Instant::now() < deadline,
+                "the log was not copied into the file within {:?}",
+                20 * CHECKPOINT_EVERY
+            );
+            tokio::time::sleep(CHECKPOINT_EVERY / 5).await;
+        }
+        db.close().await.unwrap();
+    }
+}
