@@ -436,16 +436,25 @@ async fn wal_frames(stack: &TestStack, mode: &str) -> anyhow::Result<Option<f64>
         return Ok(None);
     }
     let db = stack.db();
-    let checkpoint = sea_orm::Statement::from_string(
-        sea_orm::DbBackend::Sqlite,
-        format!("PRAGMA wal_checkpoint({mode})"),
-    );
-    let row = db
-        .query_one_raw(checkpoint)
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("wal_checkpoint answers a row"))?;
-    let frames: i64 = row.try_get_by_index(1)?;
-    Ok(Some(frames.max(0) as f64))
+    // The service's own checkpointing task may hold the checkpoint for a moment (copying the
+    // last write): a `TRUNCATE` that found it busy emptied nothing, and is tried again.
+    for _ in 0..200 {
+        let checkpoint = sea_orm::Statement::from_string(
+            sea_orm::DbBackend::Sqlite,
+            format!("PRAGMA wal_checkpoint({mode})"),
+        );
+        let row = db
+            .query_one_raw(checkpoint)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("wal_checkpoint answers a row"))?;
+        let busy: i64 = row.try_get_by_index(0)?;
+        let frames: i64 = row.try_get_by_index(1)?;
+        if busy == 0 || mode != "TRUNCATE" {
+            return Ok(Some(frames.max(0) as f64));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    anyhow::bail!("the write-ahead log stayed busy for 10 s")
 }
 
 /// Bytes of one WAL frame: a page and its 24-byte header.

@@ -6,6 +6,8 @@
 //!   closing of pooled connections a fault may have broken, and the root cause for the log.
 //! - [`sqlite_file`]: a missing SQLite file is made only when asked or on a first start, and a
 //!   file deleted under the running service is noticed.
+//! - [`checkpoint`]: SQLite's write-ahead log copied back into the file by a task of its own,
+//!   never inside a request.
 //! - [`bulk`]: inserts and `IN (…)` lists chunked below the bound-parameter limits.
 //! - [`rows`]: plain multi-row `INSERT`s (arrays on PostgreSQL) for the largest writes.
 //! - [`pg_array`]: the one way a PostgreSQL array is bound: its text, cast in SQL.
@@ -20,6 +22,7 @@ use std::time::Duration;
 
 pub mod auth_revision;
 pub mod bulk;
+pub mod checkpoint;
 pub mod conflict;
 pub mod copy;
 pub mod fault;
@@ -70,7 +73,8 @@ const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// ([`sqlite_file::prepare`]), and every connection gets the settings of docs/decisions.md
 /// ("SQLite connection settings"): WAL so readers never wait for the writer, synchronous
 /// NORMAL (durable at each checkpoint, never corrupt), a 32 MiB page cache, 64 MiB of
-/// memory-mapped reads and temporary tables in memory.
+/// memory-mapped reads, temporary tables in memory, and checkpoints in a task of their own
+/// ([`checkpoint`]).
 ///
 /// On both backends a pooled connection opened before the last broken-connection error
 /// ([`fault`]) is closed when it comes back to the pool or is taken from it, so one fault
@@ -103,6 +107,10 @@ async fn connect_with(
                     .pragma("cache_size", "-32768")
                     .pragma("mmap_size", "67108864")
                     .pragma("temp_store", "memory")
+                    // Checkpoints run in `checkpoint`'s task, not in the committing
+                    // request; a log grown by a large write is cut back to this size.
+                    .pragma("wal_autocheckpoint", "0")
+                    .pragma("journal_size_limit", "67108864")
             })
             // A ping of an embedded file proves nothing, and would cost every query a
             // second hop to the connection's thread.
@@ -151,6 +159,9 @@ async fn connect_with(
         .await
         .with_context(|| format!("cannot connect to the database at {}", redact_url(url)))?;
     sqlite_file::remember_connected(&db);
+    checkpoint::spawn(&db, url)
+        .await
+        .with_context(|| format!("cannot open the database at {}", redact_url(url)))?;
     Ok(db)
 }
 

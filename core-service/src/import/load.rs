@@ -21,9 +21,9 @@ use std::{
 use futures::StreamExt as _;
 
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement, TransactionOptions,
-    TransactionTrait as _, Value,
+    ColumnTrait as _, ConnectionTrait, DatabaseBackend, DatabaseConnection, DbErr, EntityName as _,
+    EntityTrait, QueryFilter as _, QuerySelect as _, SqliteTransactionMode, Statement,
+    TransactionOptions, TransactionTrait as _, Value,
 };
 use serde::Serialize;
 use uuid::Uuid;
@@ -39,7 +39,7 @@ use super::{
 };
 use crate::{
     auth::password::PasswordHasher,
-    db::{bulk, pg_transaction::PgTransaction, rows::Table},
+    db::{bulk, pg_array, pg_transaction::PgTransaction, rows::Table},
     domain::account_url::scheme_spellings,
     entities::{
         account, api_client, content_item, custom_role, department, enrollment, group, project,
@@ -433,19 +433,22 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
         ));
     }
 
-    let ids = || plan.all_ids();
     // Ids are unique across kinds in a document, and so they must be against the
     // database: a department id that is already a user's would make references ambiguous.
     let mut taken = HashSet::new();
-    taken.extend(existing::<account::Entity, _>(conn, account::Column::Id, ids()).await?);
-    taken.extend(existing::<department::Entity, _>(conn, department::Column::Id, ids()).await?);
-    taken.extend(existing::<custom_role::Entity, _>(conn, custom_role::Column::Id, ids()).await?);
-    taken.extend(existing::<user::Entity, _>(conn, user::Column::Id, ids()).await?);
-    taken.extend(existing::<group::Entity, _>(conn, group::Column::Id, ids()).await?);
-    taken.extend(existing::<project::Entity, _>(conn, project::Column::Id, ids()).await?);
-    taken.extend(existing::<content_item::Entity, _>(conn, content_item::Column::Id, ids()).await?);
-    taken.extend(existing::<enrollment::Entity, _>(conn, enrollment::Column::Id, ids()).await?);
-    taken.extend(existing::<api_client::Entity, _>(conn, api_client::Column::Id, ids()).await?);
+    for table in [
+        account::Entity.table_name(),
+        department::Entity.table_name(),
+        custom_role::Entity.table_name(),
+        user::Entity.table_name(),
+        group::Entity.table_name(),
+        project::Entity.table_name(),
+        content_item::Entity.table_name(),
+        enrollment::Entity.table_name(),
+        api_client::Entity.table_name(),
+    ] {
+        taken.extend(existing(conn, table, plan).await?);
+    }
     // The first in document order, as a person reading the file would meet it.
     let first = taken
         .into_iter()
@@ -460,32 +463,117 @@ async fn check_not_taken(conn: &impl ConnectionTrait, plan: &Plan) -> Result<(),
     Ok(())
 }
 
-/// Which of `ids` are in `column` of `E`. Only the ids between the table's lowest and
-/// highest are probed, in chunks: a first import into a fresh database costs one index
-/// look per table, not a probe per id and table.
-async fn existing<E: EntityTrait, I: Iterator<Item = Uuid>>(
+/// Which of the plan's ids are in the `id` column of `table`, at the cost of the smaller
+/// side. Only the plan's ids between the table's lowest and highest id can be there. The
+/// table's ids in that range are read in key order first, up to as many as there are ids
+/// to look for, and matched against the plan in memory; only if the table holds more than
+/// that are the ids beyond the last one read probed by key. Real ids are scattered over
+/// the whole key space (UUID v1 with the low bits of the time first), so every id of a
+/// large import falls in the range of any non-empty table: probing each of them in each
+/// of nine tables cost a first import beside a small account more than its writes.
+async fn existing(
     conn: &impl ConnectionTrait,
-    column: E::Column,
-    ids: I,
+    table: &str,
+    plan: &Plan,
 ) -> Result<Vec<Uuid>, DbErr> {
-    let Some((lowest, highest)) = id_range(conn, E::default().table_name()).await? else {
+    let Some((lowest, highest)) = id_range(conn, table).await? else {
         return Ok(Vec::new());
     };
-    // Taken a chunk at a time: a million ids are not copied whole for each table.
-    let mut within = ids.filter(|id| (lowest..=highest).contains(id)).peekable();
+    let in_range = |id: &Uuid| (lowest..=highest).contains(id);
+    let to_find = plan.all_ids().filter(in_range).count();
+    if to_find == 0 {
+        return Ok(Vec::new());
+    }
     let mut found = Vec::new();
-    while within.peek().is_some() {
-        let chunk: Vec<Uuid> = within.by_ref().take(bulk::MAX_BIND_PARAMETERS).collect();
-        let rows: Vec<Uuid> = E::find()
-            .select_only()
-            .column(column)
-            .filter(column.is_in(chunk))
-            .into_tuple()
-            .all(conn)
-            .await?;
-        found.extend(rows);
+    let (mut scanned, mut after) = (0, None);
+    loop {
+        let want = ID_SCAN_PAGE.min(to_find - scanned);
+        if want == 0 {
+            break;
+        }
+        let page = ids_after(conn, table, after, want).await?;
+        scanned += page.len();
+        found.extend(page.iter().copied().filter(|id| plan.place(*id).is_some()));
+        if page.len() < want {
+            // The whole table is read: nothing is left to probe.
+            return Ok(found);
+        }
+        after = page.last().copied();
+    }
+    let mut beyond = plan
+        .all_ids()
+        .filter(|id| in_range(id) && after.is_none_or(|after| *id > after))
+        .peekable();
+    while beyond.peek().is_some() {
+        // Taken a chunk at a time: a million ids are not copied whole for each table.
+        let chunk: Vec<Uuid> = beyond.by_ref().take(bulk::MAX_BIND_PARAMETERS).collect();
+        found.extend(ids_among(conn, table, &chunk).await?);
     }
     Ok(found)
+}
+
+/// Rows of a table's key read per statement by [`existing`].
+const ID_SCAN_PAGE: usize = 8_192;
+
+/// Up to `limit` ids of `table` in key order, after `after` when given.
+async fn ids_after(
+    conn: &impl ConnectionTrait,
+    table: &str,
+    after: Option<Uuid>,
+    limit: usize,
+) -> Result<Vec<Uuid>, DbErr> {
+    let backend = conn.get_database_backend();
+    let placeholder = match backend {
+        DatabaseBackend::Postgres => "$1",
+        _ => "?",
+    };
+    // `>=` nil rather than no bound on the first page: one statement text, one plan.
+    let (comparison, bound) = match after {
+        Some(after) => (">", after),
+        None => (">=", Uuid::nil()),
+    };
+    let sql = format!(
+        "SELECT \"id\" FROM \"{table}\" WHERE \"id\" {comparison} {placeholder} \
+         ORDER BY \"id\" LIMIT {limit}"
+    );
+    let rows = conn
+        .query_all_raw(Statement::from_sql_and_values(
+            backend,
+            sql,
+            [Value::from(bound)],
+        ))
+        .await?;
+    rows.iter()
+        .map(|row| row.try_get::<Uuid>("", "id"))
+        .collect()
+}
+
+/// Which of `ids` are in `table`, by key.
+async fn ids_among(
+    conn: &impl ConnectionTrait,
+    table: &str,
+    ids: &[Uuid],
+) -> Result<Vec<Uuid>, DbErr> {
+    let backend = conn.get_database_backend();
+    let statement = if backend == DatabaseBackend::Postgres {
+        // One array rather than 30,000 parameters to bind and plan.
+        Statement::from_sql_and_values(
+            backend,
+            format!("SELECT \"id\" FROM \"{table}\" WHERE \"id\" = ANY($1::text::uuid[])"),
+            [pg_array::uuids(ids).into()],
+        )
+    } else {
+        let placeholders = vec!["?"; ids.len()].join(", ");
+        Statement::from_sql_and_values(
+            backend,
+            format!("SELECT \"id\" FROM \"{table}\" WHERE \"id\" IN ({placeholders})"),
+            ids.iter().map(|id| Value::from(*id)),
+        )
+    };
+    let rows = conn.query_all_raw(statement).await?;
+    rows.iter()
+        .map(|row| row.try_get::<Uuid>("", "id"))
+        .collect()
 }
 
 /// The lowest and highest `id` of `table`, each one step down its primary key's index;

@@ -35,6 +35,7 @@ on_both_backends!(TestConnection =>
     a_duplicate_id_is_refused_and_nothing_changes,
     a_login_repeated_in_another_case_is_refused_and_nothing_changes,
     an_id_already_in_the_database_is_refused_and_nothing_changes,
+    an_id_already_in_the_database_is_found_whichever_side_is_larger,
     an_account_url_already_present_is_refused_and_nothing_changes,
     bad_api_clients_are_refused_naming_the_field_and_nothing_changes,
     an_import_racing_another_past_its_checks_gets_the_url_conflict,
@@ -613,6 +614,62 @@ async fn an_id_already_in_the_database_is_refused_and_nothing_changes(db: &Datab
         "already used in the database",
     )
     .await;
+}
+
+/// An account whose departments have exactly `ids` (the first is the root) and one owner;
+/// other ids come from `other`, far from the departments' range.
+fn departments_document(url: &str, other: u128, ids: &[Uuid]) -> Value {
+    let root = ids[0];
+    let departments: Vec<Value> = ids[1..]
+        .iter()
+        .enumerate()
+        .map(|(n, id)| json!({"id": id, "name": format!("D{n}"), "parentDepartmentId": root}))
+        .collect();
+    json!({"accounts": [{
+        "url": url,
+        "rootDepartment": {"id": root, "name": "Root"},
+        "departments": departments,
+        "users": [{"id": Uuid::from_u128(other), "email": format!("owner@{}", &url[8..]),
+                   "password": "owner-password", "role": "account_owner",
+                   "departmentId": root}]
+    }]})
+}
+
+/// The taken ids are found by reading the table's ids when the table is the smaller side,
+/// by probing its key when the document is, and by both when the table holds more rows
+/// than the document has ids in its range (the read stops, the ids beyond are probed).
+async fn an_id_already_in_the_database_is_found_whichever_side_is_larger(
+    db: &DatabaseConnection,
+) {
+    const BASE: u128 = 0x0193_e000_0000_7000_8000_0000_0000_0000;
+    let seeded: Vec<Uuid> = (0..=50).map(|k| Uuid::from_u128(BASE + k * 1_000)).collect();
+    import_document(
+        db,
+        parse(departments_document("https://seeded.example.com", BASE + 0xF0_0000, &seeded)),
+        &hasher(),
+    )
+    .await
+    .expect("the seed imports");
+    let other_root = Uuid::from_u128(BASE - 1_000_000);
+    let document = |taken_at: usize, ids: Vec<u128>| {
+        let mut ids: Vec<Uuid> = ids.into_iter().map(|n| Uuid::from_u128(BASE + n)).collect();
+        ids.insert(0, other_root);
+        let entry = format!("accounts[0].departments[{taken_at}] (id \"{}\")", ids[taken_at + 1]);
+        let url = "https://second.example.com";
+        (departments_document(url, BASE + 0xF1_0000, &ids), entry)
+    };
+    // 300 ids inside the seeded range, more than the 51 rows: the whole table is read.
+    let mut many: Vec<u128> = vec![20_000];
+    many.extend((0..300).map(|k| 7 * k + 3));
+    // 3 ids in range: 3 rows read (the ids 0, 1,000 and 2,000), the rest probed.
+    let cases = [
+        document(0, many),
+        document(2, vec![1_500, 2_500, 40_000]),
+        document(0, vec![1_000, 1_500, 2_500]),
+    ];
+    for (broken, entry) in cases {
+        assert_refused(db, broken, &entry, "already used in the database").await;
+    }
 }
 
 async fn an_account_url_already_present_is_refused_and_nothing_changes(db: &DatabaseConnection) {
