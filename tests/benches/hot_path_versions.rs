@@ -32,9 +32,8 @@ use std::{
     fmt::Write as _,
     io::{BufRead as _, BufReader},
     net::SocketAddr,
-    path::PathBuf,
+    path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -120,7 +119,7 @@ struct Build {
 impl Build {
     /// Starts `lms up --demo` of `binary` on a fresh database and free ports; returns once it
     /// has printed that it is up.
-    fn start(server: &Runtime, config: &Config, name: &str, binary: &PathBuf) -> Self {
+    fn start(server: &Runtime, config: &Config, name: &str, binary: &Path) -> Self {
         // Empty: each build migrates it with its own migrations and imports its own demo.
         let database = server
             .block_on(TestDatabase::create_empty(config.backend))

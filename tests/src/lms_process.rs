@@ -93,7 +93,7 @@ impl LmsUp {
             .spawn()
             .expect("lms up starts");
         let mut lines = BufReader::new(process.stdout.take().expect("stdout")).lines();
-        let up = lines
+        let started = lines
             .by_ref()
             .map_while(Result::ok)
             .any(|line| line.starts_with("Press Ctrl-C"));
@@ -104,7 +104,7 @@ impl LmsUp {
             log,
             _folder: folder,
         };
-        assert!(up, "lms up did not start:\n{}", up.log());
+        assert!(started, "lms up did not start:\n{}", up.log());
         // What it prints later (a restart's addresses, its farewell) must not fill the pipe.
         std::thread::spawn(move || lines.for_each(drop));
         up
