@@ -45,4 +45,7 @@ EXPOSE 8080 50051 9464
 # answer. Compose sets the check of each service to match its command.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["lms", "healthcheck", "http://127.0.0.1:8080/readyz"]
+# `lms up` restarts its serving process after a crash (SIGBUS from a broken SQLite WAL index)
+# and exits non-zero after repeated ones: run the container with `--restart unless-stopped`
+# (compose sets it for every service) so that exit is followed by a fresh start.
 CMD ["lms", "up", "--http-addr", "0.0.0.0:8080", "--grpc-addr", "0.0.0.0:50051"]

@@ -1,6 +1,7 @@
 //! `lms`: the all-in-one command line for a single machine (contract section 1).
 //!
-//! - `lms up`: the core and the gateway in one process, connected over real gRPC.
+//! - `lms up`: the core and the gateway in one serving process, connected over real gRPC,
+//!   watched by `lms up` itself (`lms::supervisor`).
 //! - `lms import FILE`: loads an import document, all or nothing.
 //! - `lms migrate`: applies pending migrations.
 
@@ -12,12 +13,15 @@ use clap::{Parser, Subcommand};
 use lms::{
     Stack, StackSettings, demo, healthcheck,
     progress::{self, ImportProgressView},
+    supervisor,
 };
 use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
 };
-use lms_runtime::{LogSettings, Report, Telemetry, TracedService, shutdown_signal};
+use lms_runtime::{
+    LogSettings, Report, Telemetry, TelemetryOptions, TracedService, shutdown_signal,
+};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -104,6 +108,21 @@ async fn main() -> Result<(), Report> {
     if let Command::Healthcheck { url, timeout_ms } = &cli.command {
         healthcheck::probe(url, Duration::from_millis(*timeout_ms)).await?;
         return Ok(());
+    }
+    if let Command::Up { settings, .. } = &cli.command
+        && !supervisor::is_serving_process()?
+    {
+        // The supervisor logs what becomes of the serving process; it has nothing to trace.
+        let logs = Telemetry::build(&TelemetryOptions {
+            log_format: cli.log.log_format,
+            services: vec![TracedService::whole("lms")],
+            otlp_endpoint: None,
+            service_name: None,
+        })?
+        .install()?;
+        let code = supervisor::supervise(&settings.core.database_url).await?;
+        drop(logs);
+        std::process::exit(code);
     }
     let services: &[TracedService] = match cli.command {
         Command::Up { .. } => &UP_SERVICES,

@@ -41,7 +41,7 @@ use std::{
     io::{BufRead as _, BufReader},
     net::SocketAddr,
     process::{Child, Command, Stdio},
-    sync::{Arc, Mutex},
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -60,13 +60,11 @@ use lms_proto::v1::{
 use lms_testkit::TestDatabase;
 use lms_tests::{
     Backend,
+    http_load::{self, STALL},
     large_world::{Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    machine::{Steal, cpu_of_stat, process_tree_cpu},
 };
-use tokio::{
-    io::{AsyncReadExt as _, AsyncWriteExt as _},
-    net::TcpStream,
-    runtime::Runtime,
-};
+use tokio::runtime::Runtime;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -77,8 +75,6 @@ const ROLE: &str = "LMS_HOT_PATH_ROLE";
 const LOAD_THREAD: &str = "hot-path-load";
 /// Requests per second of the open-loop latency run.
 const OPEN_LOOP_RATE: u64 = 1_000;
-/// What counts as a stall.
-const STALL: Duration = Duration::from_millis(10);
 
 struct Config {
     backend: Backend,
@@ -167,290 +163,36 @@ impl Target {
 
     /// The HTTP/1.1 request bytes the load generator sends, keep-alive.
     fn http_request(&self) -> Arc<[u8]> {
-        format!(
-            "GET /group/{} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Auth-Account-Url: {}\r\n\
-             X-Auth-Email: {}\r\nX-Auth-Password: {}\r\n\r\n",
-            self.group_id, self.account_url, self.email, self.password
+        http_load::get_request(
+            &format!("/group/{}", self.group_id),
+            &self.account_url,
+            &self.email,
+            &self.password,
         )
-        .into_bytes()
-        .into()
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // CPU time
 
-fn ticks_of(stat: &str) -> u64 {
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    let field = |n: usize| {
-        fields
-            .get(n)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    field(11) + field(12)
-}
-
 /// CPU time of the services: this process less the load generator, plus the given children.
 fn service_cpu(children: &[u32]) -> Duration {
     let read = |path: String| std::fs::read_to_string(path).unwrap_or_default();
-    let mut ticks = ticks_of(&read("/proc/self/stat".into()));
+    let mut cpu = cpu_of_stat(&read("/proc/self/stat".into()));
     if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
         for task in tasks.flatten() {
             let path = task.path();
             let name = read(path.join("comm").display().to_string());
             if name.trim() == LOAD_THREAD {
-                ticks -= ticks_of(&read(path.join("stat").display().to_string())).min(ticks);
+                cpu =
+                    cpu.saturating_sub(cpu_of_stat(&read(path.join("stat").display().to_string())));
             }
         }
     }
-    for pid in children {
-        ticks += ticks_of(&read(format!("/proc/{pid}/stat")));
+    for &pid in children {
+        cpu += process_tree_cpu(pid);
     }
-    // The kernel counts in USER_HZ, 100 on Linux.
-    Duration::from_millis(ticks * 10)
-}
-
-/// The machine's CPU time so far, and how much of it the hypervisor stole (from /proc/stat):
-/// on a shared virtual machine the time the benchmark wanted a core and got none, which shows
-/// in every latency, the ceiling's included.
-#[derive(Clone, Copy)]
-struct Steal {
-    stolen: u64,
-    total: u64,
-}
-
-impl Steal {
-    fn now() -> Self {
-        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-        let ticks: Vec<u64> = stat
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
-            .skip(1)
-            .filter_map(|v| v.parse().ok())
-            .collect();
-        Self {
-            stolen: ticks.get(7).copied().unwrap_or(0),
-            total: ticks.iter().sum(),
-        }
-    }
-
-    /// Percent of the CPU time since `self` that was stolen.
-    fn percent_since(self) -> f64 {
-        let now = Self::now();
-        let total = now.total.saturating_sub(self.total).max(1);
-        100.0 * now.stolen.saturating_sub(self.stolen) as f64 / total as f64
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// The load generator: HTTP/1.1 keep-alive, one request at a time per connection
-
-struct Connection {
-    stream: TcpStream,
-    buffer: Vec<u8>,
-    /// When its last answer arrived: a connection idle for long may have been closed by the
-    /// gateway (its header-read timeout) and is not reused.
-    last_used: Instant,
-}
-
-/// How long an idle connection is reused, well inside the gateway's header-read timeout.
-const REUSE_IDLE_FOR: Duration = Duration::from_secs(2);
-
-impl Connection {
-    async fn open(addr: SocketAddr) -> std::io::Result<Self> {
-        let stream = TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
-        Ok(Self {
-            stream,
-            buffer: Vec::with_capacity(16 * 1024),
-            last_used: Instant::now(),
-        })
-    }
-
-    /// Sends `request` and reads the whole answer; its status.
-    async fn exchange(&mut self, request: &[u8]) -> std::io::Result<u16> {
-        self.stream.write_all(request).await?;
-        self.buffer.clear();
-        loop {
-            let mut chunk = [0u8; 16 * 1024];
-            let n = self.stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            self.buffer.extend_from_slice(&chunk[..n]);
-            if let Some(status) = complete_response(&self.buffer)? {
-                self.last_used = Instant::now();
-                return Ok(status);
-            }
-        }
-    }
-}
-
-/// The status of `bytes` when they hold one whole response (Content-Length framed).
-fn complete_response(bytes: &[u8]) -> std::io::Result<Option<u16>> {
-    let Some(head_end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else {
-        return Ok(None);
-    };
-    let head = std::str::from_utf8(&bytes[..head_end]).map_err(std::io::Error::other)?;
-    let status = head
-        .get(9..12)
-        .and_then(|s| s.parse::<u16>().ok())
-        .ok_or_else(|| std::io::Error::other("no status line"))?;
-    let length = head
-        .lines()
-        .find_map(|line| {
-            let (name, value) = line.split_once(':')?;
-            name.eq_ignore_ascii_case("content-length")
-                .then(|| value.trim().parse::<usize>().ok())?
-        })
-        .ok_or_else(|| std::io::Error::other("no content-length"))?;
-    Ok((bytes.len() >= head_end + 4 + length).then_some(status))
-}
-
-/// Closed loop: `connections` connections each sending requests one after another.
-async fn http_closed_loop(
-    addr: SocketAddr,
-    request: Arc<[u8]>,
-    connections: usize,
-    seconds: f64,
-) -> u64 {
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-    let tasks: Vec<_> = (0..connections)
-        .map(|_| {
-            let request = request.clone();
-            tokio::spawn(async move {
-                let mut connection = Connection::open(addr).await.expect("connect");
-                let mut ok = 0;
-                while Instant::now() < deadline {
-                    let status = connection.exchange(&request).await.expect("exchange");
-                    assert_eq!(status, 200, "the benchmarked request must succeed");
-                    ok += 1;
-                }
-                ok
-            })
-        })
-        .collect();
-    let mut total = 0;
-    for task in tasks {
-        total += task.await.expect("load task");
-    }
-    total
-}
-
-/// Latencies, sorted.
-struct Latencies(Vec<Duration>);
-
-impl Latencies {
-    fn new(mut all: Vec<Duration>) -> Self {
-        all.sort_unstable();
-        Self(all)
-    }
-
-    fn quantile(&self, q: f64) -> Duration {
-        let index = ((self.0.len() as f64 * q).ceil() as usize).clamp(1, self.0.len()) - 1;
-        self.0[index]
-    }
-
-    fn over(&self, bound: Duration) -> usize {
-        self.0.iter().filter(|&&l| l > bound).count()
-    }
-
-    fn describe(&self) -> String {
-        let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        format!(
-            "{} | {:.3} | {:.3} | {:.3} | {:.3} | {}",
-            self.0.len(),
-            ms(self.quantile(0.5)),
-            ms(self.quantile(0.99)),
-            ms(self.quantile(0.999)),
-            ms(*self.0.last().unwrap_or(&Duration::ZERO)),
-            self.over(STALL),
-        )
-    }
-}
-
-/// Open loop: request `n` is due at `start + n / rate`; each is sent on an idle connection
-/// (a new one when none is idle) and measured from when it was due. The schedule is kept by
-/// this thread with the system's sleep, finer than the runtime's millisecond timer, so the
-/// generator's own lateness is not counted as the service's.
-fn http_open_loop(
-    load: &Runtime,
-    addr: SocketAddr,
-    request: Arc<[u8]>,
-    rate: u64,
-    seconds: f64,
-) -> Latencies {
-    let idle: Arc<Mutex<Vec<Connection>>> = Arc::default();
-    let latencies: Arc<Mutex<Vec<Duration>>> = Arc::default();
-    let period = Duration::from_secs_f64(1.0 / rate as f64);
-    let total = (seconds * rate as f64) as u32;
-    let start = Instant::now();
-    let mut tasks = Vec::with_capacity(total as usize);
-    for n in 0..total {
-        let due = start + period * n;
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
-        }
-        let (idle, latencies, request) = (idle.clone(), latencies.clone(), request.clone());
-        tasks.push(load.spawn(async move {
-            let taken = idle
-                .lock()
-                .expect("idle connections")
-                .pop()
-                .filter(|c| c.last_used.elapsed() < REUSE_IDLE_FOR);
-            let mut connection = match taken {
-                Some(connection) => connection,
-                None => Connection::open(addr).await.expect("connect"),
-            };
-            let status = connection.exchange(&request).await.expect("exchange");
-            let latency = due.elapsed();
-            assert_eq!(status, 200);
-            if latency > STALL {
-                let at = due.duration_since(start).as_secs_f64();
-                println!("stall: {latency:.1?}, due {at:.3} s into the run");
-            }
-            latencies.lock().expect("latencies").push(latency);
-            idle.lock().expect("idle connections").push(connection);
-        }));
-    }
-    load.block_on(async {
-        for task in tasks {
-            task.await.expect("request task");
-        }
-    });
-    let all = std::mem::take(&mut *latencies.lock().expect("latencies"));
-    Latencies::new(all)
-}
-
-/// One connection, one request after another, every latency kept; each stall printed with
-/// its time when the run is `named` (not during a warm-up).
-async fn http_one_connection(
-    addr: SocketAddr,
-    request: Arc<[u8]>,
-    seconds: f64,
-    named: Option<&str>,
-) -> Latencies {
-    let mut connection = Connection::open(addr).await.expect("connect");
-    let start = Instant::now();
-    let deadline = start + Duration::from_secs_f64(seconds);
-    let mut all = Vec::new();
-    while Instant::now() < deadline {
-        let sent = Instant::now();
-        assert_eq!(connection.exchange(&request).await.expect("exchange"), 200);
-        let latency = sent.elapsed();
-        if let Some(name) = named.filter(|_| latency > STALL) {
-            let at = sent.duration_since(start).as_secs_f64();
-            println!("stall: {latency:.1?}, sent {at:.3} s into the run of {name}");
-        }
-        all.push(latency);
-    }
-    Latencies::new(all)
+    cpu
 }
 
 // ---------------------------------------------------------------------------------------
@@ -653,7 +395,7 @@ impl Bench {
     }
 
     fn http(&self, addr: SocketAddr, target: &Target, seconds: f64) -> u64 {
-        self.load.block_on(http_closed_loop(
+        self.load.block_on(http_load::closed_loop(
             addr,
             target.http_request(),
             self.connections,
@@ -1007,14 +749,17 @@ fn run() {
         // login left unused for a minute (the runs before were served by other targets) pays
         // its one argon2id verification (contract section 2) before the clock starts.
         let warm = |addr| {
-            bench
-                .load
-                .block_on(http_one_connection(addr, demo.http_request(), 1.0, None));
+            bench.load.block_on(http_load::one_connection(
+                addr,
+                demo.http_request(),
+                1.0,
+                None,
+            ));
         };
         for &(name, addr) in &runs {
             warm(addr);
             let steal = Steal::now();
-            let open = http_open_loop(
+            let open = http_load::open_loop(
                 &bench.load,
                 addr,
                 demo.http_request(),
@@ -1033,7 +778,7 @@ fn run() {
         for &(name, addr) in &runs {
             warm(addr);
             let steal = Steal::now();
-            let one = bench.load.block_on(http_one_connection(
+            let one = bench.load.block_on(http_load::one_connection(
                 addr,
                 demo.http_request(),
                 config.stall_seconds,

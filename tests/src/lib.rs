@@ -11,6 +11,11 @@
 //! - [`rows`]: rows written or read straight in the database (a granted permission, audit rows).
 //! - [`fault`]: fault injection: a core that can be killed and restarted apart from its
 //!   gateway, a load that records every answer, and the checks each fault scenario ends with.
+//! - [`lms_process`]: the `lms` executable as an operator runs it (`lms up` on fixed ports,
+//!   its log and exit), for faults only a whole process shows.
+//! - [`http_load`]: a minimal HTTP/1.1 keep-alive load generator and latency quantiles, for
+//!   the benchmarks.
+//! - [`machine`]: the machine a benchmark ran on, and CPU time from `/proc`.
 //! - [`snapshot`]: every table as text, to prove a refused request changed nothing.
 //! - [`large_world`]: generated accounts of any size, for the scale benchmark and plan checks.
 //! - [`query_plan`]: records the statements the core runs and checks how the database plans them.
@@ -21,8 +26,10 @@
 
 pub mod database;
 pub mod fault;
+pub mod http_load;
 pub mod large_world;
 pub mod lists;
+pub mod lms_process;
 pub mod machine;
 pub mod memory;
 pub mod query_plan;

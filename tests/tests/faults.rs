@@ -14,6 +14,12 @@
 //! A SQLite file deleted under the running service is noticed: no write into it is
 //! acknowledged, health turns NOT_SERVING and requests 503.
 //!
+//! SQLite's WAL index (`-shm`) truncated under a real `lms up` process kills its serving
+//! process with SIGBUS; `lms up` logs it, naming the file, and starts it again, losing no
+//! acknowledged write, and gives up with status 135 after a fourth crash within a minute. A
+//! `-shm` that cannot be written refuses the start, naming it. These need the `lms`
+//! executable, which they build with cargo (`lms_tests::lms_process`).
+//!
 //! The PostgreSQL scenarios run when `LMS_TEST_POSTGRES_URL` is set. The SQLite scenario needs
 //! file permissions to bind, which root ignores: run as root, it re-runs itself as `nobody`.
 
@@ -259,6 +265,11 @@ fn rerun_unprivileged(test: &str, ignored: bool) -> bool {
     command
         .args([test, "--exact", "--nocapture", "--test-threads", "1"])
         .env(UNPRIVILEGED_VAR, "1")
+        // Built here: cargo cannot run as that user.
+        .env(
+            lms_tests::lms_process::EXECUTABLE_VAR,
+            lms_tests::lms_process::lms_executable(),
+        )
         .env("TMPDIR", folder.path())
         .current_dir(folder.path())
         .gid(65534)
@@ -631,4 +642,192 @@ async fn no_write_into_a_deleted_database_file_is_acknowledged() {
         report.summary()
     );
     stack.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// SQLite's WAL index (`-shm`) truncated under `lms up`: SIGBUS, logged, restarted
+
+/// A fresh SQLite file holding the world, for `lms up` to serve.
+async fn world_on_sqlite() -> lms_tests::database::TestDatabase {
+    let database = lms_tests::database::TestDatabase::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always there");
+    let db = database.connect().await;
+    lms_tests::stack::import_world(&db).await;
+    db.close().await.expect("closes");
+    database
+}
+
+/// The WAL index beside the SQLite file of `database_url`.
+fn wal_index(database_url: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "{}-shm",
+        database_url.trim_start_matches("sqlite://")
+    ))
+}
+
+/// Truncates the WAL index to nothing, as a mistaken `: > lms.sqlite3-shm` or a failing file
+/// system does: the serving process's mapping of it now ends before its first page.
+fn truncate_wal_index(database_url: &str) {
+    let path = wal_index(database_url);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|file| file.set_len(0))
+        .unwrap_or_else(|e| panic!("truncating {}: {e}", path.display()));
+}
+
+/// Waits until `lms up` answers readiness with 200, its serving process having been started
+/// again; connections refused meanwhile are expected (no process listens).
+async fn until_ready_again(base_url: &str, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let ready = reqwest::get(format!("{base_url}/readyz")).await;
+        if ready.is_ok_and(|r| r.status() == 200) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "lms up did not serve again within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wal_index_truncated_under_lms_up_is_logged_by_name_and_served_again_losing_nothing() {
+    use lms_tests::lms_process::LmsUp;
+    init_logs();
+    let database = world_on_sqlite().await;
+    let lms = tokio::task::block_in_place(|| LmsUp::start(&database.url, &[]));
+    let mut acknowledged = assert_recovered(&lms.base_url, RECOVERY, 2, 5).await;
+    let load = lms_tests::fault::Load::start(&lms.base_url, QUICK.workers, "shm");
+    tokio::time::sleep(QUICK.warm_up).await;
+    truncate_wal_index(&database.url);
+    tokio::time::sleep(QUICK.fault).await;
+    until_ready_again(&lms.base_url, RECOVERY).await;
+    let report = load.finish().await;
+    eprintln!("WAL index truncated: {}", report.summary());
+    acknowledged.extend(report.acknowledged());
+    acknowledged
+        .extend(assert_recovered(&lms.base_url, RECOVERY, QUICK.workers, QUICK.after).await);
+
+    let log = lms.log();
+    let shm = wal_index(&database.url).display().to_string();
+    assert!(
+        log.contains("killed by SIGBUS") && log.contains(&shm),
+        "the bus error is logged naming {shm}:\n{log}"
+    );
+    assert!(log.contains("starting the serving process again"), "{log}");
+    assert_nothing_lost(&database.connect().await, &acknowledged).await;
+    let status = tokio::task::block_in_place(|| lms.terminate());
+    assert!(
+        status.success(),
+        "lms up stops cleanly on SIGTERM: {status:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lms_up_whose_serving_process_keeps_crashing_exits_non_zero_for_the_restart_policy() {
+    use lms::supervisor::MAX_CRASHES;
+    use lms_tests::lms_process::LmsUp;
+    use std::os::unix::process::ExitStatusExt as _;
+    init_logs();
+    let database = world_on_sqlite().await;
+    let mut lms = tokio::task::block_in_place(|| LmsUp::start(&database.url, &[]));
+    for crash in 1..=MAX_CRASHES + 1 {
+        until_ready_again(&lms.base_url, RECOVERY).await;
+        truncate_wal_index(&database.url);
+        // The next read of the WAL index raises the bus error.
+        read_a_group(&lms.base_url).await;
+        eprintln!("crash {crash} caused");
+    }
+    let status = tokio::task::block_in_place(|| lms.exit_within(RECOVERY))
+        .unwrap_or_else(|| panic!("lms up gave up:\n{}", lms.log()));
+    assert_eq!(
+        status.signal(),
+        None,
+        "lms up itself exits, it is not killed"
+    );
+    assert_eq!(
+        status.code(),
+        Some(128 + 7),
+        "128 + SIGBUS, as a shell says it"
+    );
+    let log = lms.log();
+    assert!(
+        log.contains(&format!("crashed {} times within 60 s", MAX_CRASHES + 1)),
+        "{log}"
+    );
+}
+
+/// One group read, whatever its outcome: makes the serving process touch its WAL index.
+async fn read_a_group(base_url: &str) {
+    use lms_tests::world::{OWNER, acme::INTERNS};
+    let request = reqwest::Client::new().get(format!("{base_url}/group/{INTERNS}"));
+    let _ = OWNER
+        .headers()
+        .into_iter()
+        .fold(request, |request, (name, value)| {
+            request.header(name, value)
+        })
+        .send()
+        .await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A `-shm` that cannot be written refuses the start, naming it
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_in_place_of_the_wal_index_refuses_the_start_naming_it() {
+    use lms_tests::lms_process::LmsUp;
+    let database = world_on_sqlite().await;
+    let shm = wal_index(&database.url);
+    std::fs::create_dir(&shm).expect("a folder where the WAL index goes");
+    let (status, log) = tokio::task::block_in_place(|| LmsUp::refused(&database.url));
+    assert!(!status.success(), "lms up refuses to start:\n{log}");
+    assert!(
+        log.contains(&shm.display().to_string()) && log.contains("not a regular file"),
+        "the refusal names the WAL index:\n{log}"
+    );
+    // Fixed, it starts and serves, reads and writes.
+    std::fs::remove_dir(&shm).expect("the folder is removed");
+    let lms = tokio::task::block_in_place(|| LmsUp::start(&database.url, &[]));
+    assert!(
+        !assert_recovered(&lms.base_url, RECOVERY, 1, 2)
+            .await
+            .is_empty()
+    );
+    let status = tokio::task::block_in_place(|| lms.terminate());
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wal_index_read_only_to_the_service_refuses_its_start_then_it_serves_once_fixed() {
+    if rerun_unprivileged(
+        "a_wal_index_read_only_to_the_service_refuses_its_start_then_it_serves_once_fixed",
+        false,
+    ) {
+        return;
+    }
+    use lms_tests::lms_process::LmsUp;
+    let database = world_on_sqlite().await;
+    let shm = wal_index(&database.url);
+    std::fs::write(&shm, b"").expect("a WAL index");
+    std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let (status, log) = tokio::task::block_in_place(|| LmsUp::refused(&database.url));
+    assert!(!status.success(), "lms up refuses to start:\n{log}");
+    assert!(
+        log.contains(&shm.display().to_string()) && log.contains("cannot be written"),
+        "the refusal names the WAL index:\n{log}"
+    );
+    std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let lms = tokio::task::block_in_place(|| LmsUp::start(&database.url, &[]));
+    assert!(
+        !assert_recovered(&lms.base_url, RECOVERY, 1, 2)
+            .await
+            .is_empty()
+    );
+    let status = tokio::task::block_in_place(|| lms.terminate());
+    assert!(status.success(), "{status:?}");
 }

@@ -56,6 +56,7 @@ pub fn prepare(url: &str, create: CreateDatabase) -> anyhow::Result<bool> {
         return Ok(true);
     };
     if path.exists() {
+        check_companions_writable(&path)?;
         return Ok(false);
     }
     let folder = path
@@ -91,6 +92,48 @@ pub fn prepare(url: &str, create: CreateDatabase) -> anyhow::Result<bool> {
     std::fs::create_dir_all(folder)
         .with_context(|| format!("cannot create the database folder {}", folder.display()))?;
     Ok(true)
+}
+
+/// Refuses to open a database whose `-wal` or `-shm` file is there but cannot be written by
+/// this process (a read-only mode for another user, `chattr +i`, a read-only mount, a folder in
+/// its place). SQLite would open them read-only: the service would read, refuse every write
+/// with SQLITE_READONLY, and go on refusing after the file was fixed, because every connection
+/// of the process shares the read-only WAL index until the last one closes. Refusing the start
+/// says what is wrong at once, and the next start (a restart policy's) succeeds once it is
+/// fixed. Checked with `access(2)`, never by opening: closing a descriptor of a file drops
+/// every POSIX lock this process holds on it, SQLite's included.
+fn check_companions_writable(database: &Path) -> anyhow::Result<()> {
+    for (suffix, what) in [("-wal", "write-ahead log"), ("-shm", "WAL index")] {
+        let mut name = database.as_os_str().to_owned();
+        name.push(suffix);
+        let file = PathBuf::from(name);
+        let Ok(metadata) = std::fs::symlink_metadata(&file) else {
+            // Missing: SQLite makes it.
+            continue;
+        };
+        let problem = if metadata.is_file() {
+            nix::unistd::access(
+                &file,
+                nix::unistd::AccessFlags::R_OK | nix::unistd::AccessFlags::W_OK,
+            )
+            .err()
+            .map(|errno| errno.desc().to_owned())
+        } else {
+            Some("it is not a regular file".to_owned())
+        };
+        if let Some(problem) = problem {
+            let message = format!(
+                "the SQLite {what} {} cannot be written by this process ({problem}): SQLite \
+                 would serve reads and refuse every write. Make it writable (or, while no \
+                 process has the database open, remove it: SQLite makes it anew) and start \
+                 again",
+                file.display()
+            );
+            tracing::error!("{message}");
+            anyhow::bail!(message);
+        }
+    }
+    Ok(())
 }
 
 /// The identity of the SQLite file the service opened, to tell when it is gone.
@@ -201,6 +244,22 @@ mod tests {
         );
         assert!(prepare(&url, CreateDatabase::Yes).unwrap());
         assert!(prepare(&format!("{url}?mode=rwc"), CreateDatabase::OnFirstStart).unwrap());
+    }
+
+    #[test]
+    fn a_wal_index_that_is_not_a_file_refuses_the_start() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("lms.sqlite3");
+        std::fs::write(&path, b"").unwrap();
+        let url = format!("sqlite://{}", path.display());
+        assert!(!prepare(&url, CreateDatabase::OnFirstStart).unwrap());
+        std::fs::create_dir(folder.path().join("lms.sqlite3-shm")).unwrap();
+        let refusal = prepare(&url, CreateDatabase::OnFirstStart).unwrap_err();
+        let said = refusal.to_string();
+        assert!(
+            said.contains("lms.sqlite3-shm") && said.contains("WAL index"),
+            "{said}"
+        );
     }
 
     #[test]
