@@ -12,7 +12,9 @@ const DEFAULT_PAGE_SIZE: i64 = 1_000;
 const MAX_PAGE_SIZE: i64 = 10_000;
 
 /// The error statuses with a shared answer, ascending.
-const ERROR_STATUSES: [u16; 13] = [400, 401, 403, 404, 406, 408, 409, 413, 415, 429, 500, 503, 504];
+const ERROR_STATUSES: [u16; 13] = [
+    400, 401, 403, 404, 406, 408, 409, 413, 415, 429, 500, 503, 504,
+];
 
 /// What an error status means here.
 pub(crate) fn error_meaning(status: u16) -> String {
@@ -89,7 +91,9 @@ fn error_schema() -> Node {
             required("code", integer("The HTTP status, repeated.")),
             required(
                 "message",
-                text("A sentence a person can act on, naming the offending header, parameter, element or value."),
+                text(
+                    "A sentence a person can act on, naming the offending header, parameter, element or value.",
+                ),
             ),
             required("requestId", text("The request's id, as in `X-Request-Id`.")),
         ],

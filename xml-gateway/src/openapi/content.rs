@@ -82,14 +82,24 @@ pub(crate) fn resource() -> Resource {
         schemas: vec![
             ("ContentItem".into(), content_item(false)),
             ("ListedContentItem".into(), content_item(true)),
-            ("ContentItemDocument".into(), response_of("contentItem", "ContentItem")),
+            (
+                "ContentItemDocument".into(),
+                response_of("contentItem", "ContentItem"),
+            ),
             (
                 "ContentItemList".into(),
-                whole_list("ListedContentItem", "Every matching item: XML `<contentItem>` elements directly under `<response>`; JSON a top-level array."),
+                whole_list(
+                    "ListedContentItem",
+                    "Every matching item: XML `<contentItem>` elements directly under `<response>`; JSON a top-level array.",
+                ),
             ),
             (
                 "ContentItemPage".into(),
-                page(ContentItems::PAGE_ELEMENT, "ListedContentItem", "One page of content items."),
+                page(
+                    ContentItems::PAGE_ELEMENT,
+                    "ListedContentItem",
+                    "One page of content items.",
+                ),
             ),
             ("ContentItemQuery".into(), query()),
         ],
@@ -111,15 +121,28 @@ fn content_item(listed: bool) -> Node {
                 "description" => "When it was added: seconds precision with a numeric offset, e.g. `2019-03-26T06:34:57+00:00` (never `Z`).",
             },
         ),
-        required("viewUrl", formatted("uri", "Where a learner opens it: `{account URL}/view/{contentItemId}` unless set on import.")),
+        required(
+            "viewUrl",
+            formatted(
+                "uri",
+                "Where a learner opens it: `{account URL}/view/{contentItemId}` unless set on import.",
+            ),
+        ),
         required("type", text("Its kind, e.g. `Course`.")),
     ];
     if listed {
-        properties.push(required("contentItemType", text("`type` again, under the name list clients filter on.")));
+        properties.push(required(
+            "contentItemType",
+            text("`type` again, under the name list clients filter on."),
+        ));
     }
     element(
         "contentItem",
-        if listed { "A content item in a list." } else { "A content item, its elements in this order." },
+        if listed {
+            "A content item in a list."
+        } else {
+            "A content item, its elements in this order."
+        },
         properties,
         Others::Refused,
     )
@@ -127,7 +150,12 @@ fn content_item(listed: bool) -> Node {
 
 fn query() -> Node {
     let list = |description: &str| {
-        let mut ids = id_list(object! { "type" => "string" }, &format!("{description} Each child's text is a value (children of any name), or the element's own text split at commas; in JSON an array of strings or one comma-separated string."));
+        let mut ids = id_list(
+            object! { "type" => "string" },
+            &format!(
+                "{description} Each child's text is a value (children of any name), or the element's own text split at commas; in JSON an array of strings or one comma-separated string."
+            ),
+        );
         ids.set("maxItems", 10_000_u64);
         ids
     };
@@ -137,8 +165,14 @@ fn query() -> Node {
         vec![
             optional("contentItemIds", list("Only these content items.")),
             optional("contentTypes", list("Only items of these types.")),
-            optional("pageSize", integer_between("How many rows a page holds, 1,000 when absent.", 1, 10_000)),
-            optional("pageToken", text("The `nextPageToken` of the previous page; absent or empty for the first.")),
+            optional(
+                "pageSize",
+                integer_between("How many rows a page holds, 1,000 when absent.", 1, 10_000),
+            ),
+            optional(
+                "pageToken",
+                text("The `nextPageToken` of the previous page; absent or empty for the first."),
+            ),
         ],
         Others::Ignored,
     )

@@ -95,14 +95,24 @@ pub(crate) fn resource() -> Resource {
         operations,
         schemas: vec![
             ("Department".into(), department()),
-            ("DepartmentDocument".into(), response_of("department", "Department")),
+            (
+                "DepartmentDocument".into(),
+                response_of("department", "Department"),
+            ),
             (
                 "DepartmentList".into(),
-                whole_list("Department", "Every department: XML `<department>` elements directly under `<response>`; JSON a top-level array."),
+                whole_list(
+                    "Department",
+                    "Every department: XML `<department>` elements directly under `<response>`; JSON a top-level array.",
+                ),
             ),
             (
                 "DepartmentPage".into(),
-                page(Departments::PAGE_ELEMENT, "Department", "One page of departments."),
+                page(
+                    Departments::PAGE_ELEMENT,
+                    "Department",
+                    "One page of departments.",
+                ),
             ),
             ("NewDepartment".into(), new_department()),
             ("DepartmentChanges".into(), department_changes()),
@@ -117,7 +127,10 @@ fn subordination() -> Node {
         "Who supervises the department. No supervisors are kept: the root has `no_supervisor`, every other department `inherit`.",
         vec![required(
             "subordinationType",
-            one_of_texts(&["inherit", "no_supervisor"], "How the supervisor is found."),
+            one_of_texts(
+                &["inherit", "no_supervisor"],
+                "How the supervisor is found.",
+            ),
         )],
         Others::Refused,
     )
@@ -171,12 +184,11 @@ fn department_changes() -> Node {
             optional("name", bounded_text("The new name, not blank.", 255)),
             optional(
                 "parentDepartmentId",
-                id_in("The new parent: in the account, not the department itself nor a descendant."),
+                id_in(
+                    "The new parent: in the account, not the department itself nor a descendant.",
+                ),
             ),
-            optional(
-                "code",
-                bounded_text("The new code; empty clears it.", 64),
-            ),
+            optional("code", bounded_text("The new code; empty clears it.", 64)),
         ],
         Others::Ignored,
     )

@@ -112,11 +112,18 @@ pub(crate) fn resource() -> Resource {
             ("Enrollment".into(), enrollment()),
             (
                 "EnrollmentList".into(),
-                whole_list("Enrollment", "Every matching enrollment: XML `<enrollment>` elements directly under `<response>`; JSON a top-level array."),
+                whole_list(
+                    "Enrollment",
+                    "Every matching enrollment: XML `<enrollment>` elements directly under `<response>`; JSON a top-level array.",
+                ),
             ),
             (
                 "EnrollmentPage".into(),
-                page(Enrollments::PAGE_ELEMENT, "Enrollment", "One page of enrollments."),
+                page(
+                    Enrollments::PAGE_ELEMENT,
+                    "Enrollment",
+                    "One page of enrollments.",
+                ),
             ),
             ("DeleteEnrollments".into(), delete_enrollments()),
             ("Enroll".into(), enroll()),
@@ -133,11 +140,37 @@ fn enrollment() -> Node {
             required("enrollmentId", id("The enrollment's id.")),
             required("courseId", id("The content item.")),
             required("learnerId", id("The learner.")),
-            required("accessDate", formatted("date", "From when the learner may open the item, `YYYY-MM-DD` (UTC).")),
-            optional("dueDate", formatted("date", "The due date, `YYYY-MM-DD` (UTC); absent when none.")),
-            optional("expirationDate", formatted("date", "The due date again when the item locks after it; absent otherwise.")),
-            required("enrollmentTypeGroup", digit_flag("1 for an enrollment from the catalogue, 0 when an administrator assigned it.")),
-            required("shouldLockAfterDueDate", digit_flag("1 when the item locks after the due date, else 0.")),
+            required(
+                "accessDate",
+                formatted(
+                    "date",
+                    "From when the learner may open the item, `YYYY-MM-DD` (UTC).",
+                ),
+            ),
+            optional(
+                "dueDate",
+                formatted(
+                    "date",
+                    "The due date, `YYYY-MM-DD` (UTC); absent when none.",
+                ),
+            ),
+            optional(
+                "expirationDate",
+                formatted(
+                    "date",
+                    "The due date again when the item locks after it; absent otherwise.",
+                ),
+            ),
+            required(
+                "enrollmentTypeGroup",
+                digit_flag(
+                    "1 for an enrollment from the catalogue, 0 when an administrator assigned it.",
+                ),
+            ),
+            required(
+                "shouldLockAfterDueDate",
+                digit_flag("1 when the item locks after the due date, else 0."),
+            ),
         ],
         Others::Refused,
     )
@@ -149,7 +182,12 @@ fn delete_enrollments() -> Node {
         "The enrollments to delete.",
         vec![required(
             "enrollmentIds",
-            bounded_id_list(id_in("An enrollment."), "1 to 10,000 enrollment ids.", 1, 10_000),
+            bounded_id_list(
+                id_in("An enrollment."),
+                "1 to 10,000 enrollment ids.",
+                1,
+                10_000,
+            ),
         )],
         Others::Ignored,
     )
@@ -167,15 +205,40 @@ fn enroll() -> Node {
         "request",
         "Learners to enroll in content items: every pair of the two lists.",
         vec![
-            required("courseIds", bounded_id_list(id_in("A content item."), "The content items (at least one).", 1, 10_000)),
-            required("learnerIds", bounded_id_list(id_in("A learner."), "The learners (at least one).", 1, 10_000)),
-            optional("accessDate", date("When the learners may start; now when absent.")),
+            required(
+                "courseIds",
+                bounded_id_list(
+                    id_in("A content item."),
+                    "The content items (at least one).",
+                    1,
+                    10_000,
+                ),
+            ),
+            required(
+                "learnerIds",
+                bounded_id_list(
+                    id_in("A learner."),
+                    "The learners (at least one).",
+                    1,
+                    10_000,
+                ),
+            ),
+            optional(
+                "accessDate",
+                date("When the learners may start; now when absent."),
+            ),
             optional(
                 "dueDateType",
-                one_of_texts(&["unlimited", "default", "due_date", "due_period"], "How the due date is set; `unlimited` when absent."),
+                one_of_texts(
+                    &["unlimited", "default", "due_date", "due_period"],
+                    "How the due date is set; `unlimited` when absent.",
+                ),
             ),
             optional("dueDate", date("The due date, required for `due_date`.")),
-            optional("duePeriod", text("Hours from the access date, required for `due_period`.")),
+            optional(
+                "duePeriod",
+                text("Hours from the access date, required for `due_period`."),
+            ),
             optional(
                 "lockAfterDueDate",
                 object! { "type" => "boolean", "description" => "Whether the items lock after the due date (`true`/`false`; `1`/`0` are read alike)." },
@@ -187,7 +250,12 @@ fn enroll() -> Node {
 
 fn query() -> Node {
     let list = |description: &str| {
-        let mut ids = id_list(object! { "type" => "string" }, &format!("{description} Each child's text is a value (children of any name), or the element's own text split at commas; in JSON an array of strings or one comma-separated string."));
+        let mut ids = id_list(
+            object! { "type" => "string" },
+            &format!(
+                "{description} Each child's text is a value (children of any name), or the element's own text split at commas; in JSON an array of strings or one comma-separated string."
+            ),
+        );
         ids.set("maxItems", 10_000_u64);
         ids
     };
@@ -196,10 +264,23 @@ fn query() -> Node {
         "Which enrollments, and which page.",
         vec![
             optional("learnerIds", list("Only enrollments of these learners.")),
-            optional("courseIds", list("Only enrollments in these content items.")),
+            optional(
+                "courseIds",
+                list("Only enrollments in these content items."),
+            ),
             optional("enrollmentIds", list("Only these enrollments.")),
-            optional("pageSize", super::schema::integer_between("How many rows a page holds, 1,000 when absent.", 1, 10_000)),
-            optional("pageToken", text("The `nextPageToken` of the previous page; absent or empty for the first.")),
+            optional(
+                "pageSize",
+                super::schema::integer_between(
+                    "How many rows a page holds, 1,000 when absent.",
+                    1,
+                    10_000,
+                ),
+            ),
+            optional(
+                "pageToken",
+                text("The `nextPageToken` of the previous page; absent or empty for the first."),
+            ),
         ],
         Others::Ignored,
     )

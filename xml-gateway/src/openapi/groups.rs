@@ -120,7 +120,10 @@ pub(crate) fn resource() -> Resource {
             ("PagedGroup".into(), listed_group(true)),
             (
                 "GroupList".into(),
-                whole_list("ListedGroup", "Every group: XML `<group>` elements directly under `<response>`; JSON a top-level array."),
+                whole_list(
+                    "ListedGroup",
+                    "Every group: XML `<group>` elements directly under `<response>`; JSON a top-level array.",
+                ),
             ),
             (
                 "GroupPage".into(),
@@ -150,7 +153,9 @@ fn group() -> Node {
             required("name", text("Its name.")),
             required(
                 "isSmart",
-                digit_flag("1 for a smart group (members are a department subtree's users), else 0."),
+                digit_flag(
+                    "1 for a smart group (members are a department subtree's users), else 0.",
+                ),
             ),
         ],
         Others::Refused,

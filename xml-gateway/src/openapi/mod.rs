@@ -120,16 +120,38 @@ const INFO: &str = "The XML-over-HTTP administration interface (docs/spec/interf
 **Lists** come whole (`GET /department`, streamed as read) or by pages (`GET /departments`: `pageSize`, `pageToken`, and `nextPageToken` while more rows follow). A query parameter an operation does not know is 400 naming it.";
 
 fn tags() -> Node {
-    let tag = |name: &str, description: &str| object! { "name" => name, "description" => description };
+    let tag =
+        |name: &str, description: &str| object! { "name" => name, "description" => description };
     list![
-        tag("Departments", "The department tree (neighbours.md section 3)."),
+        tag(
+            "Departments",
+            "The department tree (neighbours.md section 3)."
+        ),
         tag("Users", "User profiles (neighbours.md section 4)."),
-        tag("Groups", "Groups and their members (interface 4.3, 4.4; neighbours.md section 7)."),
-        tag("Enrollments", "Learners enrolled in content items (interface 4.5; neighbours.md section 5)."),
-        tag("Content", "Content items such as courses (interface 4.6; neighbours.md section 6)."),
-        tag("Gamification points", "Points of users (interface 4.7; neighbours.md section 8)."),
-        tag("Tokens", "Access tokens for API clients (contract section 12)."),
-        tag("Service", "Probes and this document, outside authentication."),
+        tag(
+            "Groups",
+            "Groups and their members (interface 4.3, 4.4; neighbours.md section 7)."
+        ),
+        tag(
+            "Enrollments",
+            "Learners enrolled in content items (interface 4.5; neighbours.md section 5)."
+        ),
+        tag(
+            "Content",
+            "Content items such as courses (interface 4.6; neighbours.md section 6)."
+        ),
+        tag(
+            "Gamification points",
+            "Points of users (interface 4.7; neighbours.md section 8)."
+        ),
+        tag(
+            "Tokens",
+            "Access tokens for API clients (contract section 12)."
+        ),
+        tag(
+            "Service",
+            "Probes and this document, outside authentication."
+        ),
     ]
 }
 

@@ -85,7 +85,10 @@ impl Media {
 /// Both formats of an answer or body with one schema (the shapes whose JSON is their XML
 /// without framing: lists, pages, errors, bare ids).
 pub(crate) fn both(schema: &str) -> Vec<Media> {
-    vec![Media::xml(reference(schema)), Media::json(reference(schema))]
+    vec![
+        Media::xml(reference(schema)),
+        Media::json(reference(schema)),
+    ]
 }
 
 /// One operation of the document.
@@ -257,7 +260,10 @@ impl Operation {
         }
         let mut answers = self.answers.clone();
         for status in self.error_statuses() {
-            if answers.iter().any(|(given, _)| *given == status.to_string()) {
+            if answers
+                .iter()
+                .any(|(given, _)| *given == status.to_string())
+            {
                 continue;
             }
             let answer = match self.kind {

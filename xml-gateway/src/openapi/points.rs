@@ -58,11 +58,20 @@ pub(crate) fn resource() -> Resource {
             ("UserPointsInfo".into(), user_points()),
             (
                 "PointsList".into(),
-                whole_list("UserPointsInfo", "The users' points: XML `<userPointsInfo>` elements directly under `<response>`; JSON a top-level array."),
+                whole_list(
+                    "UserPointsInfo",
+                    "The users' points: XML `<userPointsInfo>` elements directly under `<response>`; JSON a top-level array.",
+                ),
             ),
             ("PointsQuery".into(), query()),
-            ("AwardPoints".into(), points_change("awardGamificationPoints", "Points to award.")),
-            ("WithdrawPoints".into(), points_change("withdrawGamificationPoints", "Points to withdraw.")),
+            (
+                "AwardPoints".into(),
+                points_change("awardGamificationPoints", "Points to award."),
+            ),
+            (
+                "WithdrawPoints".into(),
+                points_change("withdrawGamificationPoints", "Points to withdraw."),
+            ),
         ],
     }
 }
@@ -112,7 +121,12 @@ fn query() -> Node {
         "Which users.",
         vec![optional(
             "userIds",
-            bounded_id_list(id_in("A user."), "Up to 10,000 users; absent for every user the caller may see.", 0, 10_000),
+            bounded_id_list(
+                id_in("A user."),
+                "Up to 10,000 users; absent for every user the caller may see.",
+                0,
+                10_000,
+            ),
         )],
         Others::Ignored,
     )

@@ -67,9 +67,15 @@ fn token_request() -> Node {
         "request",
         "A client-credentials grant.",
         vec![
-            required("grant_type", one_of_texts(&["client_credentials"], "The grant; the only one offered.")),
+            required(
+                "grant_type",
+                one_of_texts(&["client_credentials"], "The grant; the only one offered."),
+            ),
             required("client_id", text("The API client's id.")),
-            required("client_secret", text("The API client's secret, as shown when it was made.")),
+            required(
+                "client_secret",
+                text("The API client's secret, as shown when it was made."),
+            ),
         ],
         Others::Ignored,
     )
@@ -80,7 +86,10 @@ fn token() -> Node {
         "response",
         "An access token (RFC 6749 5.1).",
         vec![
-            required("access_token", text("The token: send it as `Authorization: Bearer <token>`.")),
+            required(
+                "access_token",
+                text("The token: send it as `Authorization: Bearer <token>`."),
+            ),
             required("expires_in", integer("Seconds it stays valid (1800).")),
             required("token_type", one_of_texts(&["bearer"], "Always `bearer`.")),
         ],
@@ -95,9 +104,19 @@ fn oauth_error_schema() -> Node {
         vec![
             required(
                 "error",
-                one_of_texts(&["invalid_request", "invalid_client", "unsupported_grant_type"], "What was wrong."),
+                one_of_texts(
+                    &[
+                        "invalid_request",
+                        "invalid_client",
+                        "unsupported_grant_type",
+                    ],
+                    "What was wrong.",
+                ),
             ),
-            optional("error_description", text("For an unreadable JSON body, what the reader found.")),
+            optional(
+                "error_description",
+                text("For an unreadable JSON body, what the reader found."),
+            ),
         ],
         Others::Refused,
     )

@@ -5,9 +5,9 @@ use super::components::{list_filter, parameter};
 use super::node::{Node, list, object};
 use super::operation::{Media, Operation, both};
 use super::schema::{
-    Others, bounded_id_list, bounded_text, element, formatted, id, id_in, id_list,
-    integer_between, one_of_texts, optional, page, reference, required, response_of, text,
-    whole_list, with_xml_name,
+    Others, bounded_id_list, bounded_text, element, formatted, id, id_in, id_list, integer_between,
+    one_of_texts, optional, page, reference, required, response_of, text, whole_list,
+    with_xml_name,
 };
 use crate::listing::{Listing, Paged};
 use crate::routes::user::Version;
@@ -57,7 +57,9 @@ fn paged_by_query(path: &'static str, id: &'static str, version: Version) -> Ope
     };
     with_filters(Operation::get(path, TAG, id).describe(
         "One page of users",
-        &format!("The matching users, one page at a time, ascending by id. {note} {READERS} Authors too."),
+        &format!(
+            "The matching users, one page at a time, ascending by id. {note} {READERS} Authors too."
+        ),
     ))
     .query(parameter("pageSize"))
     .query(parameter("pageToken"))
@@ -226,29 +228,52 @@ pub(crate) fn resource() -> Resource {
     let v1 = Version::V1.profile_element();
     let v2 = Version::V2.profile_element();
     let mut profile_v2 = profile(v2);
-    profile_v2.set("description", "A user's profile, as `UserProfile`, under the element name of the `/v2` routes.");
+    profile_v2.set(
+        "description",
+        "A user's profile, as `UserProfile`, under the element name of the `/v2` routes.",
+    );
     Resource {
         operations,
         schemas: vec![
             ("UserProfile".into(), profile(v1)),
             ("UserProfileV2".into(), profile_v2),
-            ("UserProfileDocument".into(), response_of("userProfile", "UserProfile")),
-            ("UserProfileV2Document".into(), response_of("userProfileV2", "UserProfileV2")),
+            (
+                "UserProfileDocument".into(),
+                response_of("userProfile", "UserProfile"),
+            ),
+            (
+                "UserProfileV2Document".into(),
+                response_of("userProfileV2", "UserProfileV2"),
+            ),
             (
                 "UserList".into(),
-                whole_list("UserProfile", "Every matching user: XML `<userProfile>` elements directly under `<response>`; JSON a top-level array."),
+                whole_list(
+                    "UserProfile",
+                    "Every matching user: XML `<userProfile>` elements directly under `<response>`; JSON a top-level array.",
+                ),
             ),
             (
                 "UserV2List".into(),
-                whole_list("UserProfileV2", "Every matching user: XML `<userProfileV2>` elements directly under `<response>`; JSON a top-level array."),
+                whole_list(
+                    "UserProfileV2",
+                    "Every matching user: XML `<userProfileV2>` elements directly under `<response>`; JSON a top-level array.",
+                ),
             ),
             (
                 "UserPage".into(),
-                page(Users::<V1>::PAGE_ELEMENT, "UserProfile", "One page of users."),
+                page(
+                    Users::<V1>::PAGE_ELEMENT,
+                    "UserProfile",
+                    "One page of users.",
+                ),
             ),
             (
                 "UserV2Page".into(),
-                page(Users::<V1>::PAGE_ELEMENT, "UserProfileV2", "One page of users (`/v2`)."),
+                page(
+                    Users::<V1>::PAGE_ELEMENT,
+                    "UserProfileV2",
+                    "One page of users (`/v2`).",
+                ),
             ),
             ("NumberedUserPage".into(), numbered_page()),
             ("UserQuery".into(), user_query(false)),
@@ -273,7 +298,12 @@ fn profile(element_name: &str) -> Node {
         "field",
         "One profile field.",
         vec![
-            required("name", text("Its name, upper-case: `FIRST_NAME`, `LAST_NAME`, `LOGIN`, `EMAIL`, `JOB_TITLE`, …")),
+            required(
+                "name",
+                text(
+                    "Its name, upper-case: `FIRST_NAME`, `LAST_NAME`, `LOGIN`, `EMAIL`, `JOB_TITLE`, …",
+                ),
+            ),
             required("value", text("Its value; empty when not given.")),
         ],
         Others::Refused,
@@ -286,7 +316,15 @@ fn profile(element_name: &str) -> Node {
             required(
                 "roleType",
                 one_of_texts(
-                    &["owner", "administrator", "department_administrator", "publisher", "studio_author", "learner", "custom"],
+                    &[
+                        "owner",
+                        "administrator",
+                        "department_administrator",
+                        "publisher",
+                        "studio_author",
+                        "learner",
+                        "custom",
+                    ],
                     "As `role`, an author being `studio_author`.",
                 ),
             ),
@@ -304,11 +342,22 @@ fn profile(element_name: &str) -> Node {
             required(
                 "role",
                 one_of_texts(
-                    &["owner", "administrator", "department_administrator", "publisher", "author", "learner", "custom"],
+                    &[
+                        "owner",
+                        "administrator",
+                        "department_administrator",
+                        "publisher",
+                        "author",
+                        "learner",
+                        "custom",
+                    ],
                     "The user's role.",
                 ),
             ),
-            required("roleId", id("The custom role's id, or the built-in role's fixed id in this account.")),
+            required(
+                "roleId",
+                id("The custom role's id, or the built-in role's fixed id in this account."),
+            ),
             required("userId", id("The user's id.")),
             required("departmentId", id("The user's own department.")),
             required(
@@ -325,19 +374,25 @@ fn profile(element_name: &str) -> Node {
                     "xml" => object! { "wrapped" => true },
                 },
             ),
-            required("addedDate", formatted("date", "When the user was added, `YYYY-MM-DD` (UTC).")),
+            required(
+                "addedDate",
+                formatted("date", "When the user was added, `YYYY-MM-DD` (UTC)."),
+            ),
             optional(
                 "lastLoginDate",
-                formatted("date", "When the user last made an authenticated request, `YYYY-MM-DD` (UTC); absent when never."),
+                formatted(
+                    "date",
+                    "When the user last made an authenticated request, `YYYY-MM-DD` (UTC); absent when never.",
+                ),
             ),
-            optional(
-                "groups",
-                {
-                    let mut groups = id_list(id("A group."), "The groups the user is a stored member of, ascending; absent when none.");
-                    groups.set("minItems", 1_u64);
-                    groups
-                },
-            ),
+            optional("groups", {
+                let mut groups = id_list(
+                    id("A group."),
+                    "The groups the user is a stored member of, ascending; absent when none.",
+                );
+                groups.set("minItems", 1_u64);
+                groups
+            }),
             optional(
                 "manageableDepartmentIds",
                 optional_ids("The departments the user manages, ascending; absent when none."),
@@ -363,8 +418,14 @@ fn numbered_page() -> Node {
         "response",
         "A numbered page of users.",
         vec![
-            required("pageNumber", object! { "type" => "integer", "minimum" => 1_i64, "description" => "The page's number, from 1." }),
-            required("totalUsersNumber", object! { "type" => "integer", "minimum" => 0_i64, "description" => "How many users match, on every page." }),
+            required(
+                "pageNumber",
+                object! { "type" => "integer", "minimum" => 1_i64, "description" => "The page's number, from 1." },
+            ),
+            required(
+                "totalUsersNumber",
+                object! { "type" => "integer", "minimum" => 0_i64, "description" => "How many users match, on every page." },
+            ),
             required(
                 Users::<V1>::PAGE_ELEMENT,
                 object! {
@@ -382,22 +443,48 @@ fn numbered_page() -> Node {
 /// The filters of the user list in a body, and its page (by token or, `numbered`, by number).
 fn user_query(numbered: bool) -> Node {
     let text_list = |description: &str| {
-        let mut list = id_list(object! { "type" => "string" }, &format!("{description} Each child's text is a value (children of any name), or the element's own text split at commas; in JSON an array of strings or one comma-separated string."));
+        let mut list = id_list(
+            object! { "type" => "string" },
+            &format!(
+                "{description} Each child's text is a value (children of any name), or the element's own text split at commas; in JSON an array of strings or one comma-separated string."
+            ),
+        );
         list.set("maxItems", 10_000_u64);
         list
     };
     let mut properties = vec![
-        optional("departments", text_list("Only users whose own department is one of these.")),
-        optional("groups", text_list("Only stored members of one of these groups.")),
+        optional(
+            "departments",
+            text_list("Only users whose own department is one of these."),
+        ),
+        optional(
+            "groups",
+            text_list("Only stored members of one of these groups."),
+        ),
         optional("logins", text_list("Only users with one of these logins.")),
-        optional("emails", text_list("Only users with one of these e-mail addresses.")),
+        optional(
+            "emails",
+            text_list("Only users with one of these e-mail addresses."),
+        ),
     ];
     if numbered {
-        properties.push(optional("page", integer_between("The page's number, 1 when absent.", 1, i64::from(u32::MAX))));
-        properties.push(optional("pageSize", integer_between("How many users a page holds, 1,000 when absent.", 1, 10_000)));
+        properties.push(optional(
+            "page",
+            integer_between("The page's number, 1 when absent.", 1, i64::from(u32::MAX)),
+        ));
+        properties.push(optional(
+            "pageSize",
+            integer_between("How many users a page holds, 1,000 when absent.", 1, 10_000),
+        ));
     } else {
-        properties.push(optional("pageSize", integer_between("How many users a page holds, 1,000 when absent.", 1, 10_000)));
-        properties.push(optional("pageToken", text("The `nextPageToken` of the previous page; absent or empty for the first.")));
+        properties.push(optional(
+            "pageSize",
+            integer_between("How many users a page holds, 1,000 when absent.", 1, 10_000),
+        ));
+        properties.push(optional(
+            "pageToken",
+            text("The `nextPageToken` of the previous page; absent or empty for the first."),
+        ));
     }
     element(
         "request",
@@ -423,11 +510,18 @@ fn user_body(new: bool) -> Node {
     let department = if new {
         required("departmentId", id_in("The user's own department."))
     } else {
-        optional("departmentId", id_in("The user's new department; empty changes nothing."))
+        optional(
+            "departmentId",
+            id_in("The user's new department; empty changes nothing."),
+        )
     };
     element(
         "request",
-        if new { "A new user." } else { "The changes to a user; what is absent stays." },
+        if new {
+            "A new user."
+        } else {
+            "The changes to a user; what is absent stays."
+        },
         vec![
             department,
             optional(
@@ -437,18 +531,38 @@ fn user_body(new: bool) -> Node {
             optional(
                 "role",
                 one_of_texts(
-                    &["owner", "administrator", "account_owner", "account_administrator", "department_administrator", "publisher", "author", "learner", "custom"],
+                    &[
+                        "owner",
+                        "administrator",
+                        "account_owner",
+                        "account_administrator",
+                        "department_administrator",
+                        "publisher",
+                        "author",
+                        "learner",
+                        "custom",
+                    ],
                     "The role (`custom` with `roleId`); a learner when absent.",
                 ),
             ),
             optional("roleId", id_in("The custom role, for `custom`.")),
             optional(
                 "manageableDepartmentIds",
-                bounded_id_list(id_in("A department."), "The departments the user manages.", 0, 10_000),
+                bounded_id_list(
+                    id_in("A department."),
+                    "The departments the user manages.",
+                    0,
+                    10_000,
+                ),
             ),
             optional(
                 "groupIds",
-                bounded_id_list(id_in("A group."), "The groups the user is a member of (`groups` is read alike).", 0, 10_000),
+                bounded_id_list(
+                    id_in("A group."),
+                    "The groups the user is a member of (`groups` is read alike).",
+                    0,
+                    10_000,
+                ),
             ),
             optional("fields", fields),
         ],
