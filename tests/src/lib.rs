@@ -21,6 +21,7 @@
 //! - [`query_plan`]: records the statements the core runs and checks how the database plans them.
 //! - [`memory`]: the growth of this process's peak memory, for benchmarks.
 //! - [`whole_lists`]: reads the whole lists of a generated account as they arrive, counting rows.
+//! - [`routes`]: every route and method the gateway serves, found by asking it.
 //!
 //! Each scenario runs on both backends through [`on_both_backends!`].
 
@@ -33,6 +34,7 @@ pub mod lms_process;
 pub mod machine;
 pub mod memory;
 pub mod query_plan;
+pub mod routes;
 pub mod rows;
 pub mod snapshot;
 pub mod stack;

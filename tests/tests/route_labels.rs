@@ -2,15 +2,16 @@
 //! method of each route moves `http_server_requests_total{route="<template>",…}` on the real
 //! `/metrics` page, and none is counted as `unmatched`.
 //!
-//! The routes come from the gateway itself (`lms_gateway::route_templates`), and the methods
-//! each serves are found by asking it (a method a route does not serve is 405), so a route
-//! added later is walked too, and fails here until it has a successful call below. A binary
+//! The routes come from the gateway itself (`lms_tests::routes::served_routes`: its templates,
+//! and the methods each serves found by asking it), so a route added later is walked too, and
+//! fails here until it has a successful call below. A binary
 //! of its own: the metrics recorder is process-wide.
 
 use std::net::SocketAddr;
 
 use lms_proto::v1::{CreateApiClientRequest, directory_service_client::DirectoryServiceClient};
 use lms_runtime::metrics::MetricsServer;
+use lms_tests::routes::{ANY_ID, served_routes};
 use lms_tests::{
     Reply, TestStack, on_both_backends,
     world::{self, acme},
@@ -19,18 +20,6 @@ use lms_tests::{
 use reqwest::Method;
 
 on_both_backends!(every_route_is_counted_under_its_template_after_a_successful_call);
-
-/// The methods asked of every route (HEAD is GET's, answered by the same handler).
-const METHODS: [Method; 5] = [
-    Method::GET,
-    Method::POST,
-    Method::PUT,
-    Method::PATCH,
-    Method::DELETE,
-];
-
-/// A stand-in for every path parameter when asking a route which methods it serves.
-const ANY_ID: &str = "0191a000-0000-7000-8000-0000000000ff";
 
 /// What one successful call sends.
 enum Body {
@@ -62,7 +51,7 @@ fn call(
         ))
     };
     let (path, body) = match (method.as_str(), template) {
-        ("GET", "/healthz" | "/readyz") => (template.to_owned(), Body::None),
+        ("GET", "/healthz" | "/readyz" | "/openapi.json") => (template.to_owned(), Body::None),
         ("GET", "/department" | "/departments" | "/group" | "/groups" | "/user" | "/user/v2")
         | ("GET", "/users" | "/users/v2" | "/enrollment" | "/enrollments" | "/content")
         | ("GET", "/contents" | "/gamification/points") => (template.to_owned(), Body::None),
@@ -215,40 +204,6 @@ async fn send(stack: &TestStack, method: &Method, path: &str, body: Body) -> Rep
     Reply::from(request.send().await.expect("the gateway answers")).await
 }
 
-/// The methods `template` serves, asked without credentials (nothing is changed): every
-/// method but those answered 405.
-async fn methods_of(stack: &TestStack, template: &str) -> Vec<Method> {
-    let path: String = template
-        .split('/')
-        .map(|segment| {
-            if segment.starts_with('{') {
-                ANY_ID
-            } else {
-                segment
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/");
-    let mut served = Vec::new();
-    for method in METHODS {
-        let reply = Reply::from(
-            stack
-                .http
-                .request(method.clone(), format!("{}{path}", stack.base_url))
-                .send()
-                .await
-                .expect("the gateway answers"),
-        )
-        .await;
-        assert_ne!(reply.status, 404, "{method} {path} is not routed");
-        if reply.status != 405 {
-            served.push(method);
-        }
-    }
-    assert!(!served.is_empty(), "{template} serves no method");
-    served
-}
-
 async fn scrape(metrics: SocketAddr) -> String {
     reqwest::get(format!("http://{metrics}/metrics"))
         .await
@@ -280,14 +235,11 @@ async fn every_route_is_counted_under_its_template_after_a_successful_call(stack
         .into_inner();
     let client = (made.client_id, made.client_secret);
 
-    let templates = lms_gateway::route_templates();
-    assert!(templates.contains(&"/users"), "{templates:?}");
-    let mut routes = Vec::new();
-    for template in &templates {
-        for method in methods_of(stack, template).await {
-            routes.push((method, *template));
-        }
-    }
+    let mut routes = served_routes(stack).await;
+    assert!(
+        routes.iter().any(|(_, template)| *template == "/users"),
+        "{routes:?}"
+    );
     // Deletions last, so nothing another call needs is gone.
     routes.sort_by_key(|(method, _)| *method == Method::DELETE);
     let unknown: Vec<String> = routes

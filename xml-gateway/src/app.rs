@@ -12,6 +12,7 @@ use tower::Layer as _;
 use crate::core_client::CoreClient;
 use crate::health;
 use crate::listing;
+use crate::openapi;
 use crate::paths;
 use crate::representation::{represent, represent_as_json};
 use crate::request_id::assign_request_id;
@@ -39,6 +40,7 @@ pub fn router(core: CoreClient) -> Router {
     let Routes {
         interface,
         token,
+        document,
         probes,
     } = routes();
     let routes = interface
@@ -48,6 +50,11 @@ pub fn router(core: CoreClient) -> Router {
         .layer(axum::middleware::from_fn(represent))
         .merge(
             token
+                .router
+                .layer(axum::middleware::from_fn(represent_as_json)),
+        )
+        .merge(
+            document
                 .router
                 .layer(axum::middleware::from_fn(represent_as_json)),
         )
@@ -69,19 +76,21 @@ pub fn route_templates() -> Vec<&'static str> {
     let Routes {
         interface,
         token,
+        document,
         probes,
     } = routes();
-    [interface, token, probes]
+    [interface, token, document, probes]
         .into_iter()
         .flat_map(|table| table.templates)
         .collect()
 }
 
 /// The routes, before middleware and state: the interface (XML or JSON), the token endpoint
-/// (JSON only) and the probes (plain text).
+/// (JSON only), the OpenAPI document (JSON, no credentials) and the probes (plain text).
 struct Routes {
     interface: Table,
     token: Table,
+    document: Table,
     probes: Table,
 }
 
@@ -179,12 +188,17 @@ fn routes() -> Routes {
         "/api/v3/token",
         post(token::issue_token).fallback(fallback::method_not_allowed),
     );
+    let document = Table::default().route(
+        "/openapi.json",
+        get(openapi::serve).fallback(fallback::method_not_allowed),
+    );
     let probes = Table::default()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz));
     Routes {
         interface,
         token,
+        document,
         probes,
     }
 }

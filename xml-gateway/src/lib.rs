@@ -41,6 +41,8 @@
 //!   and trace propagation come from `lms-runtime`).
 //! - `health`: `GET /healthz` (the process answers) and `GET /readyz` (the core and its
 //!   database answer).
+//! - `openapi/`: the OpenAPI 3.1 document of the whole interface, one module per resource,
+//!   served at `GET /openapi.json` (no credentials, also under the client prefixes).
 
 mod app;
 mod auth;
@@ -53,6 +55,7 @@ mod fuzz;
 mod health;
 mod json;
 mod listing;
+mod openapi;
 mod paths;
 mod replicas;
 mod representation;
@@ -66,6 +69,7 @@ mod xml;
 
 pub use app::{App, route_templates, router};
 pub use core_client::CoreClient;
+pub use openapi::openapi_json;
 pub use settings::{
     BODY_LIMIT_BYTES, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CORE_TIMEOUT_MS, DEFAULT_CORE_URL,
     DEFAULT_HEADER_READ_TIMEOUT_MS, DEFAULT_HTTP_ADDR, DEFAULT_IDLE_TIMEOUT_MS,

@@ -27,6 +27,7 @@ mod grpc_authorization;
 mod hostile_input;
 mod import;
 mod list_streams;
+mod openapi;
 mod page_sizes;
 mod points;
 mod points_writes;
