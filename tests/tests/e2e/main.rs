@@ -30,6 +30,7 @@ mod list_streams;
 mod page_sizes;
 mod points;
 mod points_writes;
+mod rate_limits;
 mod reflection;
 mod replicas;
 mod smart_group_members;
