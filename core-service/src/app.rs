@@ -23,6 +23,7 @@ use crate::{
     grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
     health,
     in_process::InProcessCore,
+    rate_limit::{RateLimitFields, RateLimits},
     settings::CoreSettings,
     telemetry,
 };
@@ -48,7 +49,8 @@ impl App {
         Self::build_with_clock(settings, Arc::new(SystemClock)).await
     }
 
-    /// As [`App::build`], with the clock authentication uses (tests move it by hand).
+    /// As [`App::build`], with the clock authentication and the rate limits use (tests move
+    /// it by hand).
     pub async fn build_with_clock(
         settings: &CoreSettings,
         clock: Arc<dyn Clock>,
@@ -60,7 +62,7 @@ impl App {
         )
         .await?;
         let database_file = db::sqlite_file::FileWatch::of(&settings.database_url);
-        let auth = Authenticator::new(db.clone(), &settings.auth_settings(), clock).await?;
+        let auth = Authenticator::new(db.clone(), &settings.auth_settings(), clock.clone()).await?;
         let listener = TcpListener::bind(settings.grpc_addr)
             .await
             .with_context(|| format!("cannot listen on {}", settings.grpc_addr))?;
@@ -78,6 +80,7 @@ impl App {
             db,
             auth,
             database: Arc::default(),
+            rate_limits: RateLimits::start(&settings.rate_limits, clock),
         });
         let (health, routes) = routes(&state)?;
         Ok(Self {
@@ -187,11 +190,13 @@ fn routes(state: &SharedState) -> anyhow::Result<(HealthReporter, Routes)> {
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?)
         .add_service(Gate::new(
-            AdminServiceServer::new(AdminApi::new(state.clone())),
+            RateLimitFields::new(AdminServiceServer::new(AdminApi::new(state.clone()))),
             state.database.clone(),
         ))
         .add_service(Gate::new(
-            DirectoryServiceServer::new(DirectoryApi::new(state.clone())),
+            RateLimitFields::new(DirectoryServiceServer::new(DirectoryApi::new(
+                state.clone(),
+            ))),
             state.database.clone(),
         ))
         .prepare();

@@ -16,6 +16,9 @@ pub enum ServiceError {
     /// Too many failed logins for one account and login.
     #[error("too many failed logins; retry later")]
     Throttled { retry_after: Duration },
+    /// The caller, or its account, is past its rate limit (`rate_limit`).
+    #[error("rate limited; retry later")]
+    RateLimited(crate::rate_limit::RateLimited),
     /// Password verification is saturated; the request waited too long.
     #[error("the service is busy; retry shortly")]
     Overloaded,

@@ -17,6 +17,8 @@
 //!   passwords, names, dates, URLs, ids and id lists, roles), each `parse` failing with
 //!   [`domain::Invalid`], shared by the gRPC path and the import.
 //! - [`auth`]: who is calling: argon2id passwords, the verified-credentials cache, throttling.
+//! - [`rate_limit`]: how fast each caller and each account may call: token buckets taken
+//!   from right after authentication, and the budget written on every answer.
 //! - [`access`]: what the caller may do: roles, permissions and department scope.
 //! - [`service`]: the operations, one module per resource (users, departments, groups,
 //!   enrollments, content, points, API clients; submodules named for what they do, never
@@ -56,6 +58,7 @@ pub mod health;
 pub mod import;
 pub mod in_process;
 pub mod metrics;
+pub mod rate_limit;
 pub mod service;
 pub mod settings;
 pub mod telemetry;

@@ -18,6 +18,7 @@ pub const VERIFICATIONS_RUNNING: &str = "lms_password_verifications_running";
 pub const VERIFICATION_WAIT: &str = "lms_password_verification_wait_seconds";
 pub const SHED: &str = "lms_requests_shed_total";
 pub const THROTTLED: &str = "lms_logins_throttled_total";
+pub const RATE_LIMITED: &str = "lms_requests_rate_limited_total";
 pub const LOGIN_FAILURES: &str = "lms_login_failures_total";
 pub const DB_POOL_CONNECTIONS: &str = "lms_db_pool_connections";
 pub const DB_POOL_MAX: &str = "lms_db_pool_max_connections";
@@ -64,6 +65,10 @@ pub fn describe() {
     );
     describe_counter!(SHED, "Requests refused with UNAVAILABLE (503), by reason");
     describe_counter!(THROTTLED, "Logins refused as throttled (429)");
+    describe_counter!(
+        RATE_LIMITED,
+        "Requests refused for their rate (429), by reason: the caller's own limit or its account's"
+    );
     describe_counter!(
         LOGIN_FAILURES,
         "Failed password logins (wrong or unknown credentials)"
@@ -171,6 +176,16 @@ pub(crate) fn pool_timeout() {
 pub(crate) fn throttled() {
     if on() {
         static_counter!(THROTTLED).increment(1);
+    }
+}
+
+/// A request was refused for its rate; `reason` is `caller` or `account`.
+pub(crate) fn rate_limited(reason: &'static str) {
+    if on() {
+        match reason {
+            "account" => static_counter!(RATE_LIMITED, "reason" => "account").increment(1),
+            _ => static_counter!(RATE_LIMITED, "reason" => "caller").increment(1),
+        }
     }
 }
 

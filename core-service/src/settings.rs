@@ -14,6 +14,7 @@ use crate::{
         default_verification_slots,
     },
     db::{CreateDatabase, DEFAULT_DATABASE_URL, DEFAULT_STATEMENT_TIMEOUT},
+    rate_limit::RateLimitSettings,
 };
 
 /// Where the gRPC server listens unless configured: loopback only.
@@ -107,6 +108,9 @@ pub struct CoreSettings {
         default_value_t = millis(DEFAULT_THROTTLED_REPLY_DELAY)
     )]
     pub throttled_reply_delay_ms: u64,
+
+    #[command(flatten)]
+    pub rate_limits: RateLimitSettings,
 }
 
 impl CoreSettings {
@@ -129,6 +133,7 @@ impl CoreSettings {
             verification_queue_timeout_ms: millis(DEFAULT_VERIFICATION_QUEUE_TIMEOUT),
             auth_revision_poll_ms: millis(DEFAULT_REVISION_POLL_INTERVAL),
             throttled_reply_delay_ms: millis(DEFAULT_THROTTLED_REPLY_DELAY),
+            rate_limits: RateLimitSettings::default(),
         }
     }
 
@@ -211,6 +216,44 @@ mod tests {
             parsed.throttled_reply_delay_ms,
             built.throttled_reply_delay_ms
         );
+        assert_eq!(parsed.rate_limits, built.rate_limits);
+    }
+
+    #[test]
+    fn rate_limits_are_on_by_default_and_each_is_switched_off_by_a_zero() {
+        use crate::rate_limit::{
+            DEFAULT_ACCOUNT_BURST, DEFAULT_ACCOUNT_RPS, DEFAULT_CALLER_BURST, DEFAULT_CALLER_RPS,
+        };
+        let limits = Cli::parse_from(["lms-core"]).settings.rate_limits;
+        let caller = limits.caller_limit().expect("a caller limit by default");
+        assert_eq!(
+            (caller.per_second.get(), caller.burst.get()),
+            (DEFAULT_CALLER_RPS, DEFAULT_CALLER_BURST)
+        );
+        let account = limits.account_limit().expect("an account limit by default");
+        assert_eq!(
+            (account.per_second.get(), account.burst.get()),
+            (DEFAULT_ACCOUNT_RPS, DEFAULT_ACCOUNT_BURST)
+        );
+        let limits = Cli::parse_from([
+            "lms-core",
+            "--rate-limit-caller-rps",
+            "0",
+            "--rate-limit-account-rps",
+            "7",
+            "--rate-limit-account-burst",
+            "9",
+        ])
+        .settings
+        .rate_limits;
+        assert_eq!(limits.caller_limit(), None);
+        let account = limits.account_limit().unwrap();
+        assert_eq!((account.per_second.get(), account.burst.get()), (7, 9));
+        let limits = Cli::parse_from(["lms-core", "--rate-limit-account-burst", "0"])
+            .settings
+            .rate_limits;
+        assert_eq!(limits.account_limit(), None);
+        assert!(limits.caller_limit().is_some());
     }
 
     #[test]

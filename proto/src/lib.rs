@@ -19,8 +19,16 @@ pub mod metadata {
     /// An access token from `IssueToken`; a call carrying it is authenticated by it alone.
     pub const TOKEN: &str = "x-auth-token";
     pub const REQUEST_ID: &str = "x-request-id";
-    /// Seconds to wait, set on RESOURCE_EXHAUSTED when a login is throttled.
+    /// Seconds to wait, set on RESOURCE_EXHAUSTED when a login is throttled or a caller or
+    /// account is past its rate limit.
     pub const RETRY_AFTER: &str = "retry-after";
+    /// On every answer to an authenticated call: the size of the bucket the caller's rate is
+    /// counted in (the caller's own or its account's, whichever is nearer to empty).
+    pub const RATELIMIT_LIMIT: &str = "ratelimit-limit";
+    /// Requests that bucket still holds.
+    pub const RATELIMIT_REMAINING: &str = "ratelimit-remaining";
+    /// Whole seconds until that bucket is full again.
+    pub const RATELIMIT_RESET: &str = "ratelimit-reset";
     /// W3C trace context: the caller's trace and span, so the core's spans join its trace.
     pub const TRACEPARENT: &str = "traceparent";
     /// W3C trace context: vendor-specific trace state, forwarded with `traceparent`.

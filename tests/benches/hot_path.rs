@@ -11,7 +11,9 @@
 //! - through a tonic client calling the core's services in process, as `lms up` does (the
 //!   `lms.v1` codec, no transport);
 //! - through a tonic client over loopback TCP;
-//! - the full XML request through the gateway, as `lms up` runs it (one process);
+//! - the full XML request through the gateway, as `lms up` runs it (one process), and the
+//!   same through a second `lms up` stack whose rate limits are off, so the two shares of the
+//!   ceiling give what the rate limiting costs;
 //! - the same with core and gateway as two separate processes (this executable started
 //!   twice more, connected over loopback TCP).
 //!
@@ -20,6 +22,9 @@
 //! sending requests one after another, counting stalls over 10 ms; each after a second of
 //! requests unmeasured, so it measures the steady state (a login unused for a minute is
 //! verified again first, by contract).
+//!
+//! Rate limits are on everywhere but in that second stack, set far above what the load sends
+//! ([`BENCH_RATE_LIMITS`]), so every request is checked and none refused.
 //!
 //! The services run on a 2-worker runtime as `lms up` runs them (with its logging: one line per
 //! request, to this process's stderr, which the run sends to a log file); the load generator is
@@ -32,7 +37,7 @@
 //! `LMS_BENCH_CONNECTIONS` (default 16), `LMS_BENCH_LATENCY_SECONDS` (open loop, default 20),
 //! `LMS_BENCH_STALL_SECONDS` (one connection, default 20), `LMS_BENCH_REPORT=PATH`,
 //! `LMS_BENCH_LOG=PATH` (the services' log; default a file in the temporary folder),
-//! `LMS_BENCH_ONLY=lms-up,service-fn,…` (only those layers, for a profiler; the names are
+//! `LMS_BENCH_ONLY=lms-up,lms-up-unlimited,…` (only those layers, for a profiler; the names are
 //! [`Layer::short_name`]; no latency runs), `LMS_BENCH_LATENCY_ONLY=ceiling,lms-up,two-processes`
 //! (only those latency runs).
 
@@ -51,6 +56,7 @@ use lms_core::{
     domain::ids::ResourceRef,
     grpc::{SharedState, admin::AdminApi},
     in_process::InProcessCore,
+    rate_limit::RateLimitSettings,
     service::groups,
     settings::CoreSettings,
 };
@@ -75,6 +81,15 @@ const ROLE: &str = "LMS_HOT_PATH_ROLE";
 const LOAD_THREAD: &str = "hot-path-load";
 /// Requests per second of the open-loop latency run.
 const OPEN_LOOP_RATE: u64 = 1_000;
+
+/// Rate limits far above the load (a billion requests a second, and at once): every request
+/// is taken from its caller's and its account's buckets, and none is refused.
+const BENCH_RATE_LIMITS: RateLimitSettings = RateLimitSettings {
+    caller_rps: 1_000_000_000,
+    caller_burst: 1_000_000_000,
+    account_rps: 1_000_000_000,
+    account_burst: 1_000_000_000,
+};
 
 struct Config {
     backend: Backend,
@@ -236,18 +251,20 @@ enum Layer {
     GrpcInProcess,
     GrpcTcp,
     LmsUp,
+    LmsUpUnlimited,
     LmsUpOverTcp,
     TwoProcesses,
 }
 
 impl Layer {
-    const ALL: [Layer; 8] = [
+    const ALL: [Layer; 9] = [
         Layer::Ceiling,
         Layer::ServiceFn,
         Layer::GrpcMethod,
         Layer::GrpcInProcess,
         Layer::GrpcTcp,
         Layer::LmsUp,
+        Layer::LmsUpUnlimited,
         Layer::LmsUpOverTcp,
         Layer::TwoProcesses,
     ];
@@ -261,6 +278,7 @@ impl Layer {
             Layer::GrpcInProcess => "grpc-in-process",
             Layer::GrpcTcp => "grpc-tcp",
             Layer::LmsUp => "lms-up",
+            Layer::LmsUpUnlimited => "lms-up-unlimited",
             Layer::LmsUpOverTcp => "lms-up-tcp",
             Layer::TwoProcesses => "two-processes",
         }
@@ -274,6 +292,7 @@ impl Layer {
             Layer::GrpcInProcess => "gRPC client calling the core in process, as `lms up` does",
             Layer::GrpcTcp => "gRPC client over loopback TCP",
             Layer::LmsUp => "full XML through the gateway, `lms up` (one process)",
+            Layer::LmsUpUnlimited => "the same, rate limits off (a second `lms up` stack)",
             Layer::LmsUpOverTcp => {
                 "full XML, one process, gateway to core over loopback TCP (`lms up` before)"
             }
@@ -313,6 +332,7 @@ struct Bench {
     in_process: AdminServiceClient<InProcessCore>,
     tcp: AdminServiceClient<tonic::transport::Channel>,
     lms_up: SocketAddr,
+    lms_up_unlimited: SocketAddr,
     lms_up_over_tcp: SocketAddr,
     two_processes: SocketAddr,
     children: Vec<Child>,
@@ -333,6 +353,7 @@ impl Bench {
         let requests = match layer {
             Layer::Ceiling => self.http(self.ceilings[target], tgt, seconds),
             Layer::LmsUp => self.http(self.lms_up, tgt, seconds),
+            Layer::LmsUpUnlimited => self.http(self.lms_up_unlimited, tgt, seconds),
             Layer::LmsUpOverTcp => self.http(self.lms_up_over_tcp, tgt, seconds),
             Layer::TwoProcesses => self.http(self.two_processes, tgt, seconds),
             Layer::ServiceFn => {
@@ -496,6 +517,7 @@ fn run_role(role: &str) {
             let mut settings =
                 CoreSettings::for_database(std::env::var("DATABASE_URL").expect("DATABASE_URL"));
             settings.grpc_addr = any_port;
+            settings.rate_limits = BENCH_RATE_LIMITS;
             let core = lms_core::app::App::build(&settings).await.expect("core");
             println!("{}", core.grpc_addr());
             core.run_until(forever).await.expect("core serves");
@@ -595,7 +617,8 @@ fn run() {
     let database = server
         .block_on(TestDatabase::create(config.backend))
         .expect("the backend is available (LMS_TEST_POSTGRES_URL for LMS_BENCH_BACKEND=postgres)");
-    let settings = StackSettings::for_database(database.url.clone()).on_free_ports();
+    let mut settings = StackSettings::for_database(database.url.clone()).on_free_ports();
+    settings.core.rate_limits = BENCH_RATE_LIMITS;
     let stack = server.block_on(Stack::build(&settings)).expect("stack");
     let state = stack.state();
     let targets = server.block_on(import_accounts(&state));
@@ -605,6 +628,20 @@ fn run() {
     let stack_task = server.spawn(stack.run_until(async {
         let _ = stopped.await;
     }));
+    // The same as a second stack on the same database, its rate limits off.
+    let (stop_unlimited, unlimited_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (lms_up_unlimited, unlimited_task) = server.block_on(async {
+        let mut settings = settings.clone();
+        settings.core.rate_limits = RateLimitSettings::off();
+        let stack = Stack::build(&settings)
+            .await
+            .expect("stack without rate limits");
+        let addr = stack.http_addr();
+        let task = tokio::spawn(stack.run_until(async {
+            let _ = unlimited_stopped.await;
+        }));
+        (addr, task)
+    });
 
     // A second gateway in this process, calling the same core over loopback TCP: how `lms up`
     // connected them before they shared the process.
@@ -641,6 +678,7 @@ fn run() {
         for target in &targets {
             let body = fetch(lms_up, target).await;
             assert_eq!(body, fetch(two_processes, target).await);
+            assert_eq!(body, fetch(lms_up_unlimited, target).await);
             ceilings.push(serve_static(body).await);
         }
         ceilings
@@ -652,6 +690,7 @@ fn run() {
         in_process: AdminServiceClient::new(in_process),
         tcp: AdminServiceClient::new(tcp),
         lms_up,
+        lms_up_unlimited,
         lms_up_over_tcp,
         two_processes,
         children: vec![core_child, gateway_child],
@@ -714,6 +753,25 @@ fn run() {
                 layer.name(),
                 measured.per_second(),
                 measured.cpu_us()
+            );
+        }
+        let share = |layer| {
+            let at = |wanted| layers.iter().position(|&l| l == wanted);
+            Some(
+                results[index][at(layer)?].per_second()
+                    / results[index][at(Layer::Ceiling)?].per_second(),
+            )
+        };
+        if let (Some(on), Some(off)) = (share(Layer::LmsUp), share(Layer::LmsUpUnlimited)) {
+            let _ = writeln!(
+                report,
+                "Rate limiting, {}: `lms up` {:.1} % of the ceiling with it on, {:.1} % off; \
+                 on / off = {:.3} ({:+.1} %)\n",
+                target.label,
+                100.0 * on,
+                100.0 * off,
+                on / off,
+                100.0 * (on / off - 1.0)
             );
         }
         let _ = writeln!(report);
@@ -809,8 +867,10 @@ fn run() {
         let _ = child.wait();
     }
     let _ = stop.send(());
+    let _ = stop_unlimited.send(());
     server.block_on(async {
         let _ = stack_task.await;
+        let _ = unlimited_task.await;
     });
     drop(database);
 }

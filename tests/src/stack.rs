@@ -8,6 +8,7 @@ use lms::{Stack, StackSettings};
 use lms_core::{
     auth::{DEFAULT_CACHE_CAPACITY, ManualClock, PasswordHasher, PasswordPolicy},
     grpc::SharedState,
+    rate_limit::RateLimitSettings,
 };
 use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use sea_orm::DatabaseConnection;
@@ -47,6 +48,9 @@ pub struct StackOptions {
     pub auth_revision_poll_ms: Option<u64>,
     /// How long an attempt on a throttled login is held before its 429.
     pub throttled_reply_delay: Duration,
+    /// The rate limits, on the stack's manual clock: off unless a test sets them, since
+    /// scenarios and benchmarks send one login's requests as fast as they are answered.
+    pub rate_limits: RateLimitSettings,
 }
 
 impl StackOptions {
@@ -60,6 +64,7 @@ impl StackOptions {
             verification_queue_timeout_ms: None,
             auth_revision_poll_ms: None,
             throttled_reply_delay: TEST_THROTTLED_REPLY_DELAY,
+            rate_limits: RateLimitSettings::off(),
         }
     }
 }
@@ -121,6 +126,7 @@ impl TestStack {
         }
         core.throttled_reply_delay_ms = u64::try_from(options.throttled_reply_delay.as_millis())
             .expect("a throttled reply delay in milliseconds fits in u64");
+        core.rate_limits = options.rate_limits.clone();
         let clock = ManualClock::default();
         let stack = Stack::build_with_clock(&settings, Arc::new(clock.clone()))
             .await

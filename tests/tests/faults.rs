@@ -375,6 +375,7 @@ async fn a_database_file_deleted_under_the_running_service_turns_health_and_requ
     settings.core.database_file_check_ms = 50;
     settings.core.argon2_memory_kib = lms_tests::stack::TEST_POLICY.memory_kib;
     settings.core.argon2_iterations = lms_tests::stack::TEST_POLICY.iterations;
+    settings.core.rate_limits = lms_core::rate_limit::RateLimitSettings::off();
     let stack = Stack::build(&settings).await.expect("the service starts");
     let base_url = format!("http://{}", stack.http_addr());
     let grpc_url = format!("http://{}", stack.grpc_addr());
@@ -486,6 +487,7 @@ async fn postgres_out_of_reach_turns_health_not_serving_and_requests_503_then_bo
     settings.core.database_probe_ms = 200;
     settings.core.argon2_memory_kib = lms_tests::stack::TEST_POLICY.memory_kib;
     settings.core.argon2_iterations = lms_tests::stack::TEST_POLICY.iterations;
+    settings.core.rate_limits = lms_core::rate_limit::RateLimitSettings::off();
     let stack = Stack::build(&settings).await.expect("the service starts");
     let base_url = format!("http://{}", stack.http_addr());
     let grpc_url = format!("http://{}", stack.grpc_addr());
@@ -549,6 +551,7 @@ async fn postgres_black_holed_is_answered_503_at_once_once_readiness_turns_never
     settings.core.database_probe_ms = 200;
     settings.core.argon2_memory_kib = lms_tests::stack::TEST_POLICY.memory_kib;
     settings.core.argon2_iterations = lms_tests::stack::TEST_POLICY.iterations;
+    settings.core.rate_limits = lms_core::rate_limit::RateLimitSettings::off();
     let stack = Stack::build(&settings).await.expect("the service starts");
     let base_url = format!("http://{}", stack.http_addr());
     let grpc_url = format!("http://{}", stack.grpc_addr());

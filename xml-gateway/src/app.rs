@@ -14,6 +14,7 @@ use crate::health;
 use crate::listing;
 use crate::openapi;
 use crate::paths;
+use crate::rate_limit;
 use crate::representation::{represent, represent_as_json};
 use crate::request_id::assign_request_id;
 use crate::routes::content::ContentItems;
@@ -33,7 +34,8 @@ use crate::telemetry::{observe, observe_probe};
 ///
 /// Middleware, outermost first: the path reduced to the one spelling the routes know (client
 /// prefixes and a trailing `/` removed, before routing), request id (read or made, echoed on
-/// every response), the request's span, log line and metrics, then the representation layer
+/// every response), the request's span, log line and metrics, the RateLimit fields of the
+/// core's answer (interface routes only), then the representation layer
 /// (XML or JSON, chosen once from `Accept`, for answers and errors alike; always JSON for the
 /// token endpoint, whose answers RFC 6749 defines).
 pub fn router(core: CoreClient) -> Router {
@@ -48,6 +50,7 @@ pub fn router(core: CoreClient) -> Router {
         .method_not_allowed_fallback(fallback::method_not_allowed)
         .fallback(fallback::unknown_route)
         .layer(axum::middleware::from_fn(represent))
+        .layer(axum::middleware::from_fn(rate_limit::fields))
         .merge(
             token
                 .router

@@ -18,6 +18,7 @@ use tonic::transport::{Channel, Endpoint};
 
 use crate::auth::Credentials;
 use crate::error::GatewayError;
+use crate::rate_limit::RateLimitSlot;
 use crate::replicas::{CoreChannel, Replicas};
 use crate::request_id::RequestId;
 use crate::transport::{
@@ -202,20 +203,26 @@ impl CoreClient {
     }
 }
 
-/// Who is calling, as the core needs to know it: the credentials and the request id.
+/// Who is calling, as the core needs to know it: the credentials and the request id; and
+/// where the RateLimit fields of the core's answer go.
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     credentials: Credentials,
     request_id: RequestId,
+    rate_limit: Option<RateLimitSlot>,
 }
 
 impl Caller {
     /// The outgoing gRPC request: credentials, `x-request-id` and, when given, the deadline
     /// (`grpc-timeout`) so the core stops working on it too. The trace context is the call's
-    /// CLIENT span's, added by the channel ([`CoreCall`](crate::telemetry::CoreCall)).
+    /// CLIENT span's, added by the channel ([`CoreCall`](crate::telemetry::CoreCall)), which
+    /// also keeps the answer's RateLimit fields for the response.
     pub(crate) fn request<M>(&self, message: M, deadline: Option<Duration>) -> tonic::Request<M> {
         let mut request = request_to_core(message, &self.request_id, deadline);
         self.credentials.write_metadata(request.metadata_mut());
+        if let Some(slot) = &self.rate_limit {
+            request.extensions_mut().insert(slot.clone());
+        }
         request
     }
 }
@@ -249,6 +256,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         Ok(Self {
             credentials,
             request_id,
+            rate_limit: parts.extensions.get::<RateLimitSlot>().cloned(),
         })
     }
 }
@@ -273,6 +281,7 @@ mod tests {
         Caller {
             credentials: Credentials::from_headers(&headers).unwrap(),
             request_id: RequestId::from_caller(&HeaderValue::from_static("req-7")).unwrap(),
+            rate_limit: None,
         }
     }
 
@@ -345,6 +354,7 @@ mod tests {
             credentials: Credentials::from_headers(&headers).unwrap(),
             request_id: RequestId::from_caller(&HeaderValue::from_str(&"r".repeat(128)).unwrap())
                 .unwrap(),
+            rate_limit: None,
         };
         let request = caller.request((), Some(Duration::from_secs(10)));
         let size: usize = request

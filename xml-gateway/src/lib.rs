@@ -36,6 +36,8 @@
 //!   every call carries; `replicas`: several cores behind one gateway (round robin over those
 //!   whose health answers, a call refused at connection sent on to the next).
 //! - `request_id`: `X-Request-Id` in, out, and on to the core.
+//! - `rate_limit`: the RateLimit fields of the core's answer on every response to an
+//!   authenticated caller (the core keeps the buckets).
 //! - `telemetry`: each request's SERVER span (continuing the caller's W3C trace), log line and
 //!   RED metrics, and each core call's CLIENT span (the subscriber itself, the shutdown signal
 //!   and trace propagation come from `lms-runtime`).
@@ -57,6 +59,7 @@ mod json;
 mod listing;
 mod openapi;
 mod paths;
+mod rate_limit;
 mod replicas;
 mod representation;
 mod request_id;

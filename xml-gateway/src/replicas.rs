@@ -17,11 +17,13 @@ use tonic_health::pb::{
     HealthCheckRequest, health_check_response::ServingStatus, health_client::HealthClient,
 };
 
+use crate::rate_limit::{Capture, CaptureLayer};
 use crate::telemetry::{CoreCall, CoreCallLayer};
 use crate::transport::CoreTransport;
 
-/// The transport to a replica, each call in its CLIENT span.
-pub(crate) type CoreChannel = CoreCall<CoreTransport>;
+/// The transport to a replica, each call in its CLIENT span, the RateLimit fields of its
+/// answer kept for the response.
+pub(crate) type CoreChannel = Capture<CoreCall<CoreTransport>>;
 
 /// How often each replica's health is checked; a stopped replica stops getting calls within
 /// about this long (calls refused at connection go to another replica meanwhile).
@@ -96,7 +98,8 @@ impl Replicas {
     /// A client for calls to `replica`, each call in its CLIENT span.
     pub(crate) fn admin(&self, replica: usize) -> AdminServiceClient<CoreChannel> {
         let channel = self.members[replica].channel.clone();
-        AdminServiceClient::new(tower::Layer::layer(&CoreCallLayer, channel))
+        let traced = tower::Layer::layer(&CoreCallLayer, channel);
+        AdminServiceClient::new(tower::Layer::layer(&CaptureLayer, traced))
     }
 
     /// A client for health checks, which are background work and make no spans.

@@ -178,12 +178,13 @@ impl Authenticator {
     /// The caller a token stands for, or UNAUTHENTICATED when it is unknown, expired, of a
     /// revoked client or of a deactivated user, or when its user's rights are no longer those
     /// it was issued with (the token is then deleted, so it stays refused whatever changes
-    /// next). One indexed query, plus the role details of a scoped role.
+    /// next). One indexed query, plus the role details of a scoped role. The caller comes
+    /// with the id of the API client the token was issued to.
     pub async fn authenticate_token(
         &self,
         token: &str,
         request_id: Option<String>,
-    ) -> ServiceResult<Caller> {
+    ) -> ServiceResult<(Caller, Uuid)> {
         let token = token.trim();
         if token.is_empty() || token.len() > MAX_SECRET_CHARS {
             return Err(ServiceError::Unauthenticated);
@@ -192,6 +193,7 @@ impl Authenticator {
         let row = api_token::Entity::find_by_id(token_hash.clone())
             .select_only()
             .column(api_token::Column::Rights)
+            .column(api_token::Column::ClientId)
             .columns(USER_COLUMNS)
             .column(account::Column::Url)
             .join(JoinType::InnerJoin, api_token::Relation::ApiClient.def())
@@ -200,10 +202,12 @@ impl Authenticator {
             .filter(api_token::Column::ExpiresAt.gt(unix_now()))
             .filter(api_client::Column::Revoked.eq(false))
             .filter(user::Column::Active.eq(true))
-            .into_tuple::<(String, Uuid, Uuid, Role, Option<Uuid>, String)>()
+            .into_tuple::<(String, Uuid, Uuid, Uuid, Role, Option<Uuid>, String)>()
             .one(&self.db)
             .await?;
-        let Some((issued_for, user_id, account_id, role, custom_role_id, account_url)) = row else {
+        let Some((issued_for, client_id, user_id, account_id, role, custom_role_id, account_url)) =
+            row
+        else {
             return Err(ServiceError::Unauthenticated);
         };
         let user = (user_id, account_id, role, custom_role_id, account_url);
@@ -215,7 +219,7 @@ impl Authenticator {
             return Err(ServiceError::Unauthenticated);
         }
         self.sign_ins.record(caller.user_id);
-        Ok(caller)
+        Ok((caller, client_id))
     }
 
     /// The caller an active user is, with the fingerprint of its rights.

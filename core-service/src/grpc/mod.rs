@@ -5,7 +5,7 @@
 //! - [`directory`]: `lms.v1.DirectoryService`, the writes of internal services.
 //! - `convert`: `lms.v1` requests into the services' parsed inputs (`TryFrom`).
 //! - `results`: learner results messages into the results services' inputs, and back.
-//! - [`request`]: credentials and request id from gRPC metadata.
+//! - [`request`]: credentials and request id from gRPC metadata, and the caller's rate.
 
 pub mod admin;
 mod convert;
@@ -18,9 +18,12 @@ use std::sync::Arc;
 
 use sea_orm::DatabaseConnection;
 
-use crate::{auth::Authenticator, availability::DatabaseAvailability, db::ReadConnections};
+use crate::{
+    auth::Authenticator, availability::DatabaseAvailability, db::ReadConnections,
+    rate_limit::RateLimits,
+};
 
-/// What every RPC needs: the database and the authenticator.
+/// What every RPC needs: the database, the authenticator and the rate limits.
 pub struct CoreState {
     pub db: DatabaseConnection,
     /// The same database for the hottest reads (`db::reads`).
@@ -29,6 +32,8 @@ pub struct CoreState {
     /// Whether the database can be used (the probe, the SQLite file watch): while it cannot,
     /// every request is refused with UNAVAILABLE at once (`availability`).
     pub database: Arc<DatabaseAvailability>,
+    /// The buckets every authenticated call is taken from (`rate_limit`).
+    pub rate_limits: Arc<RateLimits>,
 }
 
 pub type SharedState = Arc<CoreState>;

@@ -23,6 +23,23 @@ impl From<ServiceError> for Status {
                 );
                 status
             }
+            ServiceError::RateLimited(limited) => {
+                crate::metrics::rate_limited(limited.exhausted.reason());
+                let seconds = limited.retry_after_seconds;
+                let mut status = Status::resource_exhausted(format!(
+                    "Too many requests for {}: its rate limit is {} requests a second, {} at \
+                     once; retry after {seconds} {}.",
+                    limited.exhausted.whose(),
+                    limited.limit.per_second,
+                    limited.limit.burst,
+                    if seconds == 1 { "second" } else { "seconds" },
+                ));
+                status.metadata_mut().insert(
+                    lms_proto::metadata::RETRY_AFTER,
+                    MetadataValue::from(seconds),
+                );
+                status
+            }
             ServiceError::Overloaded => {
                 crate::metrics::shed_verification_queue();
                 let mut status = Status::unavailable("The service is busy; retry in a moment.");
