@@ -32,6 +32,7 @@ mod points;
 mod points_writes;
 mod reflection;
 mod replicas;
+mod results_grpc;
 mod results_http;
 mod smart_group_members;
 mod tenant_isolation;
