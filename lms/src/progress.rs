@@ -392,6 +392,7 @@ mod tests {
             enrollments: 0,
             points: 0,
             api_clients: 0,
+            results: 0,
         };
         assert_eq!(
             summary_line(

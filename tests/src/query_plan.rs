@@ -26,10 +26,11 @@ use tracing::{
 use tracing_subscriber::{Layer, layer::Context, prelude::*, registry::LookupSpan};
 
 /// Tables that grow with the account: reading one whole, or sorting it, is a defect.
-pub const LARGE_TABLES: [&str; 8] = [
+pub const LARGE_TABLES: [&str; 9] = [
     "departments",
     "users",
     "enrollments",
+    "learner_results",
     "group_members",
     "department_closure",
     "user_points",

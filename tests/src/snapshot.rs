@@ -2,8 +2,8 @@
 
 use lms_core::entities::{
     account, audit_log, content_item, custom_role, custom_role_permission, department,
-    department_closure, enrollment, group, group_member, project, project_author, user, user_field,
-    user_managed_department, user_points,
+    department_closure, enrollment, group, group_member, learner_result, project, project_author,
+    result_task, user, user_field, user_managed_department, user_points,
 };
 use sea_orm::{DatabaseConnection, EntityTrait, QueryOrder as _};
 
@@ -81,6 +81,14 @@ pub async fn snapshot(db: &DatabaseConnection) -> String {
     .await;
     out += &dump::<content_item::Entity>(db, "content_items", content_item::Column::Id, None).await;
     out += &dump::<enrollment::Entity>(db, "enrollments", enrollment::Column::Id, None).await;
+    out += &dump::<learner_result::Entity>(
+        db,
+        "learner_results",
+        learner_result::Column::EnrollmentId,
+        None,
+    )
+    .await;
+    out += &dump::<result_task::Entity>(db, "result_tasks", result_task::Column::Id, None).await;
     out += &dump::<user_points::Entity>(db, "user_points", user_points::Column::UserId, None).await;
     out += &dump::<audit_log::Entity>(db, "audit_log", audit_log::Column::Id, None).await;
     out

@@ -114,9 +114,11 @@ impl fmt::Display for ImportSummary {
             (self.enrollments, "enrollment", "enrollments"),
             (self.points, "points entry", "points entries"),
             (self.api_clients, "API client", "API clients"),
-            (self.results, "result", "results"),
         ];
-        for (index, (count, one, many)) in counts.into_iter().enumerate() {
+        // Only documents that give results say so: the line stays as it was for the others.
+        let results = [(self.results, "result", "results")];
+        let results = results.into_iter().filter(|(count, _, _)| *count > 0);
+        for (index, (count, one, many)) in counts.into_iter().chain(results).enumerate() {
             let separator = if index == 0 { "" } else { ", " };
             write!(
                 f,

@@ -162,6 +162,7 @@ const EXPECTED_SUMMARY: ImportSummary = ImportSummary {
     enrollments: 2,
     points: 2,
     api_clients: 1,
+    results: 0,
 };
 
 mod initech {

@@ -34,6 +34,7 @@ mod points_writes;
 mod rate_limits;
 mod reflection;
 mod replicas;
+mod results_grpc;
 mod results_http;
 mod smart_group_members;
 mod tenant_isolation;

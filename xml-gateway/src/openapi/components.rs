@@ -12,9 +12,15 @@ const DEFAULT_PAGE_SIZE: i64 = 1_000;
 const MAX_PAGE_SIZE: i64 = 10_000;
 
 /// The error statuses with a shared answer, ascending.
-const ERROR_STATUSES: [u16; 13] = [
-    400, 401, 403, 404, 406, 408, 409, 413, 415, 429, 500, 503, 504,
+const ERROR_STATUSES: [u16; 15] = [
+    400, 401, 403, 404, 406, 408, 409, 413, 414, 415, 429, 431, 500, 503, 504,
 ];
+
+/// Whether the error answer is XML whatever `Accept` says: 406 (no format was acceptable) and
+/// the answers the HTTP server writes before routing (a request head over its bounds).
+pub(crate) fn always_xml(status: u16) -> bool {
+    matches!(status, 406 | 414 | 431)
+}
 
 /// What an error status means here.
 pub(crate) fn error_meaning(status: u16) -> String {
@@ -27,6 +33,8 @@ pub(crate) fn error_meaning(status: u16) -> String {
         408 => "The request body did not arrive whole in time; the connection is closed.".to_owned(),
         409 => "The write conflicts with the account's data (a login or e-mail address already taken, the last active owner, a concurrent change); the message says which.".to_owned(),
         413 => format!("The request body is larger than 1 MiB ({BODY_LIMIT_BYTES} bytes)."),
+        414 => "The request URI is longer than 65,534 bytes (a long id list goes in a body). Answered before routing: always XML.".to_owned(),
+        431 => "The request head has more than 100 header fields or about 400 KB of them (a long query string counts). Answered before routing: always XML.".to_owned(),
         415 => "`Content-Type` is neither XML (`application/xml`, `text/xml`) nor `application/json`, or is not UTF-8.".to_owned(),
         429 => "Too many failed sign-ins for this login (or secrets for this client): wait `Retry-After` seconds.".to_owned(),
         503 => "The service or its database is temporarily unavailable: retry after `Retry-After` seconds.".to_owned(),
@@ -112,7 +120,7 @@ fn error_answer(status: u16) -> Node {
         );
     }
     let xml = object! { "schema" => reference("Error") };
-    let content = if status == 406 {
+    let content = if always_xml(status) {
         object! { "application/xml" => xml }
     } else {
         object! {

@@ -228,10 +228,11 @@ impl Operation {
         let mut statuses = self.errors.clone();
         match self.kind {
             Kind::Public => {}
-            Kind::Token => statuses.extend([408, 413, 429, 500, 503, 504]),
+            Kind::Token => statuses.extend([408, 413, 414, 429, 431, 500, 503, 504]),
             Kind::Interface => {
-                // 400: an unknown query parameter is refused on every operation.
-                statuses.extend([400, 401, 406, 429, 500, 503, 504]);
+                // 400: an unknown query parameter is refused on every operation; 414 and 431:
+                // the HTTP server's own bounds on the request head.
+                statuses.extend([400, 401, 406, 414, 429, 431, 500, 503, 504]);
                 if self.body.is_some() {
                     statuses.extend([408, 413, 415]);
                 }
@@ -267,7 +268,10 @@ impl Operation {
                 continue;
             }
             let answer = match self.kind {
-                Kind::Token => token_error(status),
+                Kind::Token if !super::components::always_xml(status) => token_error(status),
+                Kind::Token => {
+                    object! { "$ref" => format!("#/components/responses/{}", error_name(status)) }
+                }
                 Kind::Interface | Kind::Public => {
                     object! { "$ref" => format!("#/components/responses/{}", error_name(status)) }
                 }
@@ -298,8 +302,10 @@ pub(crate) fn error_name(status: u16) -> &'static str {
         408 => "RequestTimeout",
         409 => "Conflict",
         413 => "PayloadTooLarge",
+        414 => "UriTooLong",
         415 => "UnsupportedMediaType",
         429 => "TooManyRequests",
+        431 => "HeaderFieldsTooLarge",
         503 => "Unavailable",
         504 => "GatewayTimeout",
         _ => "InternalError",

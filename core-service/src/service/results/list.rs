@@ -242,14 +242,14 @@ pub async fn stream_final_statuses(
     item: &ResourceRef,
 ) -> ServiceResult<impl Stream<Item = ServiceResult<Vec<ResultView>>> + Send + 'static> {
     let grant = caller.grant(Operation::ReadResults)?;
-    let item_id = item.id("content item")?;
+    let item_id = item.id("Content item")?;
     let exists = content_item::Entity::find_by_id(item_id)
         .filter(content_item::Column::AccountId.eq(caller.account_id))
         .one(db)
         .await?
         .is_some();
     if !exists {
-        return Err(item.not_found("content item").into());
+        return Err(item.not_found("Content item").into());
     }
     let walk = Arc::new(Walk::prepare(db, caller, grant, ResultFilter::of_item(item_id)).await?);
     let db = db.clone();

@@ -39,7 +39,11 @@ pub(super) async fn course_results(
             .collect();
     for id in ids {
         match enrollments.get(id) {
-            None => return Err(unknown("enrollmentIds", *id, "enrollment")),
+            None => {
+                return Err(ServiceError::invalid(format!(
+                    "enrollmentIds '{id}' does not name an enrollment of this account."
+                )));
+            }
             Some(e) if e.content_item_id != course_id => {
                 return Err(ServiceError::invalid(format!(
                     "enrollmentIds '{id}' is an enrollment in another content item than courseId '{course_id}'."
