@@ -262,8 +262,9 @@ async fn play_the_writes(channel: &Channel, shape: &WorldShape) {
         "in_progress",
     )
     .await;
+    // Learners past those recorded above: a finished result is never undone.
     let scoped: Vec<usize> = (0..shape.users)
-        .filter(|user| *user >= RoleLogin::ALL.len() && WorldShape::works_in_smart_subtree(*user))
+        .filter(|user| *user >= 5_100 && WorldShape::works_in_smart_subtree(*user))
         .take(200)
         .collect();
     let results = scoped
