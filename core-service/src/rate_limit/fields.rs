@@ -105,7 +105,7 @@ mod tests {
             }
             Ok::<_, Infallible>(tonic::Status::resource_exhausted("any").into_http())
         });
-        let answer = RateLimitFields::new(service.clone())
+        let answer = RateLimitFields::new(service)
             .oneshot(
                 http::Request::builder()
                     .uri("/authenticated")
