@@ -231,6 +231,10 @@ async fn import_plan(
         // A transaction of its own on a pooled connection, for `COPY`; PostgreSQL's unique
         // indexes settle a race between two imports.
         let txn = PgTransaction::begin(db).await?;
+        // The serving pool's statement_timeout bounds requests; an import is a command whose
+        // COPY of a large account rightly takes longer than any request.
+        txn.execute_unprepared("SET LOCAL statement_timeout = 0")
+            .await?;
         return run(txn, plan, progress).await;
     }
     // IMMEDIATE takes SQLite's write lock before the checks read, so the transaction

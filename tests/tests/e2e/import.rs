@@ -639,14 +639,18 @@ fn departments_document(url: &str, other: u128, ids: &[Uuid]) -> Value {
 /// The taken ids are found by reading the table's ids when the table is the smaller side,
 /// by probing its key when the document is, and by both when the table holds more rows
 /// than the document has ids in its range (the read stops, the ids beyond are probed).
-async fn an_id_already_in_the_database_is_found_whichever_side_is_larger(
-    db: &DatabaseConnection,
-) {
+async fn an_id_already_in_the_database_is_found_whichever_side_is_larger(db: &DatabaseConnection) {
     const BASE: u128 = 0x0193_e000_0000_7000_8000_0000_0000_0000;
-    let seeded: Vec<Uuid> = (0..=50).map(|k| Uuid::from_u128(BASE + k * 1_000)).collect();
+    let seeded: Vec<Uuid> = (0..=50)
+        .map(|k| Uuid::from_u128(BASE + k * 1_000))
+        .collect();
     import_document(
         db,
-        parse(departments_document("https://seeded.example.com", BASE + 0xF0_0000, &seeded)),
+        parse(departments_document(
+            "https://seeded.example.com",
+            BASE + 0xF0_0000,
+            &seeded,
+        )),
         &hasher(),
     )
     .await
@@ -655,7 +659,10 @@ async fn an_id_already_in_the_database_is_found_whichever_side_is_larger(
     let document = |taken_at: usize, ids: Vec<u128>| {
         let mut ids: Vec<Uuid> = ids.into_iter().map(|n| Uuid::from_u128(BASE + n)).collect();
         ids.insert(0, other_root);
-        let entry = format!("accounts[0].departments[{taken_at}] (id \"{}\")", ids[taken_at + 1]);
+        let entry = format!(
+            "accounts[0].departments[{taken_at}] (id \"{}\")",
+            ids[taken_at + 1]
+        );
         let url = "https://second.example.com";
         (departments_document(url, BASE + 0xF1_0000, &ids), entry)
     };

@@ -22,6 +22,7 @@ mod groups;
 mod node;
 mod operation;
 mod points;
+mod results;
 mod schema;
 mod service;
 mod token;
@@ -69,6 +70,7 @@ fn resources() -> Vec<Resource> {
         enrollments::resource(),
         content::resource(),
         points::resource(),
+        results::resource(),
         token::resource(),
         service::resource(),
     ]
