@@ -54,6 +54,8 @@ const UP_SERVICES: [TracedService; 2] = [
     TracedService::whole("lms-core"),
 ];
 
+// Parsed once per process, so the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Start the core and the gateway (migrating first).

@@ -16,7 +16,7 @@ use lms_proto::{
     },
 };
 use lms_tests::{
-    Backend, TestStack,
+    Backend,
     large_world::{RoleLogin, WORLD_PASSWORD, WorldShape},
     query_plan::{self, BadPlan},
     rows,
@@ -283,8 +283,8 @@ async fn play_the_writes(channel: &Channel, shape: &WorldShape) {
         ))
         .await
         .expect("recorded in scope");
-    // Every learner's first enrollment is in item `(user * 7) % 100`.
-    let course = 7 * 10 % 100;
+    // Every learner's first enrollment is in item `(user * 7) % 100`: learner 10's item.
+    let course = 70;
     let in_course: Vec<String> = (RoleLogin::ALL.len()..shape.users)
         .filter(|user| user * 7 % 100 == course)
         .take(2_000)

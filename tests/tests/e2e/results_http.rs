@@ -287,7 +287,7 @@ async fn a_known_path_with_another_method_is_405_with_allow(stack: &TestStack) {
         (Method::POST, "/api/v1/learners/results".to_owned(), "GET"),
     ] {
         let reply = send(stack, method.clone(), &path, world::OWNER).await;
-        reply.assert_error(405, &method.to_string());
+        reply.assert_error(405, method.as_ref());
         let allow = reply.header("allow").unwrap_or_default();
         assert!(allow.contains(allowed), "{method} {path}: Allow {allow}");
     }
