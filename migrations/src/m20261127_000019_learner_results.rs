@@ -74,8 +74,7 @@ const ENROLLMENT_INDEXES: [(&str, Enrollments); 2] = [
 
 const RESULT_ACCOUNT: &str = "idx_learner_results_account_id_enrollment_id";
 const RESULT_STATUS: &str = "idx_learner_results_account_id_effective_status_enrollment_id";
-const RESULT_COMPLETED: &str =
-    "idx_learner_results_account_id_effective_completed_at_enrollment_id";
+const RESULT_COMPLETED: &str = "idx_learner_results_account_effective_completed_at_enrollment";
 const TASK_ACCOUNT: &str = "idx_result_tasks_account_id_id";
 
 #[async_trait::async_trait]

@@ -27,8 +27,10 @@ const TABLES: &[&str] = &[
     "enrollments",
     "group_members",
     "groups",
+    "learner_results",
     "project_authors",
     "projects",
+    "result_tasks",
     "user_fields",
     "user_managed_departments",
     "user_points",
@@ -69,6 +71,28 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("enrollments", "idx_enrollments_account_id_id", false),
     ("enrollments", "idx_enrollments_learner_id_id", false),
     ("enrollments", "idx_enrollments_content_item_id_id", false),
+    (
+        "enrollments",
+        "idx_enrollments_account_id_access_at_id",
+        false,
+    ),
+    ("enrollments", "idx_enrollments_account_id_due_at_id", false),
+    (
+        "learner_results",
+        "idx_learner_results_account_id_enrollment_id",
+        false,
+    ),
+    (
+        "learner_results",
+        "idx_learner_results_account_id_effective_status_enrollment_id",
+        false,
+    ),
+    (
+        "learner_results",
+        "idx_learner_results_account_effective_completed_at_enrollment",
+        false,
+    ),
+    ("result_tasks", "idx_result_tasks_account_id_id", false),
     ("user_points", "idx_user_points_account_id", false),
     ("audit_log", "idx_audit_log_account_id_created_at", false),
     ("audit_log", "idx_audit_log_actor_user_id", false),
@@ -117,6 +141,8 @@ const FOREIGN_KEYS: &[(&str, &str, &str)] = &[
     ("user_points", "user_id", "users"),
     ("user_points", "account_id", "accounts"),
     ("api_clients", "account_id", "accounts"),
+    ("learner_results", "account_id", "accounts"),
+    ("result_tasks", "account_id", "accounts"),
 ];
 
 /// Keys outside the link tables that go with what they point at: a user's API clients, and
@@ -126,6 +152,8 @@ const CASCADING_KEYS: &[(&str, &str, &str)] = &[
     ("api_tokens", "client_id", "api_clients"),
     ("user_fields", "user_id", "users"),
     ("user_sign_ins", "user_id", "users"),
+    ("learner_results", "enrollment_id", "enrollments"),
+    ("result_tasks", "started_by", "users"),
 ];
 
 fn expected_indexes() -> BTreeSet<(String, String, bool)> {
@@ -582,16 +610,19 @@ async fn enrollments_survive_gaining_their_dates(backend: Backend) {
     let rows = strings(
         &db,
         "SELECT CAST(id AS TEXT), \
-                CASE WHEN access_at IS NULL AND due_at IS NULL THEN 'no dates' ELSE 'dates' END, \
+                CASE WHEN access_at IS NULL THEN 'no access date' ELSE 'access date' END, \
+                CASE WHEN due_at IS NULL THEN 'no due date' ELSE 'due date' END, \
                 CASE WHEN lock_after_due THEN 'locks' ELSE 'open' END \
          FROM enrollments",
     )
     .await;
+    // Migration 19 gives every enrollment without an access date its creation time.
     assert_eq!(
         rows,
         [vec![
             ENROLLMENT.to_owned(),
-            "no dates".to_owned(),
+            "access date".to_owned(),
+            "no due date".to_owned(),
             "open".to_owned()
         ]]
     );
