@@ -76,6 +76,9 @@ pub enum Operation {
     DeleteUser,
     /// The internal directory writes (users, groups, projects, content, enrollments, points).
     ManageDirectory,
+    /// Every `/webhook` call: owners and account administrators only, since events carry
+    /// the whole account and cannot be limited to a scope (no custom-role permission).
+    ManageWebhooks,
 }
 
 impl Operation {
@@ -101,7 +104,7 @@ impl Operation {
             Operation::CreateUser => Permission::UserCreate,
             Operation::UpdateUser => Permission::UserUpdate,
             Operation::DeleteUser => Permission::UserDelete,
-            Operation::ManageDirectory => return None,
+            Operation::ManageDirectory | Operation::ManageWebhooks => return None,
         })
     }
 
@@ -129,7 +132,8 @@ impl Operation {
             | Operation::GetGroup
             | Operation::ListGroups
             | Operation::GetContentItem
-            | Operation::ManageDirectory => Grant::Everything,
+            | Operation::ManageDirectory
+            | Operation::ManageWebhooks => Grant::Everything,
         }
     }
 
@@ -160,6 +164,7 @@ impl Operation {
             Operation::UpdateUser => "You do not have permission to change users.",
             Operation::DeleteUser => "You do not have permission to delete users.",
             Operation::ManageDirectory => "You do not have permission to manage the directory.",
+            Operation::ManageWebhooks => "You do not have permission to manage webhooks.",
         }
     }
 }

@@ -107,6 +107,10 @@ pub struct CoreSettings {
         default_value_t = millis(DEFAULT_THROTTLED_REPLY_DELAY)
     )]
     pub throttled_reply_delay_ms: u64,
+
+    /// Webhook delivery (`docs/spec/webhooks.md`, section 11).
+    #[command(flatten)]
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 impl CoreSettings {
@@ -129,6 +133,7 @@ impl CoreSettings {
             verification_queue_timeout_ms: millis(DEFAULT_VERIFICATION_QUEUE_TIMEOUT),
             auth_revision_poll_ms: millis(DEFAULT_REVISION_POLL_INTERVAL),
             throttled_reply_delay_ms: millis(DEFAULT_THROTTLED_REPLY_DELAY),
+            webhooks: crate::webhooks::WebhookSettings::default(),
         }
     }
 

@@ -37,6 +37,7 @@ mod m20261123_000015_group_listing;
 mod m20261126_000016_users_department_covering_index;
 mod m20261126_000017_user_directory_profile;
 mod m20261126_000018_user_email_unique;
+mod m20261127_000025_webhooks;
 mod schema;
 
 /// What [`migrate`] did: the migrations it applied, oldest first.
@@ -106,6 +107,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000016_users_department_covering_index::Migration),
             Box::new(m20261126_000017_user_directory_profile::Migration),
             Box::new(m20261126_000018_user_email_unique::Migration),
+            Box::new(m20261127_000025_webhooks::Migration),
         ]
     }
 }

@@ -105,6 +105,8 @@ pub enum Reason {
         name: String,
         problem: String,
     },
+    /// A rule of its own field, said as a sentence after the field's name.
+    Rule(String),
 }
 
 impl Invalid {
@@ -195,6 +197,7 @@ impl fmt::Display for Invalid {
             Reason::ProfileField { name, problem } => {
                 write!(f, "{field}: field '{}' {problem}", clip(name))
             }
+            Reason::Rule(problem) => write!(f, "{field}: {problem}"),
             Reason::NotAnEnrollmentDate { raw } => write!(
                 f,
                 "{field} '{}' must be a date as YYYY-MM-DD HH:MM:SS (UTC), YYYY-MM-DD or with an offset, e.g. 2019-09-26T10:30:00+00:00",

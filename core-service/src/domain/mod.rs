@@ -16,6 +16,8 @@
 //! - [`content`]: [`content::AddedDate`] and [`content::ViewUrl`] of content items.
 //! - [`page`]: [`page::Page`], where a keyset page starts, and the opaque page tokens.
 //! - [`roles`]: built-in roles and custom-role permissions.
+//! - [`webhook`]: subscriber names, callback URLs and the address rules of deliveries,
+//!   event types and their filters.
 
 pub mod account_url;
 pub mod client_secret;
@@ -28,5 +30,6 @@ pub mod page;
 pub mod profile_fields;
 pub mod roles;
 pub mod text;
+pub mod webhook;
 
 pub use self::invalid::{Invalid, Reason};

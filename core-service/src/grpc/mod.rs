@@ -3,6 +3,7 @@
 //!
 //! - [`admin`]: `lms.v1.AdminService`, the operations of the XML interface.
 //! - [`directory`]: `lms.v1.DirectoryService`, the writes of internal services.
+//! - [`webhooks`]: `lms.v1.WebhookService`, the `/webhook` calls.
 //! - `convert`: `lms.v1` requests into the services' parsed inputs (`TryFrom`).
 //! - [`request`]: credentials and request id from gRPC metadata.
 
@@ -11,6 +12,7 @@ mod convert;
 pub mod directory;
 pub mod request;
 pub mod status;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -27,6 +29,8 @@ pub struct CoreState {
     /// Whether the database can be used (the probe, the SQLite file watch): while it cannot,
     /// every request is refused with UNAVAILABLE at once (`availability`).
     pub database: Arc<DatabaseAvailability>,
+    /// Whether callbacks may name loopback, private and link-local addresses.
+    pub webhook_allow_private_networks: bool,
 }
 
 pub type SharedState = Arc<CoreState>;

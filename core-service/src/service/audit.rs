@@ -43,10 +43,20 @@ pub enum AuditAction {
     /// A user's profile changed over HTTP (login, names, role, department, managed ones).
     UserUpdated,
     UserDeleted,
+    WebhookSubscriberRegistered,
+    WebhookCodeSent,
+    WebhookSubscriberConfirmed,
+    WebhookSubscriberEnabled,
+    WebhookSubscriberDisabled,
+    WebhookSubscriberRemoved,
+    WebhookSettingsChanged,
+    WebhookSubscribed,
+    WebhookUnsubscribed,
+    WebhookGaveUp,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 25] = [
+    pub const ALL: [AuditAction; 35] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -72,6 +82,16 @@ impl AuditAction {
         AuditAction::PointsWithdrawn,
         AuditAction::UserUpdated,
         AuditAction::UserDeleted,
+        AuditAction::WebhookSubscriberRegistered,
+        AuditAction::WebhookCodeSent,
+        AuditAction::WebhookSubscriberConfirmed,
+        AuditAction::WebhookSubscriberEnabled,
+        AuditAction::WebhookSubscriberDisabled,
+        AuditAction::WebhookSubscriberRemoved,
+        AuditAction::WebhookSettingsChanged,
+        AuditAction::WebhookSubscribed,
+        AuditAction::WebhookUnsubscribed,
+        AuditAction::WebhookGaveUp,
     ];
 
     /// The stored value.
@@ -102,6 +122,16 @@ impl AuditAction {
             AuditAction::PointsWithdrawn => "points.withdraw",
             AuditAction::UserUpdated => "user.update",
             AuditAction::UserDeleted => "user.delete",
+            AuditAction::WebhookSubscriberRegistered => "webhook_subscriber.register",
+            AuditAction::WebhookCodeSent => "webhook_subscriber.send_code",
+            AuditAction::WebhookSubscriberConfirmed => "webhook_subscriber.confirm",
+            AuditAction::WebhookSubscriberEnabled => "webhook_subscriber.enable",
+            AuditAction::WebhookSubscriberDisabled => "webhook_subscriber.disable",
+            AuditAction::WebhookSubscriberRemoved => "webhook_subscriber.remove",
+            AuditAction::WebhookSettingsChanged => "webhook_subscriber.change_settings",
+            AuditAction::WebhookSubscribed => "webhook_subscriber.subscribe",
+            AuditAction::WebhookUnsubscribed => "webhook_subscriber.unsubscribe",
+            AuditAction::WebhookGaveUp => "webhook_subscriber.give_up",
         }
     }
 
@@ -140,6 +170,16 @@ impl AuditAction {
             }
             AuditAction::Imported => AuditEntity::Account,
             AuditAction::ApiClientCreated | AuditAction::ApiClientRevoked => AuditEntity::ApiClient,
+            AuditAction::WebhookSubscriberRegistered
+            | AuditAction::WebhookCodeSent
+            | AuditAction::WebhookSubscriberConfirmed
+            | AuditAction::WebhookSubscriberEnabled
+            | AuditAction::WebhookSubscriberDisabled
+            | AuditAction::WebhookSubscriberRemoved
+            | AuditAction::WebhookSettingsChanged
+            | AuditAction::WebhookSubscribed
+            | AuditAction::WebhookUnsubscribed
+            | AuditAction::WebhookGaveUp => AuditEntity::WebhookSubscriber,
         }
     }
 
@@ -169,6 +209,7 @@ pub enum AuditEntity {
     ContentItem,
     Enrollment,
     ApiClient,
+    WebhookSubscriber,
 }
 
 impl AuditEntity {
@@ -183,6 +224,7 @@ impl AuditEntity {
             AuditEntity::ContentItem => "content_item",
             AuditEntity::Enrollment => "enrollment",
             AuditEntity::ApiClient => "api_client",
+            AuditEntity::WebhookSubscriber => "webhook_subscriber",
         }
     }
 }

@@ -15,6 +15,8 @@
 //! - [`content`]: create projects and content items, read one; `list`.
 //! - [`points`]: read as a stream; `change` (award, withdraw, add).
 //! - [`api_clients`]: create, list and revoke the clients of the token endpoint.
+//! - [`webhooks`]: subscribers and subscriptions (`subscribers`), the events a write
+//!   records for them (`outbox`), and what subscriber info shows.
 //! - [`keyset`]: keyset paging and streaming shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
@@ -40,6 +42,7 @@ pub mod keyset;
 pub mod lookups;
 pub mod points;
 pub mod users;
+pub mod webhooks;
 pub mod write;
 
 pub use self::write::{Write, write};
