@@ -22,7 +22,7 @@ use crate::routes::group::Groups;
 use crate::routes::points::Points;
 use crate::routes::user::list::{Users, V1, V2};
 use crate::routes::user::{reads as user, writes as user_writes};
-use crate::routes::{content, department, enrollment, fallback, group, points, token};
+use crate::routes::{content, department, enrollment, fallback, group, points, token, webhook};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
 use crate::telemetry::{observe, observe_probe};
@@ -158,7 +158,19 @@ fn routes() -> Routes {
         .route(
             "/gamification/points/withdraw",
             post(points::withdraw_points),
-        );
+        )
+        .route("/webhook/register", post(webhook::register))
+        .route("/webhook/settings/change", post(webhook::change_settings))
+        .route("/webhook/code/send", post(webhook::send_code))
+        .route("/webhook/confirm", post(webhook::confirm))
+        .route("/webhook/enable", post(webhook::enable))
+        .route("/webhook/disable", post(webhook::disable))
+        .route("/webhook/remove", post(webhook::remove))
+        .route("/webhook/subscribe", post(webhook::subscribe))
+        .route("/webhook/unsubscribe", post(webhook::unsubscribe))
+        .route("/webhook/subscription/list", get(webhook::subscription_list))
+        .route("/webhook/subscriber/info", get(webhook::subscriber_info))
+        .route("/webhook/subscribers", get(webhook::subscribers));
     let token = Table::default().route(
         "/api/v3/token",
         post(token::issue_token).fallback(fallback::method_not_allowed),

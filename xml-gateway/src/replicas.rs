@@ -99,6 +99,18 @@ impl Replicas {
         AdminServiceClient::new(tower::Layer::layer(&CoreCallLayer, channel))
     }
 
+    /// A client of `lms.v1.WebhookService` on `replica`, each call in its CLIENT span.
+    pub(crate) fn webhooks(
+        &self,
+        replica: usize,
+    ) -> lms_proto::v1::webhook_service_client::WebhookServiceClient<CoreChannel> {
+        let channel = self.members[replica].channel.clone();
+        lms_proto::v1::webhook_service_client::WebhookServiceClient::new(tower::Layer::layer(
+            &CoreCallLayer,
+            channel,
+        ))
+    }
+
     /// A client for health checks, which are background work and make no spans.
     pub(crate) fn health(&self, replica: usize) -> HealthClient<CoreTransport> {
         HealthClient::new(self.members[replica].channel.clone())

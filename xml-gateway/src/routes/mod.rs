@@ -9,6 +9,7 @@ pub(crate) mod group;
 pub(crate) mod points;
 pub(crate) mod token;
 pub(crate) mod user;
+pub(crate) mod webhook;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
