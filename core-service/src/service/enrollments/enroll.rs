@@ -16,6 +16,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use crate::service::webhooks::outbox::Event;
 use crate::service::{
     Parsed,
     audit::{AuditAction, Change},
@@ -288,6 +289,25 @@ pub async fn enroll_learners(
                 "lockAfterDueDate": new.lock_after_due,
             })),
         }));
+        let mut announced = Vec::new();
+        for course in courses {
+            if announced.contains(course) {
+                continue;
+            }
+            announced.push(*course);
+            let mut learner_ids: Vec<Uuid> = rows
+                .iter()
+                .filter(|row| row.content_item_id.as_ref() == course)
+                .map(|row| *row.learner_id.as_ref())
+                .collect();
+            if !learner_ids.is_empty() {
+                learner_ids.sort_unstable();
+                w.emit(Event::LearnersEnrolled {
+                    course_id: *course,
+                    learner_ids,
+                });
+            }
+        }
         bulk::insert_all(txn, rows).await?;
         Ok(enrolled.into_values().collect())
     })
