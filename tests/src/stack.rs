@@ -47,6 +47,8 @@ pub struct StackOptions {
     pub auth_revision_poll_ms: Option<u64>,
     /// How long an attempt on a throttled login is held before its 429.
     pub throttled_reply_delay: Duration,
+    /// Webhook delivery settings of the core.
+    pub webhooks: lms_core::webhooks::WebhookSettings,
 }
 
 impl StackOptions {
@@ -60,6 +62,7 @@ impl StackOptions {
             verification_queue_timeout_ms: None,
             auth_revision_poll_ms: None,
             throttled_reply_delay: TEST_THROTTLED_REPLY_DELAY,
+            webhooks: lms_core::webhooks::WebhookSettings::default(),
         }
     }
 }
@@ -121,6 +124,7 @@ impl TestStack {
         }
         core.throttled_reply_delay_ms = u64::try_from(options.throttled_reply_delay.as_millis())
             .expect("a throttled reply delay in milliseconds fits in u64");
+        core.webhooks = options.webhooks.clone();
         let clock = ManualClock::default();
         let stack = Stack::build_with_clock(&settings, Arc::new(clock.clone()))
             .await
