@@ -203,14 +203,15 @@ impl Receiver {
     }
 }
 
-/// Short delivery settings: a day-long outage plays out in seconds (section 11).
+/// Short delivery settings: a day-long outage plays out in seconds (section 11): retries
+/// after 100 ms to 500 ms, the give-up after 5 s.
 pub fn quick_settings(allow_private_networks: bool) -> WebhookSettings {
     WebhookSettings {
         allow_private_networks,
         timeout_ms: 3_000,
         retry_base_ms: 100,
         retry_max_ms: 500,
-        give_up_ms: 3_000,
+        give_up_ms: 5_000,
         poll_ms: 200,
         ..WebhookSettings::default()
     }
