@@ -84,7 +84,8 @@ impl App {
             database: Arc::default(),
             webhook_allow_private_networks: settings.webhooks.allow_private_networks,
         });
-        let dispatcher = crate::webhooks::Dispatcher::new(state.db.clone(), settings.webhooks.clone())?;
+        let dispatcher =
+            crate::webhooks::Dispatcher::new(state.db.clone(), settings.webhooks.clone())?;
         let (health, routes) = routes(&state)?;
         Ok(Self {
             in_process: InProcessCore::new(routes.clone()),

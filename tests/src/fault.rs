@@ -68,6 +68,15 @@ impl SplitStack {
         backend: Backend,
         core_url: impl FnOnce(&str) -> String,
     ) -> Option<Self> {
+        Self::start_configured(backend, core_url, |_| {}).await
+    }
+
+    /// As [`SplitStack::start_with`], with the core's settings changed by `configure`.
+    pub async fn start_configured(
+        backend: Backend,
+        core_url: impl FnOnce(&str) -> String,
+        configure: impl FnOnce(&mut CoreSettings),
+    ) -> Option<Self> {
         let database = TestDatabase::create(backend).await?;
         let database_url = database.url.clone();
         {
@@ -83,6 +92,7 @@ impl SplitStack {
         core_settings.argon2_iterations = TEST_POLICY.iterations;
         core_settings.argon2_parallelism = TEST_POLICY.parallelism;
         core_settings.verification_queue_timeout_ms = 30_000;
+        configure(&mut core_settings);
         let core = start_core(core_settings.clone()).await;
         core_settings.grpc_addr = core.1;
         let gateway = Gateway::build(GatewaySettings {

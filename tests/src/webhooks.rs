@@ -50,7 +50,10 @@ impl Received {
 
     /// The payloads of an event delivery.
     pub fn payloads(&self) -> Vec<Value> {
-        self.json()["payloads"].as_array().cloned().unwrap_or_default()
+        self.json()["payloads"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The code of a CONFIRMATION delivery, read as a client does: `JSON.parse(payloads[0])`.

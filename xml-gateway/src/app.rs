@@ -165,12 +165,15 @@ fn routes() -> Routes {
         .route("/webhook/confirm", post(webhook::confirm))
         .route("/webhook/enable", post(webhook::enable))
         .route("/webhook/disable", post(webhook::disable))
-        .route("/webhook/remove", post(webhook::remove))
         .route("/webhook/subscribe", post(webhook::subscribe))
         .route("/webhook/unsubscribe", post(webhook::unsubscribe))
-        .route("/webhook/subscription/list", get(webhook::subscription_list))
+        .route(
+            "/webhook/subscription/list",
+            get(webhook::subscription_list),
+        )
         .route("/webhook/subscriber/info", get(webhook::subscriber_info))
-        .route("/webhook/subscribers", get(webhook::subscribers));
+        .route("/webhook/subscribers", get(webhook::subscribers))
+        .route("/webhook/remove", post(webhook::remove));
     let token = Table::default().route(
         "/api/v3/token",
         post(token::issue_token).fallback(fallback::method_not_allowed),

@@ -186,7 +186,10 @@ impl CoreClient {
     }
 
     /// [`Self::on_a_replica`] with the replica's index, for any of the core's services.
-    async fn on_a_replica_by<T, Fut>(&self, attempt: impl Fn(usize) -> Fut) -> Result<T, tonic::Status>
+    async fn on_a_replica_by<T, Fut>(
+        &self,
+        attempt: impl Fn(usize) -> Fut,
+    ) -> Result<T, tonic::Status>
     where
         Fut: Future<Output = Result<T, tonic::Status>>,
     {

@@ -158,8 +158,12 @@ pub fn callback_url(raw: &str, allow_private_networks: bool) -> Result<url::Url,
         return Err(Invalid::new(FIELD, Reason::TooLong { max: MAX_TEXT }));
     }
     let judged = match url.host() {
-        Some(url::Host::Ipv4(ip)) => AddressCategory::of(IpAddr::V4(ip)).map(|c| (ip.to_string(), c)),
-        Some(url::Host::Ipv6(ip)) => AddressCategory::of(IpAddr::V6(ip)).map(|c| (ip.to_string(), c)),
+        Some(url::Host::Ipv4(ip)) => {
+            AddressCategory::of(IpAddr::V4(ip)).map(|c| (ip.to_string(), c))
+        }
+        Some(url::Host::Ipv6(ip)) => {
+            AddressCategory::of(IpAddr::V6(ip)).map(|c| (ip.to_string(), c))
+        }
         Some(url::Host::Domain(name)) => {
             is_localhost_name(name).then(|| (name.to_owned(), AddressCategory::Loopback))
         }
@@ -355,12 +359,22 @@ mod tests {
             "http://[::ffff:192.168.0.1]/",
         ] {
             let refused = callback_url(url, false).expect_err(url).to_string();
-            assert!(refused.contains("callbackUrl") && refused.contains(" address"), "{refused}");
+            assert!(
+                refused.contains("callbackUrl") && refused.contains(" address"),
+                "{refused}"
+            );
             callback_url(url, true).expect(url);
         }
-        let reserved = callback_url("http://0.0.0.0/", true).unwrap_err().to_string();
-        assert!(reserved.contains("0.0.0.0 is a reserved address"), "{reserved}");
-        let private = callback_url("http://10.1.2.3/", false).unwrap_err().to_string();
+        let reserved = callback_url("http://0.0.0.0/", true)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            reserved.contains("0.0.0.0 is a reserved address"),
+            "{reserved}"
+        );
+        let private = callback_url("http://10.1.2.3/", false)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             private,
             "callbackUrl: 10.1.2.3 is a private address; such callback addresses are not allowed"

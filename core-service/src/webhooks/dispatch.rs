@@ -16,8 +16,9 @@ use std::{sync::Arc, time::Duration};
 use chrono::{DateTime, Utc};
 use rand::Rng as _;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait as _, DatabaseConnection, EntityTrait as _,
-    QueryFilter as _, QueryOrder as _, QuerySelect as _, TransactionTrait as _,
+    ActiveValue::Set,
+    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    QuerySelect as _, TransactionTrait as _,
     prelude::{Expr, Uuid},
     sea_query::{Condition, ExprTrait as _, LockBehavior, LockType, Query},
 };
@@ -300,7 +301,9 @@ impl Inner {
             return self.drop_confirmation(subscriber.id, None).await;
         };
         if subscriber.code_expires_at.is_none_or(|until| until <= now) {
-            return self.drop_confirmation(subscriber.id, Some(delivery_id)).await;
+            return self
+                .drop_confirmation(subscriber.id, Some(delivery_id))
+                .await;
         }
         let body = confirmation_body(&code.0);
         let attempt = subscriber.confirmation_attempts + 1;
@@ -308,9 +311,8 @@ impl Inner {
             .attempt(subscriber, &body, delivery_id, "CONFIRMATION", attempt)
             .await;
         let now = Utc::now();
-        let retry_at = (!outcome.delivered()).then(|| {
-            now + with_jitter(self.settings.backoff(u32::try_from(attempt).unwrap_or(1)))
-        });
+        let retry_at = (!outcome.delivered())
+            .then(|| now + with_jitter(self.settings.backoff(u32::try_from(attempt).unwrap_or(1))));
         // Only if the code was not superseded or confirmed meanwhile.
         webhook_subscriber::Entity::update_many()
             .col_expr(S::ConfirmationAttempts, Expr::value(attempt))
@@ -372,7 +374,8 @@ impl Inner {
             .iter()
             .take_while(|e| e.event_type == event_type)
             .collect();
-        let mut body = String::with_capacity(64 + batch.iter().map(|e| e.payload.len() + 1).sum::<usize>());
+        let mut body =
+            String::with_capacity(64 + batch.iter().map(|e| e.payload.len() + 1).sum::<usize>());
         body.push_str("{\"type\":");
         body.push_str(&serde_json::Value::String(event_type.clone()).to_string());
         body.push_str(",\"payloads\":[");
@@ -440,10 +443,7 @@ impl Inner {
                 .exec(&txn)
                 .await?;
             let mut update = webhook_subscriber::Entity::update_many()
-                .col_expr(
-                    S::EventsRetryAt,
-                    Expr::value(Option::<DateTime<Utc>>::None),
-                )
+                .col_expr(S::EventsRetryAt, Expr::value(Option::<DateTime<Utc>>::None))
                 .col_expr(S::Failures, Expr::value(0))
                 .col_expr(S::FailingSince, Expr::value(Option::<DateTime<Utc>>::None));
             if removed.rows_affected == 1 {
@@ -472,15 +472,13 @@ impl Inner {
             if give_up {
                 update = update
                     .col_expr(S::Confirmed, Expr::value(false))
-                    .col_expr(
-                        S::EventsRetryAt,
-                        Expr::value(Option::<DateTime<Utc>>::None),
-                    );
+                    .col_expr(S::EventsRetryAt, Expr::value(Option::<DateTime<Utc>>::None));
             } else {
                 let wait = self
                     .settings
                     .backoff(u32::try_from(failures).unwrap_or(u32::MAX));
-                update = update.col_expr(S::EventsRetryAt, Expr::value(Some(now + with_jitter(wait))));
+                update =
+                    update.col_expr(S::EventsRetryAt, Expr::value(Some(now + with_jitter(wait))));
             }
             update.exec(&txn).await?;
             if give_up {

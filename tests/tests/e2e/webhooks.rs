@@ -84,11 +84,18 @@ fn assert_refused(reply: &lms_tests::Reply, status: u16, needle: &str) {
     let body: Value = serde_json::from_str(&reply.body).expect("a JSON error");
     assert_eq!(body["code"], status);
     let message = body["message"].as_str().unwrap_or_default();
-    assert!(message.contains(needle), "{message:?} should mention {needle:?}");
+    assert!(
+        message.contains(needle),
+        "{message:?} should mention {needle:?}"
+    );
 }
 
 /// Subscriber info once `done` holds for it (checked every 50 ms, at most 10 s).
-async fn info_once(stack: &lms_tests::TestStack, name: &str, done: impl Fn(&Value) -> bool) -> Value {
+async fn info_once(
+    stack: &lms_tests::TestStack,
+    name: &str,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let now = info(stack, world::OWNER, name).await;
@@ -141,14 +148,20 @@ async fn the_confirmation_flow_then_a_new_user_arrives_signed(stack: &LoopbackSt
             .await,
     );
     let early = new_user(stack, "early@acme.example.com").await;
-    assert!(receiver.received().is_empty(), "nothing before confirmation");
+    assert!(
+        receiver.received().is_empty(),
+        "nothing before confirmation"
+    );
 
     confirm(stack, world::OWNER, &receiver, "crm", "hook").await;
     let confirmation = receiver.received_at("hook")[0].clone();
     assert_eq!(confirmation.event_type, "CONFIRMATION");
     assert_signed(&confirmation, SECRET);
     let body = String::from_utf8(confirmation.body.to_vec()).unwrap();
-    assert!(body.starts_with(r#"{"type":"CONFIRMATION","payloads":["{\"code\":\""#), "{body}");
+    assert!(
+        body.starts_with(r#"{"type":"CONFIRMATION","payloads":["{\"code\":\""#),
+        "{body}"
+    );
 
     let started = std::time::Instant::now();
     let id = new_user(stack, "jdoe@acme.example.com").await;
@@ -203,7 +216,10 @@ async fn the_confirmation_flow_then_a_new_user_arrives_signed(stack: &LoopbackSt
         json!([{"subscriptionType": "USER_REGISTERED", "params": []}])
     );
     let xml = stack
-        .get("/api/v2/webhook/subscriber/info/?subscriberName=crm", world::OWNER)
+        .get(
+            "/api/v2/webhook/subscriber/info/?subscriberName=crm",
+            world::OWNER,
+        )
         .await;
     assert_eq!(xml.status, 200, "{}", xml.body);
     assert!(
@@ -211,7 +227,10 @@ async fn the_confirmation_flow_then_a_new_user_arrives_signed(stack: &LoopbackSt
         "{}",
         xml.body
     );
-    assert!(xml.body.contains("<lastAttemptResult>200</lastAttemptResult>"));
+    assert!(
+        xml.body
+            .contains("<lastAttemptResult>200</lastAttemptResult>")
+    );
     assert!(!xml.body.contains("lastError"));
     let all = json_of(&get_json(stack, "/webhook/subscribers", world::ADMIN).await);
     assert_eq!(all.as_array().unwrap().len(), 1);
@@ -237,9 +256,15 @@ async fn a_refused_write_records_and_sends_nothing(stack: &LoopbackStack) {
     assert_eq!(reply.status, 409, "{}", reply.body);
     // A department of another account: refused too.
     let body = json!({"departmentId": globex::ROOT, "fields": {"login": "x@acme.example.com"}});
-    assert_ne!(post_json(stack, "/user", world::OWNER, body).await.status, 201);
+    assert_ne!(
+        post_json(stack, "/user", world::OWNER, body).await.status,
+        201
+    );
     assert_eq!(
-        webhook_event::Entity::find().count(stack.db()).await.unwrap(),
+        webhook_event::Entity::find()
+            .count(stack.db())
+            .await
+            .unwrap(),
         0,
         "no event row"
     );
@@ -302,7 +327,15 @@ async fn a_receiver_down_for_a_while_then_gets_every_event_once_in_order(stack: 
     )
     .await;
     // Recorded while paused, so that the outage starts at once for all of them.
-    assert_ok(&call(stack, world::OWNER, "disable", json!({"subscriberName": "crm"})).await);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "disable",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
     let expected: Vec<String> = (0..10)
         .map(|n| format!("down{n}@acme.example.com"))
         .collect();
@@ -310,7 +343,15 @@ async fn a_receiver_down_for_a_while_then_gets_every_event_once_in_order(stack: 
         new_user(stack, login).await;
     }
     receiver.answer(500);
-    assert_ok(&call(stack, world::OWNER, "enable", json!({"subscriberName": "crm"})).await);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "enable",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
     let failed = receiver
         .wait_until(Duration::from_secs(10), "three failed attempts", |all| {
             all.iter().filter(|r| r.answered == 500).count() >= 3
@@ -318,7 +359,11 @@ async fn a_receiver_down_for_a_while_then_gets_every_event_once_in_order(stack: 
         .await;
     let failed: Vec<_> = failed.into_iter().filter(|r| r.answered == 500).collect();
     // Every retry sends the same delivery: same id, same bytes, the next attempt number.
-    assert!(failed.iter().all(|r| r.delivery_id == failed[0].delivery_id));
+    assert!(
+        failed
+            .iter()
+            .all(|r| r.delivery_id == failed[0].delivery_id)
+    );
     assert!(failed.iter().all(|r| r.body == failed[0].body));
     assert_eq!(failed[1].attempt, failed[0].attempt + 1);
     let suspended = info(stack, world::OWNER, "crm").await;
@@ -366,7 +411,12 @@ async fn after_the_give_up_the_backlog_follows_the_new_confirmation(stack: &Loop
         assert!(tokio::time::Instant::now() < deadline, "no give-up: {now}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let failing_id = receiver.received_at("hook").last().unwrap().delivery_id.clone();
+    let failing_id = receiver
+        .received_at("hook")
+        .last()
+        .unwrap()
+        .delivery_id
+        .clone();
     // Events keep being recorded; nothing goes out.
     new_user(stack, "second@acme.example.com").await;
     let quiet = receiver.received().len();
@@ -418,7 +468,9 @@ async fn two_accounts_never_see_each_others_events(stack: &LoopbackStack) {
     new_user(stack, "a@acme.example.com").await;
     let body = json!({"departmentId": globex::PLANT, "fields": {"login": "g@globex.example.com"}});
     assert_eq!(
-        post_json(stack, "/user", world::GLOBEX_OWNER, body).await.status,
+        post_json(stack, "/user", world::GLOBEX_OWNER, body)
+            .await
+            .status,
         201
     );
     receiver
@@ -445,7 +497,11 @@ async fn two_accounts_never_see_each_others_events(stack: &LoopbackStack) {
     )
     .await;
     assert_eq!(reply.status, 404);
-    assert!(reply.body.contains("Subscriber not found"), "{}", reply.body);
+    assert!(
+        reply.body.contains("Subscriber not found"),
+        "{}",
+        reply.body
+    );
     let reply = call(
         stack,
         world::GLOBEX_OWNER,
@@ -458,7 +514,12 @@ async fn two_accounts_never_see_each_others_events(stack: &LoopbackStack) {
     assert!(reply.body.contains(acme::WELCOME_COURSE), "{}", reply.body);
     let globex_list = json_of(&get_json(stack, "/webhook/subscribers", world::GLOBEX_OWNER).await);
     assert_eq!(globex_list.as_array().unwrap().len(), 1);
-    assert!(globex_list[0]["callbackUrl"].as_str().unwrap().ends_with("/globex"));
+    assert!(
+        globex_list[0]["callbackUrl"]
+            .as_str()
+            .unwrap()
+            .ends_with("/globex")
+    );
 }
 
 async fn redirects_are_not_followed(stack: &LoopbackStack) {
@@ -472,7 +533,15 @@ async fn redirects_are_not_followed(stack: &LoopbackStack) {
         )
         .await,
     );
-    assert_ok(&call(stack, world::OWNER, "code/send", json!({"subscriberName": "moved"})).await);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "code/send",
+            json!({"subscriberName": "moved"}),
+        )
+        .await,
+    );
     receiver
         .wait_until(Duration::from_secs(5), "the 302", |all| {
             all.iter().any(|r| r.path == "redirect")
@@ -488,7 +557,10 @@ async fn redirects_are_not_followed(stack: &LoopbackStack) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(receiver.received_at("hook").is_empty(), "the Location is never requested");
+    assert!(
+        receiver.received_at("hook").is_empty(),
+        "the Location is never requested"
+    );
 }
 
 async fn only_owners_and_administrators_manage_subscribers_and_bad_input_is_named(
@@ -496,7 +568,12 @@ async fn only_owners_and_administrators_manage_subscribers_and_bad_input_is_name
 ) {
     let receiver = Receiver::start().await;
     let register = json!({"subscriberName": "crm", "callbackUrl": receiver.url("hook")});
-    for login in [world::DEPT_ADMIN, world::LEARNER, world::AUTHOR, world::COORDINATOR] {
+    for login in [
+        world::DEPT_ADMIN,
+        world::LEARNER,
+        world::AUTHOR,
+        world::COORDINATOR,
+    ] {
         let reply = call(stack, login, "register", register.clone()).await;
         assert_refused(&reply, 403, "webhooks");
         let reply = stack.get("/webhook/subscribers", login).await;
@@ -504,21 +581,37 @@ async fn only_owners_and_administrators_manage_subscribers_and_bad_input_is_name
     }
     let before = stack.snapshot_without_revision().await;
     for (body, needle) in [
-        (json!({"callbackUrl": receiver.url("hook")}), "subscriberName"),
+        (
+            json!({"callbackUrl": receiver.url("hook")}),
+            "subscriberName",
+        ),
         (json!({"subscriberName": "crm"}), "callbackUrl"),
-        (json!({"subscriberName": "crm", "callbackUrl": "ftp://example.com/"}), "callbackUrl"),
-        (json!({"subscriberName": "crm", "callbackUrl": "http://0.0.0.0/"}), "reserved address"),
+        (
+            json!({"subscriberName": "crm", "callbackUrl": "ftp://example.com/"}),
+            "callbackUrl",
+        ),
+        (
+            json!({"subscriberName": "crm", "callbackUrl": "http://0.0.0.0/"}),
+            "reserved address",
+        ),
         (
             json!({"subscriberName": "crm", "callbackUrl": receiver.url("hook"), "secret": "a", "Secret": "b"}),
             "secret",
         ),
-        (json!({"subscriberName": "crm", "callbackUrl": "http://u:p@example.com/"}), "callbackUrl"),
+        (
+            json!({"subscriberName": "crm", "callbackUrl": "http://u:p@example.com/"}),
+            "callbackUrl",
+        ),
     ] {
         let reply = call(stack, world::OWNER, "register", body.clone()).await;
         assert_eq!(reply.status, 400, "{body}: {}", reply.body);
         assert!(reply.body.contains(needle), "{body}: {}", reply.body);
     }
-    assert_eq!(stack.snapshot_without_revision().await, before, "nothing changed");
+    assert_eq!(
+        stack.snapshot_without_revision().await,
+        before,
+        "nothing changed"
+    );
 
     assert_ok(&call(stack, world::ADMIN, "register", register.clone()).await);
     let reply = call(stack, world::OWNER, "register", register.clone()).await;
@@ -529,7 +622,10 @@ async fn only_owners_and_administrators_manage_subscribers_and_bad_input_is_name
         .await;
     reply.assert_error(404, "Subscriber not found");
     let reply = stack
-        .get("/webhook/subscriber/info?subscriberName=crm&x=1", world::OWNER)
+        .get(
+            "/webhook/subscriber/info?subscriberName=crm&x=1",
+            world::OWNER,
+        )
         .await;
     reply.assert_error(400, "\"x\"");
     let reply = stack.get("/webhook/subscriber/info", world::OWNER).await;
@@ -571,9 +667,21 @@ async fn only_owners_and_administrators_manage_subscribers_and_bad_input_is_name
         .send(reqwest::Method::DELETE, "/webhook/register", world::OWNER)
         .await;
     assert_eq!(reply.status, 405);
-    assert!(reply.header("allow").is_some_and(|allow| allow.contains("POST")));
+    assert!(
+        reply
+            .header("allow")
+            .is_some_and(|allow| allow.contains("POST"))
+    );
     // Removed: the name is free again.
-    assert_ok(&call(stack, world::OWNER, "remove", json!({"subscriberName": "crm"})).await);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "remove",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
     assert_ok(&call(stack, world::OWNER, "register", register).await);
 }
 
@@ -589,8 +697,24 @@ async fn disabled_subscribers_keep_their_events_until_enabled(stack: &LoopbackSt
         &["USER_REGISTERED"],
     )
     .await;
-    assert_ok(&call(stack, world::OWNER, "disable", json!({"subscriberName": "crm"})).await);
-    assert_ok(&call(stack, world::OWNER, "disable", json!({"subscriberName": "crm"})).await);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "disable",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "disable",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
     new_user(stack, "paused1@acme.example.com").await;
     new_user(stack, "paused2@acme.example.com").await;
     tokio::time::sleep(Duration::from_millis(600)).await;
@@ -598,7 +722,15 @@ async fn disabled_subscribers_keep_their_events_until_enabled(stack: &LoopbackSt
     let paused = info(stack, world::OWNER, "crm").await;
     assert_eq!(paused["subscriberStatus"], "INACTIVE");
     assert_eq!(paused["pendingEvents"], 2);
-    assert_ok(&call(stack, world::OWNER, "enable", json!({"subscriberName": "crm"})).await);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "enable",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
     receiver
         .wait_until(Duration::from_secs(5), "the paused events", |_| {
             receiver.delivered_payloads("hook").len() >= 2
@@ -635,7 +767,12 @@ async fn enrollments_are_announced_to_matching_filters_only(stack: &LoopbackStac
         .await,
     );
     let listed = json_of(
-        &get_json(stack, "/webhook/subscription/list?subscriberName=one", world::OWNER).await,
+        &get_json(
+            stack,
+            "/webhook/subscription/list?subscriberName=one",
+            world::OWNER,
+        )
+        .await,
     );
     assert_eq!(
         listed[0]["params"],
@@ -669,9 +806,18 @@ async fn private_and_loopback_callbacks_are_refused_without_the_setting(stack: &
     let port = receiver.addr.port();
     for (url, needle) in [
         (receiver.url("hook"), "127.0.0.1 is a loopback address"),
-        (format!("http://localhost:{port}/hook"), "localhost is a loopback address"),
-        (format!("http://2130706433:{port}/"), "127.0.0.1 is a loopback address"),
-        ("http://10.1.2.3/".to_owned(), "10.1.2.3 is a private address"),
+        (
+            format!("http://localhost:{port}/hook"),
+            "localhost is a loopback address",
+        ),
+        (
+            format!("http://2130706433:{port}/"),
+            "127.0.0.1 is a loopback address",
+        ),
+        (
+            "http://10.1.2.3/".to_owned(),
+            "10.1.2.3 is a private address",
+        ),
         ("http://169.254.169.254/".to_owned(), "link-local address"),
         ("http://[::1]/".to_owned(), "loopback address"),
     ] {
@@ -695,7 +841,15 @@ async fn private_and_loopback_callbacks_are_refused_without_the_setting(stack: &
         )
         .await,
     );
-    assert_ok(&call(stack, world::OWNER, "code/send", json!({"subscriberName": "crm"})).await);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "code/send",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     let refused = loop {
         let now = info(stack, world::OWNER, "crm").await;
@@ -706,7 +860,10 @@ async fn private_and_loopback_callbacks_are_refused_without_the_setting(stack: &
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let error = refused["lastError"].as_str().unwrap();
-    assert!(error.contains("127.0.0.1") && error.contains("loopback"), "{error}");
+    assert!(
+        error.contains("127.0.0.1") && error.contains("loopback"),
+        "{error}"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(receiver.received().is_empty(), "never connected");
 }
@@ -716,6 +873,11 @@ async fn private_and_loopback_callbacks_are_refused_without_the_setting(stack: &
 /// subscriber receives the users in the same order, the order their creations committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_cores_on_one_postgres_deliver_ten_thousand_events_each_once() {
+    // A refused request's cause is in the core's log.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter("warn")
+        .with_test_writer()
+        .try_init();
     let options = lms_tests::stack::StackOptions {
         webhooks: lms_tests::webhooks::quick_settings(true),
         ..lms_tests::stack::StackOptions::new(lms_tests::Backend::Postgres)
@@ -758,7 +920,10 @@ async fn two_cores_on_one_postgres_deliver_ten_thousand_events_each_once() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let received = receiver.received();
     let mut ids = std::collections::HashMap::<&str, usize>::new();
-    for r in received.iter().filter(|r| r.event_type == "USER_REGISTERED") {
+    for r in received
+        .iter()
+        .filter(|r| r.event_type == "USER_REGISTERED")
+    {
         assert_eq!(r.answered, 200);
         *ids.entry(r.delivery_id.as_str()).or_default() += 1;
     }
@@ -782,8 +947,108 @@ async fn two_cores_on_one_postgres_deliver_ten_thousand_events_each_once() {
     let distinct: std::collections::HashSet<&String> = sequences[0].iter().collect();
     assert_eq!(distinct.len(), 1_000);
     for sequence in &sequences[1..] {
-        assert_eq!(sequence, &sequences[0], "every subscriber sees commit order");
+        assert_eq!(
+            sequence, &sequences[0],
+            "every subscriber sees commit order"
+        );
     }
     second.stop().await;
     first.stop().await;
+}
+
+/// `POST base/webhook/{call}` (or any path) as the owner with a JSON body.
+async fn post_as_owner(base: &str, path: &str, body: Value) -> lms_tests::Reply {
+    let request = world::OWNER.headers().into_iter().fold(
+        reqwest::Client::new()
+            .post(format!("{base}{path}"))
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .body(body.to_string()),
+        |request, (name, value)| request.header(name, value),
+    );
+    lms_tests::Reply::send(request).await
+}
+
+/// The core killed at once (its runtime dropped, every task and socket gone, as with
+/// SIGKILL) right after it acknowledged a write, before any delivery of it could be
+/// acknowledged: the restarted core delivers the event.
+async fn an_acknowledged_write_is_delivered_after_the_core_is_killed(backend: lms_tests::Backend) {
+    let Some(mut split) = lms_tests::fault::SplitStack::start_configured(
+        backend,
+        |url| url.to_owned(),
+        |core| {
+            core.webhooks = lms_core::webhooks::WebhookSettings {
+                timeout_ms: 1_000,
+                ..lms_tests::webhooks::quick_settings(true)
+            };
+        },
+    )
+    .await
+    else {
+        return;
+    };
+    let base = split.base_url.clone();
+    let receiver = Receiver::start().await;
+    let register = json!({"subscriberName": "crm", "callbackUrl": receiver.url("hook")});
+    assert_eq!(
+        post_as_owner(&base, "/webhook/register", register)
+            .await
+            .status,
+        200
+    );
+    let name = json!({"subscriberName": "crm"});
+    assert_eq!(
+        post_as_owner(&base, "/webhook/code/send", name)
+            .await
+            .status,
+        200
+    );
+    let received = receiver
+        .wait_until(Duration::from_secs(10), "the CONFIRMATION", |all| {
+            !all.is_empty()
+        })
+        .await;
+    let confirm = json!({"subscriberName": "crm", "code": received[0].code()});
+    assert_eq!(
+        post_as_owner(&base, "/webhook/confirm", confirm)
+            .await
+            .status,
+        200
+    );
+    let subscribe =
+        json!({"subscriberName": "crm", "subscription": {"subscriptionType": "USER_REGISTERED"}});
+    assert_eq!(
+        post_as_owner(&base, "/webhook/subscribe", subscribe)
+            .await
+            .status,
+        200
+    );
+
+    // No delivery can be acknowledged before the kill.
+    receiver.answer(503);
+    let user = json!({"departmentId": acme::SALES, "fields": {"login": "last@acme.example.com"}});
+    let reply = post_as_owner(&base, "/user", user).await;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    split.kill_core();
+    receiver.answer(200);
+    split.restart_core().await;
+    // The dead core's claim, if it took one, expires (2 × 1 s + 5 s) before the new one works.
+    receiver
+        .wait_until(
+            Duration::from_secs(20),
+            "the event after the restart",
+            |_| logins(&receiver.delivered_payloads("hook")) == ["last@acme.example.com"],
+        )
+        .await;
+    split.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acknowledged_write_is_delivered_after_the_core_is_killed_on_sqlite() {
+    an_acknowledged_write_is_delivered_after_the_core_is_killed(lms_tests::Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acknowledged_write_is_delivered_after_the_core_is_killed_on_postgres() {
+    an_acknowledged_write_is_delivered_after_the_core_is_killed(lms_tests::Backend::Postgres).await;
 }

@@ -10,8 +10,8 @@ use std::{collections::BTreeSet, sync::LazyLock};
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _,
-    QueryOrder as _,
+    ActiveValue::Set,
+    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
     prelude::{Expr, Uuid},
     sea_query::ExprTrait as _,
 };
@@ -118,8 +118,7 @@ impl Event {
                 course_id,
                 learner_ids,
             } => {
-                let learner_ids: Vec<Uuid> =
-                    learner_ids.iter().copied().filter(in_users).collect();
+                let learner_ids: Vec<Uuid> = learner_ids.iter().copied().filter(in_users).collect();
                 if learner_ids.is_empty() {
                     return None;
                 }

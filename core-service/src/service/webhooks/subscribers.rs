@@ -4,9 +4,9 @@
 
 use chrono::{Duration as TimeDelta, Utc};
 use sea_orm::{
-    ActiveModelTrait as _, ActiveValue::Set, ColumnTrait as _, ConnectionTrait,
-    DatabaseConnection, EntityTrait as _, IntoActiveModel as _, PaginatorTrait as _,
-    QueryFilter as _, QueryOrder as _, prelude::Uuid,
+    ActiveModelTrait as _, ActiveValue::Set, ColumnTrait as _, ConnectionTrait, DatabaseConnection,
+    EntityTrait as _, IntoActiveModel as _, PaginatorTrait as _, QueryFilter as _, QueryOrder as _,
+    prelude::Uuid,
 };
 use serde_json::json;
 
@@ -15,7 +15,8 @@ use crate::{
     access::{Caller, Operation},
     domain::webhook::{EventType, Filter},
     entities::{
-        content_item, webhook_delivery, webhook_event, webhook_subscriber::{self, Hidden},
+        content_item, webhook_delivery, webhook_event,
+        webhook_subscriber::{self, Hidden},
         webhook_subscription,
     },
     error::{ServiceError, ServiceResult},
@@ -159,7 +160,11 @@ pub async fn register(
         .await?;
         let mut after = status(&model);
         after["subscriberName"] = json!(model.name);
-        after["secret"] = json!(if model.secret.is_some() { "set" } else { "none" });
+        after["secret"] = json!(if model.secret.is_some() {
+            "set"
+        } else {
+            "none"
+        });
         w.record(Change {
             action: AuditAction::WebhookSubscriberRegistered,
             entity_id: model.id,
