@@ -11,8 +11,9 @@ use lms_core::{
     domain::roles::Role,
     entities::{
         account, audit_log, content_item, custom_role, custom_role_permission, department,
-        department_closure, enrollment, group, group_member, project, project_author, user,
-        user_field, user_managed_department, user_points, user_sign_in,
+        department_closure, enrollment, group, group_member, learner_result, project,
+        project_author, result_task, user, user_field, user_managed_department, user_points,
+        user_sign_in,
     },
     error::ServiceError,
     import::ImportError,
@@ -354,6 +355,43 @@ async fn check_entities(db: &DatabaseConnection) {
             lock_after_due: true,
         },
         enrollment_id,
+    )
+    .await;
+    // Both layers of a result, with the extremes each column must hold exactly.
+    round_trip(
+        db,
+        learner_result::Model {
+            enrollment_id,
+            account_id,
+            status: "passed".to_owned(),
+            progress: 100,
+            awarded_score: i32::MAX,
+            passing_score: 7_000,
+            time_spent: i64::MAX,
+            views_count: i64::MAX - 1,
+            completed_at: Some(at(13)),
+            last_viewed_at: Some(at(14)),
+            admin_status: Some("failed".to_owned()),
+            admin_completed_at: Some(at(15)),
+            admin_score: Some(0),
+            effective_status: "failed".to_owned(),
+            effective_completed_at: Some(at(15)),
+        },
+        enrollment_id,
+    )
+    .await;
+    // A task id as large as JSON numbers keep exact.
+    let task_id = (1_i64 << 53) - 1;
+    round_trip(
+        db,
+        result_task::Model {
+            id: task_id,
+            account_id,
+            started_by: user_id,
+            status: "complete".to_owned(),
+            created_at: at(16),
+        },
+        task_id,
     )
     .await;
 

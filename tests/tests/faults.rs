@@ -834,3 +834,38 @@ async fn a_wal_index_read_only_to_the_service_refuses_its_start_then_it_serves_o
     let status = tokio::task::block_in_place(|| lms.terminate());
     assert!(status.success(), "{status:?}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// A statement cut by PostgreSQL's statement_timeout
+
+/// A write held past the serving pool's `statement_timeout` (8 s) by another session's lock is
+/// the database's bad moment, not a bug: 503 with `Retry-After`, not 500, and nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_past_its_postgresql_timeout_is_503_with_retry_after_and_changes_nothing() {
+    use lms_tests::{TestStack, world};
+    use sea_orm::TransactionTrait as _;
+    let Some(stack) = TestStack::start(Backend::Postgres).await else {
+        return;
+    };
+    let before = stack.snapshot().await;
+    let holder = stack.db().begin().await.expect("a connection");
+    holder
+        .execute_unprepared("LOCK TABLE departments IN ACCESS EXCLUSIVE MODE")
+        .await
+        .expect("the departments locked");
+    let reply = stack
+        .post_xml(
+            "/department",
+            world::OWNER,
+            &format!(
+                "<request><name>Held</name><parentDepartmentId>{}</parentDepartmentId></request>",
+                world::acme::ROOT
+            ),
+        )
+        .await;
+    holder.rollback().await.expect("the lock released");
+    assert_eq!(reply.status, 503, "{}", reply.body);
+    assert!(reply.header("retry-after").is_some(), "{}", reply.body);
+    assert_eq!(stack.snapshot().await, before, "nothing was stored");
+    stack.stop().await;
+}

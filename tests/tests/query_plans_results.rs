@@ -33,7 +33,6 @@ async fn on_sqlite_every_results_statement_is_served_by_an_index() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "known defect: on PostgreSQL the userIds filter plans a bitmap scan and a sort instead of the (learner_id, id) keyset range; run with --ignored once fixed"]
 async fn on_postgres_every_results_statement_is_served_by_an_index() {
     every_statement_is_served_by_an_index(Backend::Postgres).await;
 }

@@ -74,18 +74,27 @@ fn sqlx_kind(err: &sqlx::Error) -> Kind {
         | sqlx::Error::WorkerCrashed
         | sqlx::Error::BeginFailed => Kind::Broken,
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed => Kind::Contention,
-        sqlx::Error::Database(db) => {
-            let Some(code) = db.code() else {
-                return Kind::Statement;
-            };
-            if let Ok(extended) = code.parse::<i64>() {
-                sqlite_kind(extended)
-            } else {
-                postgres_kind(&code)
-            }
-        }
+        sqlx::Error::Database(db) => match driver_code(db.as_ref()) {
+            Some(DriverCode::Sqlite(extended)) => sqlite_kind(extended),
+            Some(DriverCode::Postgres(sqlstate)) => postgres_kind(sqlstate),
+            None => Kind::Statement,
+        },
         _ => Kind::Statement,
     }
+}
+
+/// A database error's code, told apart by the driver that raised it: many SQLSTATEs
+/// (`57014`, `53300`, `23505`) are digits only, like SQLite's extended result codes.
+enum DriverCode<'a> {
+    Sqlite(i64),
+    Postgres(&'a str),
+}
+
+fn driver_code(db: &dyn sqlx::error::DatabaseError) -> Option<DriverCode<'_>> {
+    if let Some(postgres) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+        return Some(DriverCode::Postgres(postgres.code()));
+    }
+    db.code()?.parse().ok().map(DriverCode::Sqlite)
 }
 
 fn sqlite_kind(extended: i64) -> Kind {
@@ -173,17 +182,17 @@ pub fn root_cause(err: &DbErr) -> String {
         other => return other.to_string(),
     };
     match &**sqlx_error {
-        sqlx::Error::Database(db) => {
-            let code = db.code().unwrap_or_default();
-            match code.parse::<i64>() {
-                Ok(extended) => format!(
-                    "SQLite error {extended} ({}): {}",
-                    sqlite_code_name(extended),
-                    db.message()
-                ),
-                Err(_) => format!("PostgreSQL error {code}: {}", db.message()),
+        sqlx::Error::Database(db) => match driver_code(db.as_ref()) {
+            Some(DriverCode::Sqlite(extended)) => format!(
+                "SQLite error {extended} ({}): {}",
+                sqlite_code_name(extended),
+                db.message()
+            ),
+            Some(DriverCode::Postgres(sqlstate)) => {
+                format!("PostgreSQL error {sqlstate}: {}", db.message())
             }
-        }
+            None => format!("database error: {}", db.message()),
+        },
         sqlx::Error::Io(io) => format!("I/O error ({:?}): {io}", io.kind()),
         other => other.to_string(),
     }

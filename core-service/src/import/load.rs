@@ -565,7 +565,9 @@ async fn ids_among(
         // One array rather than 30,000 parameters to bind and plan.
         Statement::from_sql_and_values(
             backend,
-            format!("SELECT \"id\" FROM \"{table}\" WHERE \"id\" = ANY($1::text::uuid[])"),
+            format!(
+                "SELECT \"id\" FROM \"{table}\" WHERE \"id\" = ANY((SELECT $1::text::uuid[])::uuid[])"
+            ),
             [pg_array::uuids(ids).into()],
         )
     } else {

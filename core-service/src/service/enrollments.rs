@@ -91,7 +91,7 @@ async fn delete_returning(
     if txn.get_database_backend() == DbBackend::Postgres {
         let statement = Statement::from_sql_and_values(
             DbBackend::Postgres,
-            r#"DELETE FROM "enrollments" WHERE "account_id" = $1 AND "id" = ANY($2::text::uuid[]) RETURNING *"#,
+            r#"DELETE FROM "enrollments" WHERE "account_id" = $1 AND "id" = ANY((SELECT $2::text::uuid[])::uuid[]) RETURNING *"#,
             [account_id.into(), pg_array::uuids(ids).into()],
         );
         return Ok(enrollment::Model::find_by_statement(statement)

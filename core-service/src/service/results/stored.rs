@@ -125,7 +125,7 @@ pub(super) async fn enrollments(
     if conn.get_database_backend() == DbBackend::Postgres {
         let statement = Statement::from_sql_and_values(
             DbBackend::Postgres,
-            r#"SELECT * FROM "enrollments" WHERE "account_id" = $1 AND "id" = ANY($2::text::uuid[])"#,
+            r#"SELECT * FROM "enrollments" WHERE "account_id" = $1 AND "id" = ANY((SELECT $2::text::uuid[])::uuid[])"#,
             [account_id.into(), pg_array::uuids(ids).into()],
         );
         return Ok(enrollment::Model::find_by_statement(statement)
@@ -154,7 +154,7 @@ pub(super) async fn results(
     if conn.get_database_backend() == DbBackend::Postgres {
         let statement = Statement::from_sql_and_values(
             DbBackend::Postgres,
-            r#"SELECT * FROM "learner_results" WHERE "account_id" = $1 AND "enrollment_id" = ANY($2::text::uuid[])"#,
+            r#"SELECT * FROM "learner_results" WHERE "account_id" = $1 AND "enrollment_id" = ANY((SELECT $2::text::uuid[])::uuid[])"#,
             [account_id.into(), pg_array::uuids(ids).into()],
         );
         return Ok(learner_result::Model::find_by_statement(statement)
@@ -247,7 +247,7 @@ pub(super) async fn replace(
     if conn.get_database_backend() == DbBackend::Postgres {
         conn.execute_raw(Statement::from_sql_and_values(
             DbBackend::Postgres,
-            r#"DELETE FROM "learner_results" WHERE "account_id" = $1 AND "enrollment_id" = ANY($2::text::uuid[])"#,
+            r#"DELETE FROM "learner_results" WHERE "account_id" = $1 AND "enrollment_id" = ANY((SELECT $2::text::uuid[])::uuid[])"#,
             [account_id.into(), pg_array::uuids(&ids).into()],
         ))
         .await?;
