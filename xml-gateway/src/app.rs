@@ -136,9 +136,9 @@ fn routes() -> Routes {
             "/user/{user_id}/groups/remove",
             post(lifecycle::remove_from_groups),
         )
-        .route("/users/activate", post(lifecycle::activate_users))
-        .route("/users/deactivate", post(lifecycle::deactivate_users))
-        .route("/users/terminate", post(lifecycle::terminate_users))
+        .route("/users/activate", post(lifecycle::set_status::<1>))
+        .route("/users/deactivate", post(lifecycle::set_status::<3>))
+        .route("/users/terminate", post(lifecycle::set_status::<5>))
         .route("/users/find_existing", post(lifecycle::find_existing_users))
         .route(
             "/department/{department_id}/user/move",

@@ -1,7 +1,7 @@
 //! Users: read them ([`read`]), add, change and delete them ([`edit`], one function per
-//! operation for the HTTP interface and `lms.v1.DirectoryService` alike), and their profile
-//! fields ([`fields`]). Here: what those share, the writes of a new user, a password and
-//! an active flag.
+//! operation for the HTTP interface and `lms.v1.DirectoryService` alike), their profile
+//! fields ([`fields`]), and the bulk lifecycle calls of provisioning ([`lifecycle`]). Here:
+//! what those share, the writes of a new user, a password and a status.
 //!
 //! A password is hashed through the [`Verifier`] before the account's write transaction
 //! opens. A cached verification is honoured only while the stored password hash is

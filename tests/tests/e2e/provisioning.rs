@@ -4,13 +4,9 @@
 //! and JSON under every prefix; passwords and tokens of a user leaving status 1 refused at once;
 //! 10,000 ids in one call; scopes; bad input refused with nothing changed; audit rows.
 
-use lms_core::{
-    auth::PasswordHasher,
-    entities::{audit_log, user},
-};
+use lms_core::entities::{audit_log, user};
 use lms_tests::{
     Backend, Reply, TestStack, json_of, on_both_backends, post_json,
-    stack::TEST_POLICY,
     testkit::Fixture,
     world::{self, Login, acme, globex},
 };
@@ -618,25 +614,8 @@ impl Fixture for TenThousandUsers {
             .map(|_| Uuid::now_v7().to_string())
             .collect();
         ids.sort();
-        // One hash for all: the import stores it as given.
-        let hash = PasswordHasher::new(TEST_POLICY)
-            .expect("policy")
-            .hash("bulk-password")
-            .expect("hash");
         let mut document = world::document();
-        world::add_rows(
-            &mut document,
-            0,
-            "users",
-            ids.iter()
-                .enumerate()
-                .map(|(n, id)| {
-                    json!({"id": id, "email": format!("bulk{n}@acme.example.com"),
-                           "passwordHash": hash, "role": "learner",
-                           "departmentId": acme::SALES_EAST, "active": true})
-                })
-                .collect(),
-        );
+        world::add_bulk_learners(&mut document, &ids, acme::SALES_EAST);
         let stack = world::stack_holding(backend, document).await?;
         Some(Self { stack, ids })
     }

@@ -74,49 +74,24 @@ impl FromJson for GroupIds {
     }
 }
 
-/// `status` for every named user it changes: 1 (`activate`), 3 (`deactivate`), 5 (`terminate`).
-async fn set_status(
-    core: &CoreClient,
-    caller: &Caller,
-    user_ids: Vec<String>,
-    status: u32,
+/// `POST /users/activate` (`STATUS` 1), `/users/deactivate` (3) and `/users/terminate` (5):
+/// the status for every named user it changes.
+#[tracing::instrument(skip_all, fields(status = STATUS, count = ids.len()))]
+pub(crate) async fn set_status<const STATUS: u32>(
+    State(core): State<CoreClient>,
+    caller: Caller,
+    _: NoQuery,
+    Body(UserIds(ids)): Body<UserIds>,
 ) -> Result<StatusCode, GatewayError> {
-    let message = SetUsersStatusRequest { user_ids, status };
-    core.unary(caller, message, |mut admin, request| async move {
+    let message = SetUsersStatusRequest {
+        user_ids: ids,
+        status: STATUS,
+    };
+    core.unary(&caller, message, |mut admin, request| async move {
         admin.set_users_status(request).await
     })
     .await?;
     Ok(StatusCode::OK)
-}
-
-#[tracing::instrument(skip_all, fields(count = ids.len()))]
-pub(crate) async fn activate_users(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    _: NoQuery,
-    Body(UserIds(ids)): Body<UserIds>,
-) -> Result<StatusCode, GatewayError> {
-    set_status(&core, &caller, ids, 1).await
-}
-
-#[tracing::instrument(skip_all, fields(count = ids.len()))]
-pub(crate) async fn deactivate_users(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    _: NoQuery,
-    Body(UserIds(ids)): Body<UserIds>,
-) -> Result<StatusCode, GatewayError> {
-    set_status(&core, &caller, ids, 3).await
-}
-
-#[tracing::instrument(skip_all, fields(count = ids.len()))]
-pub(crate) async fn terminate_users(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    _: NoQuery,
-    Body(UserIds(ids)): Body<UserIds>,
-) -> Result<StatusCode, GatewayError> {
-    set_status(&core, &caller, ids, 5).await
 }
 
 /// The ids found: `<response><id>…</id>…</response>`, JSON a top-level array.
