@@ -22,6 +22,7 @@ on_both_backends!(
     bad_input_is_400_naming_the_field_and_changes_nothing,
     the_last_active_owner_cannot_leave_status_1,
     a_move_and_a_group_removal_are_audited_once_and_retry_safely,
+    grpc_callers_meet_the_same_rules_and_codes,
 );
 
 lms_tests::testkit::on_both_backends!(TenThousandUsers => ten_thousand_ids_are_one_call_and_one_more_is_refused);
@@ -595,6 +596,61 @@ async fn a_move_and_a_group_removal_are_audited_once_and_retry_safely(stack: &Te
         &lms_tests::get_json(stack, &format!("/group/{}", acme::INTERNS), world::OWNER).await,
     );
     assert_eq!(group["userIds"], json!([acme::LEARNER]));
+}
+
+async fn grpc_callers_meet_the_same_rules_and_codes(stack: &TestStack) {
+    use lms_proto::v1::{self as pb, admin_service_client::AdminServiceClient};
+    use tonic::Code;
+    let mut admin = AdminServiceClient::new(stack.grpc_channel().await);
+    let before = stack.snapshot().await;
+    let status = |user_ids: &[&str], status: u32| pb::SetUsersStatusRequest {
+        user_ids: user_ids.iter().map(|id| (*id).to_owned()).collect(),
+        status,
+    };
+    for (request, code, needle) in [
+        (
+            status(&[acme::LEARNER], 7),
+            Code::InvalidArgument,
+            "status '7'",
+        ),
+        (status(&[], 3), Code::InvalidArgument, "userIds"),
+        (
+            status(&[globex::WORKER], 3),
+            Code::InvalidArgument,
+            globex::WORKER,
+        ),
+        (
+            status(&[acme::OWNER], 5),
+            Code::FailedPrecondition,
+            "last active account owner",
+        ),
+    ] {
+        let refused = admin
+            .set_users_status(world::OWNER.grpc_request(request))
+            .await
+            .expect_err("refused");
+        assert_eq!(refused.code(), code, "{refused:?}");
+        assert!(refused.message().contains(needle), "{refused:?}");
+    }
+    let refused = admin
+        .move_users_to_department(world::OWNER.grpc_request(pb::MoveUsersToDepartmentRequest {
+            department_id: globex::PLANT.into(),
+            user_ids: vec![acme::LEARNER.into()],
+        }))
+        .await
+        .expect_err("refused");
+    assert_eq!(refused.code(), Code::NotFound, "{refused:?}");
+    assert_eq!(stack.snapshot().await, before, "refusals change nothing");
+    let found = admin
+        .find_existing_users(
+            world::DEPT_ADMIN.grpc_request(pb::FindExistingUsersRequest {
+                user_ids: vec![acme::ENGINEER.into(), acme::LEARNER.into()],
+            }),
+        )
+        .await
+        .expect("found")
+        .into_inner();
+    assert_eq!(found.user_ids, [acme::LEARNER]);
 }
 
 // ---------------------------------------------------------------------------------------------
