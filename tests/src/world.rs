@@ -305,3 +305,23 @@ pub fn add_rows(document: &mut Value, account: usize, list: &str, rows: Vec<Valu
         .unwrap_or_else(|| panic!("account {account} has a list {list:?}"))
         .extend(rows);
 }
+
+/// Appends a learner `bulk{n}@acme.example.com` in `department` for each of `ids` to Acme's
+/// users of `document`. One password hash serves them all (the import stores a given hash as
+/// it is instead of hashing each password), so thousands of users import in seconds.
+pub fn add_bulk_learners(document: &mut Value, ids: &[String], department: &str) {
+    let hash = lms_core::auth::PasswordHasher::new(crate::stack::TEST_POLICY)
+        .expect("policy")
+        .hash("bulk-password")
+        .expect("hash");
+    let users = ids
+        .iter()
+        .enumerate()
+        .map(|(n, id)| {
+            json!({"id": id, "email": format!("bulk{n}@acme.example.com"),
+                   "passwordHash": hash, "role": "learner",
+                   "departmentId": department, "active": true})
+        })
+        .collect();
+    add_rows(document, 0, "users", users);
+}

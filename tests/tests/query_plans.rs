@@ -306,6 +306,36 @@ async fn play_the_user_directory(stack: &TestStack, shape: &WorldShape) {
         .await
         .expect("the gateway answers");
     assert_eq!(status, 204, "the new user is deleted");
+    play_the_bulk_lifecycle_calls(stack, shape).await;
+}
+
+/// The bulk lifecycle calls of provisioning by the department administrator, for users of its
+/// subtree: the named users' reads, the scope's checks, the status and department writes, the
+/// deletion of their tokens; then a group removal by the owner.
+async fn play_the_bulk_lifecycle_calls(stack: &TestStack, shape: &WorldShape) {
+    let ids = shape.ids();
+    let in_scope: Vec<String> = (100..1_000)
+        .filter(|&user| WorldShape::works_in_smart_subtree(user))
+        .take(50)
+        .map(|user| ids.user(user).to_string())
+        .collect();
+    let body = serde_json::json!({ "userIds": in_scope }).to_string();
+    let move_path = format!("/department/{}/user/move", ids.department(1));
+    for (path, expected) in [
+        ("/users/deactivate", 200),
+        ("/users/terminate", 200),
+        ("/users/activate", 200),
+        ("/users/find_existing", 200),
+        (move_path.as_str(), 204),
+    ] {
+        let login = RoleLogin::DepartmentAdministrator;
+        let (status, answer) = with_body(stack, shape, login, path, &body).await;
+        assert_eq!(status, expected, "{path}: {answer}");
+    }
+    let path = format!("/user/{}/groups/remove", ids.user(101));
+    let groups = serde_json::json!({ "groupIds": [ids.plain_group()] }).to_string();
+    let (status, answer) = with_body(stack, shape, RoleLogin::Owner, &path, &groups).await;
+    assert_eq!(status, 200, "{answer}");
 }
 
 /// `POST path` with a JSON `body` as `login`; status and body.

@@ -122,6 +122,34 @@ fn call(
             format!("/user/{}/status", acme::VIEWER),
             xml("<request><status>3</status></request>".into()),
         ),
+        ("POST", "/user/{user_id}/groups/remove") => (
+            format!("/user/{}/groups/remove", acme::LEARNER),
+            xml(format!(
+                "<request><groupIds><id>{}</id></groupIds></request>",
+                acme::INTERNS
+            )),
+        ),
+        ("POST", "/users/activate" | "/users/find_existing") => (
+            template.to_owned(),
+            xml(format!(
+                "<request><userIds><id>{}</id></userIds></request>",
+                acme::VIEWER
+            )),
+        ),
+        ("POST", "/users/deactivate" | "/users/terminate") => (
+            template.to_owned(),
+            xml(format!(
+                "<request><userIds><id>{}</id></userIds></request>",
+                acme::SUPPORTER
+            )),
+        ),
+        ("POST", "/department/{department_id}/user/move") => (
+            format!("/department/{}/user/move", acme::SALES),
+            xml(format!(
+                "<request><userIds><id>{}</id></userIds></request>",
+                acme::LEARNER
+            )),
+        ),
         ("POST", "/enrollment") => (
             template.to_owned(),
             xml(format!(

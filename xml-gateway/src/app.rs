@@ -24,7 +24,7 @@ use crate::routes::group::Groups;
 use crate::routes::points::Points;
 use crate::routes::results::{CourseResults, ModuleResults};
 use crate::routes::user::list::{Users, V1, V2};
-use crate::routes::user::{reads as user, writes as user_writes};
+use crate::routes::user::{lifecycle, reads as user, writes as user_writes};
 use crate::routes::{content, department, enrollment, fallback, group, points, results, token};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
@@ -132,6 +132,18 @@ fn routes() -> Routes {
             post(user_writes::change_password),
         )
         .route("/user/{user_id}/status", post(user_writes::change_status))
+        .route(
+            "/user/{user_id}/groups/remove",
+            post(lifecycle::remove_from_groups),
+        )
+        .route("/users/activate", post(lifecycle::set_status::<1>))
+        .route("/users/deactivate", post(lifecycle::set_status::<3>))
+        .route("/users/terminate", post(lifecycle::set_status::<5>))
+        .route("/users/find_existing", post(lifecycle::find_existing_users))
+        .route(
+            "/department/{department_id}/user/move",
+            post(lifecycle::move_users),
+        )
         .route(
             "/users",
             get(listing::page::<Users<V1>>).post(listing::page_by_post::<Users<V1>>),

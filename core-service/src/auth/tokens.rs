@@ -4,7 +4,9 @@
 //! against guessing, and a token call costs one hash instead of an argon2id verification.
 //! Only the hashes are stored. A token is a row of `api_tokens` (its hash, its client, its
 //! expiry), so it works on every core sharing the database and stops at once when its client
-//! is revoked or its user deactivated: both are read with the token on every request.
+//! is revoked or its user deactivated: both are read with the token on every request. A user
+//! leaving status 1 also loses its tokens (`service::users::change_statuses` deletes them), so
+//! they stay refused once it is active again (provisioning.md section 1).
 //!
 //! A token also carries a fingerprint of the rights its user had when it was issued (role,
 //! custom role and its permissions, managed departments). Each request builds the caller from

@@ -10,7 +10,7 @@ use super::{SharedState, convert, request::caller, results as results_convert};
 use crate::domain::login::PlainPassword;
 use crate::{
     domain::{
-        ids::ResourceRef,
+        ids::{IdList, ResourceRef},
         page::{Listing, Page},
     },
     entities::{department, group},
@@ -628,6 +628,61 @@ impl AdminService for AdminApi {
         let status =
             results::task_status(&self.state.db, &caller, request.get_ref().task_id).await?;
         Ok(Response::new(pb::GetTaskStatusResponse { status }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/SetUsersStatus")]
+    async fn set_users_status(
+        &self,
+        request: Request<pb::SetUsersStatusRequest>,
+    ) -> Result<Response<pb::SetUsersStatusResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let request = request.get_ref();
+        let ids = convert::user_ids(&request.user_ids);
+        let status = convert::user_status(request.status);
+        users::set_users_status(&self.state.db, &caller, ids, status).await?;
+        Ok(Response::new(pb::SetUsersStatusResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/FindExistingUsers")]
+    async fn find_existing_users(
+        &self,
+        request: Request<pb::FindExistingUsersRequest>,
+    ) -> Result<Response<pb::FindExistingUsersResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let ids = convert::user_ids(&request.get_ref().user_ids);
+        let found = users::find_existing_users(&self.state.db, &caller, ids).await?;
+        Ok(Response::new(pb::FindExistingUsersResponse {
+            user_ids: found.iter().map(ToString::to_string).collect(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/MoveUsersToDepartment")]
+    async fn move_users_to_department(
+        &self,
+        request: Request<pb::MoveUsersToDepartmentRequest>,
+    ) -> Result<Response<pb::MoveUsersToDepartmentResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::MoveUsersToDepartmentRequest {
+            department_id,
+            user_ids,
+        } = request.into_inner();
+        let ids = convert::user_ids(&user_ids);
+        let department = ResourceRef::parse(department_id);
+        users::move_users_to_department(&self.state.db, &caller, &department, ids).await?;
+        Ok(Response::new(pb::MoveUsersToDepartmentResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/RemoveUserFromGroups")]
+    async fn remove_user_from_groups(
+        &self,
+        request: Request<pb::RemoveUserFromGroupsRequest>,
+    ) -> Result<Response<pb::RemoveUserFromGroupsResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::RemoveUserFromGroupsRequest { user_id, group_ids } = request.into_inner();
+        let group_ids = IdList::parse_non_empty("groupIds", &group_ids);
+        let user = ResourceRef::parse(user_id);
+        users::remove_user_from_groups(&self.state.db, &caller, &user, group_ids).await?;
+        Ok(Response::new(pb::RemoveUserFromGroupsResponse {}))
     }
 }
 

@@ -300,6 +300,11 @@ pub(super) fn enrollment_ids(req: &pb::DeleteEnrollmentsRequest) -> Result<IdLis
     IdList::parse_non_empty("enrollmentIds", &req.enrollment_ids)
 }
 
+/// `userIds` of a bulk user call: 1 to 10,000 ids, counted as sent.
+pub(super) fn user_ids(raw: &[String]) -> Result<IdList, Invalid> {
+    IdList::parse_non_empty("userIds", raw)
+}
+
 /// `userIds` of a points read: none means every user the caller may see.
 pub(super) fn points_filter(req: &pb::GetPointsRequest) -> Result<IdList, Invalid> {
     IdList::parse("userIds", &req.user_ids)

@@ -6,7 +6,9 @@
 //! named for what they do:
 //!
 //! - [`users`]: `read` (one profile, lists whole, streamed or by pages), `edit` (add,
-//!   change password, role, departments, status, delete), `fields` (profile fields).
+//!   change password, role, departments, status, delete), `fields` (profile fields),
+//!   `lifecycle` (the bulk calls of provisioning: statuses, which ids exist, moves, leaving
+//!   groups; the one status write every door uses).
 //! - [`departments`]: create, update, delete; `read` (one, lists); `tree` (keeping
 //!   `department_closure` right when departments are added or moved).
 //! - [`groups`]: read one with its members; `list`; `edit` (create, rename, delete);

@@ -1,7 +1,7 @@
 //! Users: read them ([`read`]), add, change and delete them ([`edit`], one function per
-//! operation for the HTTP interface and `lms.v1.DirectoryService` alike), and their profile
-//! fields ([`fields`]). Here: what those share, the writes of a new user, a password and
-//! an active flag.
+//! operation for the HTTP interface and `lms.v1.DirectoryService` alike), their profile
+//! fields ([`fields`]), and the bulk lifecycle calls of provisioning ([`lifecycle`]). Here:
+//! what those share, the writes of a new user, a password and a status.
 //!
 //! A password is hashed through the [`Verifier`] before the account's write transaction
 //! opens. A cached verification is honoured only while the stored password hash is
@@ -11,6 +11,7 @@
 
 mod edit;
 mod fields;
+mod lifecycle;
 mod read;
 
 pub use edit::{
@@ -18,6 +19,10 @@ pub use edit::{
     delete_user, update_user,
 };
 pub use fields::email_of;
+pub use lifecycle::{
+    change_statuses, find_existing_users, move_users_to_department, remove_user_from_groups,
+    set_users_status,
+};
 pub use read::{
     NumberedPage, UserFilter, UserList, UserProfile, get_user, list_users, numbered_users,
     stream_users,
@@ -151,9 +156,7 @@ pub struct PasswordChange {
 #[derive(Debug, Clone)]
 pub struct ActiveChange {
     pub user: ResourceRef,
-    pub active: bool,
-    /// Inactive because the employment ended (status 5), not blocked (3).
-    pub employment_ended: bool,
+    pub status: UserStatus,
 }
 
 /// Creates `new` (its login new to the account in any letter case, otherwise
@@ -269,47 +272,24 @@ pub(super) async fn store_password(
     .await
 }
 
-/// Activates or deactivates for a caller already allowed to ([`change_status`]); a
-/// deactivated user is refused from its next request on. The account always keeps one
-/// active account owner.
+/// Sets the status for a caller already allowed to ([`change_status`]) through
+/// [`change_statuses`]: a user leaving status 1 is refused from its next request on and loses
+/// its tokens. The account always keeps one active account owner.
 pub(super) async fn store_active(
     db: &DatabaseConnection,
     caller: &Caller,
     change: ActiveChange,
 ) -> ServiceResult<()> {
-    let ActiveChange {
-        user,
-        active,
-        employment_ended,
-    } = change;
-    // Only an inactive user's employment can have ended.
-    let employment_ended = employment_ended && !active;
+    let ActiveChange { user, status } = change;
     let id = user.id("User")?;
     write(db, caller, async |w| {
-        let txn = w.txn();
-        let current = find_user(txn, caller.account_id, id)
+        let current = find_user(w.txn(), caller.account_id, id)
             .await?
             .ok_or_else(|| user.not_found("User"))?;
-        if current.active == active && current.employment_ended == employment_ended {
+        if UserStatus::of(&current) == status {
             return Ok(());
         }
-        if !active && current.active && current.role == Role::AccountOwner {
-            keep_an_active_owner(txn, caller.account_id, id).await?;
-        }
-        let before =
-            json!({ "active": current.active, "employmentEnded": current.employment_ended });
-        let mut updated: user::ActiveModel = current.into();
-        updated.active = Set(active);
-        updated.employment_ended = Set(employment_ended);
-        updated.updated_at = Set(chrono::Utc::now());
-        updated.update(txn).await?;
-        w.record(Change {
-            action: AuditAction::UserActiveSet,
-            entity_id: id,
-            before: Some(before),
-            after: Some(json!({ "active": active, "employmentEnded": employment_ended })),
-        });
-        Ok(())
+        change_statuses(w, caller.account_id, &[current], status).await
     })
     .await
 }

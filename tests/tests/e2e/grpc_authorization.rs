@@ -344,6 +344,45 @@ async fn call_user_methods(
             )
         ),
         call!(
+            "SetUsersStatus",
+            admin.set_users_status(
+                login,
+                pb::SetUsersStatusRequest {
+                    user_ids: vec![acme::ENGINEER.into()],
+                    status: 3,
+                }
+            )
+        ),
+        call!(
+            "FindExistingUsers",
+            admin.find_existing_users(
+                login,
+                pb::FindExistingUsersRequest {
+                    user_ids: vec![acme::ENGINEER.into()],
+                }
+            )
+        ),
+        call!(
+            "MoveUsersToDepartment",
+            admin.move_users_to_department(
+                login,
+                pb::MoveUsersToDepartmentRequest {
+                    department_id: acme::SUPPORT.into(),
+                    user_ids: vec![acme::ENGINEER.into()],
+                }
+            )
+        ),
+        call!(
+            "RemoveUserFromGroups",
+            admin.remove_user_from_groups(
+                login,
+                pb::RemoveUserFromGroupsRequest {
+                    user_id: acme::ENGINEER.into(),
+                    group_ids: vec![acme::INTERNS.into()],
+                }
+            )
+        ),
+        call!(
             "DeleteUser",
             admin.delete_user(
                 login,
@@ -549,7 +588,7 @@ async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &Test
     assert_eq!(outcomes.len(), 6);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     let outcomes = call_user_methods(stack.grpc_channel().await, Some(world::LEARNER)).await;
-    assert_eq!(outcomes.len(), 7);
+    assert_eq!(outcomes.len(), 11);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     assert_eq!(
         stack.snapshot().await,

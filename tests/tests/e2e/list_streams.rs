@@ -5,11 +5,9 @@
 //! before any message; and the unpaged `List*` calls refuse more than 10,000 rows.
 
 use futures::TryStreamExt as _;
-use lms_core::auth::PasswordHasher;
 use lms_proto::v1::{self as pb, admin_service_client::AdminServiceClient};
 use lms_tests::{
     Backend, TestStack, on_both_backends,
-    stack::TEST_POLICY,
     testkit::Fixture,
     world::{self, Login, acme, globex},
 };
@@ -506,11 +504,6 @@ impl Fixture for BulkAccount {
         let project = Uuid::new_v4().to_string();
         let fresh = |n: usize| (0..n).map(|_| Uuid::new_v4().to_string()).collect();
         let users: Vec<String> = fresh(BULK_USERS);
-        // One hash for all: the import stores it as given instead of hashing each password.
-        let hash = PasswordHasher::new(TEST_POLICY)
-            .expect("policy")
-            .hash("bulk-password")
-            .expect("hash");
         let mut document = world::document();
         let mut departments = vec![json!({"id": department, "name": "Bulk",
                                           "parentDepartmentId": acme::SALES})];
@@ -519,20 +512,7 @@ impl Fixture for BulkAccount {
                    "parentDepartmentId": department})
         }));
         world::add_rows(&mut document, 0, "departments", departments);
-        world::add_rows(
-            &mut document,
-            0,
-            "users",
-            users
-                .iter()
-                .enumerate()
-                .map(|(n, id)| {
-                    json!({"id": id, "email": format!("bulk{n}@acme.example.com"),
-                           "passwordHash": hash, "role": "learner",
-                           "departmentId": department, "active": true})
-                })
-                .collect(),
-        );
+        world::add_bulk_learners(&mut document, &users, &department);
         world::add_rows(
             &mut document,
             0,

@@ -31,6 +31,7 @@ mod openapi;
 mod page_sizes;
 mod points;
 mod points_writes;
+mod provisioning;
 mod rate_limits;
 mod reflection;
 mod replicas;

@@ -2,11 +2,9 @@
 //! gateway and core, including a list long enough to be streamed in many pieces.
 
 use futures::{StreamExt as _, TryStreamExt as _};
-use lms_core::auth::PasswordHasher;
 use lms_proto::v1::{self as pb, directory_service_client::DirectoryServiceClient};
 use lms_tests::{
     Backend, Reply, TestStack, on_both_backends,
-    stack::TEST_POLICY,
     testkit::Fixture,
     world::{self, Login, acme, globex},
     xml::{PROLOGUE, element_names, texts_of},
@@ -424,11 +422,6 @@ impl Fixture for BulkLearners {
         let ids: Vec<String> = (0..BULK_USERS)
             .map(|_| Uuid::new_v4().to_string())
             .collect();
-        // One hash for all: the import stores it as given instead of hashing each password.
-        let hash = PasswordHasher::new(TEST_POLICY)
-            .expect("policy")
-            .hash("bulk-password")
-            .expect("hash");
         let mut document = world::document();
         world::add_rows(
             &mut document,
@@ -436,19 +429,7 @@ impl Fixture for BulkLearners {
             "departments",
             vec![json!({"id": department, "name": "Bulk", "parentDepartmentId": acme::SALES})],
         );
-        world::add_rows(
-            &mut document,
-            0,
-            "users",
-            ids.iter()
-                .enumerate()
-                .map(|(n, id)| {
-                    json!({"id": id, "email": format!("bulk{n}@acme.example.com"),
-                           "passwordHash": hash, "role": "learner",
-                           "departmentId": department, "active": true})
-                })
-                .collect(),
-        );
+        world::add_bulk_learners(&mut document, &ids, &department);
         let stack = world::stack_holding(backend, document).await?;
 
         let directory = DirectoryServiceClient::new(stack.grpc_channel().await);

@@ -22,6 +22,7 @@ mod groups;
 mod node;
 mod operation;
 mod points;
+mod provisioning;
 mod results;
 mod schema;
 mod service;
@@ -66,6 +67,7 @@ fn resources() -> Vec<Resource> {
     vec![
         departments::resource(),
         users::resource(),
+        provisioning::resource(),
         groups::resource(),
         enrollments::resource(),
         content::resource(),

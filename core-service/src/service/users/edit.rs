@@ -132,11 +132,7 @@ pub async fn change_status(
     let grant = caller.grant(Operation::UpdateUser)?;
     let status = status?;
     reachable_user(db, caller, grant, &user).await?;
-    let change = ActiveChange {
-        user,
-        active: status == UserStatus::Active,
-        employment_ended: status == UserStatus::EmploymentEnded,
-    };
+    let change = ActiveChange { user, status };
     users::store_active(db, caller, change).await
 }
 
@@ -423,7 +419,7 @@ pub async fn delete_user(
 
 /// The user `user` names, if the caller may change it: 404 when it names no user of the
 /// account, 403 when it is outside a scoped caller's subtrees or above its role.
-async fn reachable_user(
+pub(super) async fn reachable_user(
     conn: &impl ConnectionTrait,
     caller: &Caller,
     grant: Grant,

@@ -183,16 +183,15 @@ pub(super) async fn fields_of(
     Ok(fields)
 }
 
-/// Makes `user_id` a stored member of exactly `group_ids` (ascending): each must be a plain
-/// group of the account (400 naming `groupIds` otherwise: a smart group's members follow its
-/// department). Returns the groups before, ascending.
-pub(super) async fn replace_groups(
+/// Every one of `group_ids` names a plain group of the account; otherwise INVALID_ARGUMENT
+/// naming `field` and the first id that names no group or a smart group.
+pub(super) async fn require_plain_groups(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
-    user_id: Uuid,
     group_ids: &[Uuid],
-) -> ServiceResult<Vec<Uuid>> {
-    let mut found: Vec<(Uuid, Option<Uuid>)> = Vec::with_capacity(group_ids.len());
+    field: &str,
+) -> ServiceResult<()> {
+    let mut found: HashMap<Uuid, Option<Uuid>> = HashMap::with_capacity(group_ids.len());
     for chunk in bulk::in_chunks(group_ids) {
         found.extend(
             group::Entity::find()
@@ -206,16 +205,29 @@ pub(super) async fn replace_groups(
         );
     }
     for id in group_ids {
-        match found.iter().find(|(found, _)| found == id) {
-            None => return Err(unknown("groupIds", *id, "group")),
-            Some((_, Some(_))) => {
+        match found.get(id) {
+            None => return Err(unknown(field, *id, "group")),
+            Some(Some(_)) => {
                 return Err(ServiceError::invalid(format!(
-                    "groupIds: group '{id}' is a smart group; its members follow its department."
+                    "{field}: group '{id}' is a smart group; its members follow its department."
                 )));
             }
-            Some(_) => {}
+            Some(None) => {}
         }
     }
+    Ok(())
+}
+
+/// Makes `user_id` a stored member of exactly `group_ids` (ascending): each must be a plain
+/// group of the account (400 naming `groupIds` otherwise: a smart group's members follow its
+/// department). Returns the groups before, ascending.
+pub(super) async fn replace_groups(
+    conn: &impl ConnectionTrait,
+    account_id: Uuid,
+    user_id: Uuid,
+    group_ids: &[Uuid],
+) -> ServiceResult<Vec<Uuid>> {
+    require_plain_groups(conn, account_id, group_ids, "groupIds").await?;
     let mut before: Vec<Uuid> = group_member::Entity::find()
         .select_only()
         .column(group_member::Column::GroupId)
