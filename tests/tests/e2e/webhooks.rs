@@ -8,6 +8,9 @@ use std::time::Duration;
 
 use hmac::{Hmac, Mac as _};
 use lms_core::entities::webhook_event;
+use lms_proto::v1::{
+    RecordResultsRequest, ResultRecord, directory_service_client::DirectoryServiceClient,
+};
 use lms_tests::{
     get_json, json_of, post_json,
     testkit::on_both_backends,
@@ -32,6 +35,7 @@ on_both_backends!(LoopbackStack =>
     only_owners_and_administrators_manage_subscribers_and_bad_input_is_named,
     disabled_subscribers_keep_their_events_until_enabled,
     enrollments_are_announced_to_matching_filters_only,
+    a_recorded_completion_is_announced_after_its_status_change,
 );
 
 on_both_backends!(StrictStack =>
@@ -798,6 +802,142 @@ async fn enrollments_are_announced_to_matching_filters_only(stack: &LoopbackStac
     assert_eq!(
         one,
         [json!({"courseId": acme::WELCOME_COURSE, "learnerIds": [acme::ADMIN]})]
+    );
+}
+
+/// Records `result` through the core's `RecordResults`, as a player would.
+async fn record(stack: &lms_tests::TestStack, result: ResultRecord) {
+    DirectoryServiceClient::new(stack.grpc_channel().await)
+        .record_results(world::OWNER.grpc_request(RecordResultsRequest {
+            results: vec![result],
+        }))
+        .await
+        .expect("the result is recorded");
+}
+
+fn tracked(status: &str, progress: u32, completed: Option<&str>) -> ResultRecord {
+    ResultRecord {
+        enrollment_id: acme::LEARNER_WELCOME.to_owned(),
+        completion_status: status.into(),
+        progress,
+        awarded_score: 90.0,
+        passing_score: 80.0,
+        time_spent: 600,
+        views_count: 2,
+        completion_date: completed.map(str::to_owned),
+        last_view_date: None,
+    }
+}
+
+/// The course events of results (section 7): a tracked result started and then passed
+/// arrives as two status changes and one completion, in commit order; a recording that
+/// changes only a score records nothing; an administrator's status that moves the
+/// effective status out of the successful ones is a status change only, and a learner
+/// outside a subscription's `userIds` is never announced to it.
+async fn a_recorded_completion_is_announced_after_its_status_change(stack: &LoopbackStack) {
+    let receiver = Receiver::start().await;
+    let types = ["COURSE_STATUS_CHANGED", "COURSE_COMPLETED_SUCCESSFULLY"];
+    subscribe(stack, world::OWNER, &receiver, "crm", "all", None, &types).await;
+    subscribe(stack, world::OWNER, &receiver, "other", "other", None, &[]).await;
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "subscribe",
+            json!({"subscriberName": "other", "subscription": {"subscriptionType": "COURSE_STATUS_CHANGED",
+                "params": [{"name": "userIds", "value": format!("[\"{}\"]", acme::ENGINEER)}]}}),
+        )
+        .await,
+    );
+
+    record(stack, tracked("in_progress", 40, None)).await;
+    record(stack, tracked("passed", 100, Some("2025-12-31T10:00:00+00:00"))).await;
+    // The same status with another score: no event.
+    let mut rescored = tracked("passed", 100, Some("2025-12-31T10:00:00+00:00"));
+    rescored.awarded_score = 95.0;
+    record(stack, rescored).await;
+    // An administrator fails the passed result: a status change, no completion.
+    let reply = post_json(
+        stack,
+        "/statistics/course",
+        world::OWNER,
+        json!({"courseId": acme::WELCOME_COURSE, "enrollmentIds": [acme::LEARNER_WELCOME],
+            "status": "failed", "date": "2026-01-02"}),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+
+    let received = receiver
+        .wait_until(Duration::from_secs(10), "the course events", |_| {
+            receiver.delivered_payloads("all").len() >= 4
+        })
+        .await;
+    // Each payload's type, in the order delivered (a delivery carries one type).
+    let mut delivered = std::collections::HashSet::new();
+    let types_received: Vec<&str> = received
+        .iter()
+        .filter(|r| r.path == "all" && r.event_type != "CONFIRMATION")
+        .filter(|r| delivered.insert(r.delivery_id.clone()))
+        .flat_map(|r| vec![r.event_type.as_str(); r.payloads().len()])
+        .collect();
+    assert_eq!(
+        types_received,
+        [
+            "COURSE_STATUS_CHANGED",
+            "COURSE_STATUS_CHANGED",
+            "COURSE_COMPLETED_SUCCESSFULLY",
+            "COURSE_STATUS_CHANGED"
+        ],
+        "the status change before the completion, in commit order"
+    );
+    let payloads = receiver.delivered_payloads("all");
+    let change = |status: &str, previous: &str| {
+        json!({"courseId": acme::WELCOME_COURSE, "learnerId": acme::LEARNER,
+            "enrollmentIds": [acme::LEARNER_WELCOME], "status": status, "previousStatus": previous})
+    };
+    let without_date = |payload: &Value| {
+        let mut payload = payload.clone();
+        let date = payload
+            .as_object_mut()
+            .and_then(|object| object.remove("changeDate"))
+            .and_then(|date| date.as_i64())
+            .expect("changeDate is an integer");
+        assert_eq!(date % 1_000_000_000, 0, "whole seconds × 10^9");
+        payload
+    };
+    assert_eq!(payloads.len(), 4, "{payloads:?}");
+    assert_eq!(
+        without_date(&payloads[0]),
+        change("in_progress", "not_started")
+    );
+    assert_eq!(without_date(&payloads[1]), change("passed", "in_progress"));
+    assert_eq!(
+        payloads[2],
+        json!({"courseId": acme::WELCOME_COURSE, "learnerId": acme::LEARNER,
+            "enrollmentIds": [acme::LEARNER_WELCOME], "completionDate": 1_767_175_200_000_000_000_i64})
+    );
+    assert_eq!(without_date(&payloads[3]), change("failed", "passed"));
+    let first = received
+        .iter()
+        .find(|r| r.path == "all" && r.event_type == "COURSE_STATUS_CHANGED")
+        .expect("a status change");
+    let body = std::str::from_utf8(&first.body).expect("UTF-8");
+    let at: Vec<usize> = [
+        "courseId",
+        "learnerId",
+        "enrollmentIds",
+        "status",
+        "previousStatus",
+        "changeDate",
+    ]
+    .iter()
+    .map(|key| body.find(&format!("\"{key}\"")).expect(key))
+    .collect();
+    assert!(at.is_sorted(), "the keys in the specification's order: {body}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        receiver.delivered_payloads("other").is_empty(),
+        "another learner's results reach no subscription filtered on the engineer"
     );
 }
 
