@@ -155,6 +155,18 @@ fn due(now: DateTime<Utc>) -> Condition {
         )
 }
 
+/// `update` also recording the subscriber's latest attempt (section 5's `lastAttempt*`).
+fn attempted(
+    update: sea_orm::UpdateMany<webhook_subscriber::Entity>,
+    outcome: &Outcome,
+    at: DateTime<Utc>,
+) -> sea_orm::UpdateMany<webhook_subscriber::Entity> {
+    update
+        .col_expr(S::LastAttemptAt, Expr::value(Some(at)))
+        .col_expr(S::LastAttemptResult, Expr::value(Some(outcome.result())))
+        .col_expr(S::LastError, Expr::value(outcome.error()))
+}
+
 /// The wait before a retry: the backoff less up to 10 % random jitter.
 fn with_jitter(wait: Duration) -> chrono::Duration {
     let jitter = rand::rng().random_range(0.0..=0.1);
@@ -442,7 +454,7 @@ impl Inner {
             let removed = webhook_delivery::Entity::delete_by_id(delivery.id)
                 .exec(&txn)
                 .await?;
-            let mut update = webhook_subscriber::Entity::update_many()
+            let mut update = attempted(webhook_subscriber::Entity::update_many(), &outcome, now)
                 .col_expr(S::EventsRetryAt, Expr::value(Option::<DateTime<Utc>>::None))
                 .col_expr(S::Failures, Expr::value(0))
                 .col_expr(S::FailingSince, Expr::value(Option::<DateTime<Utc>>::None));
@@ -465,7 +477,7 @@ impl Inner {
                 >= chrono::Duration::milliseconds(
                     i64::try_from(self.settings.give_up_ms).unwrap_or(i64::MAX),
                 );
-            let mut update = webhook_subscriber::Entity::update_many()
+            let mut update = attempted(webhook_subscriber::Entity::update_many(), &outcome, now)
                 .col_expr(S::Failures, Expr::value(failures))
                 .col_expr(S::FailingSince, Expr::value(Some(failing_since)))
                 .filter(S::Id.eq(subscriber.id));
@@ -504,10 +516,9 @@ impl Inner {
                     "webhook deliveries failed too long: the subscriber is unconfirmed until it confirms again"
                 );
             }
-            return self.note_attempt(subscriber.id, &outcome, now).await;
+            return Ok(());
         }
-        txn.commit().await?;
-        self.note_attempt(subscriber.id, &outcome, now).await
+        txn.commit().await
     }
 
     /// One POST, measured, counted and (when it failed) logged.
@@ -553,10 +564,7 @@ impl Inner {
         outcome: &Outcome,
         at: DateTime<Utc>,
     ) -> Result<(), sea_orm::DbErr> {
-        webhook_subscriber::Entity::update_many()
-            .col_expr(S::LastAttemptAt, Expr::value(Some(at)))
-            .col_expr(S::LastAttemptResult, Expr::value(Some(outcome.result())))
-            .col_expr(S::LastError, Expr::value(outcome.error()))
+        attempted(webhook_subscriber::Entity::update_many(), outcome, at)
             .filter(S::Id.eq(id))
             .exec(&self.db)
             .await?;

@@ -304,13 +304,20 @@ pub async fn record(
         }
     }
     insert_events(txn, models).await?;
+    // One statement per distinct count (a write's subscribers usually all get the same
+    // number of events), not one per subscriber: these rows are the dispatchers' too, and
+    // the account's writers wait for this transaction.
+    let mut by_count: std::collections::BTreeMap<i64, Vec<Uuid>> = Default::default();
     for (subscriber_id, added) in per_subscriber {
+        by_count.entry(added).or_default().push(subscriber_id);
+    }
+    for (added, subscriber_ids) in by_count {
         webhook_subscriber::Entity::update_many()
             .col_expr(
                 webhook_subscriber::Column::PendingEvents,
                 Expr::col(webhook_subscriber::Column::PendingEvents).add(added),
             )
-            .filter(webhook_subscriber::Column::Id.eq(subscriber_id))
+            .filter(webhook_subscriber::Column::Id.is_in(subscriber_ids))
             .exec(txn)
             .await?;
     }
@@ -343,9 +350,9 @@ async fn take_numbers(
             Expr::col(webhook_event_counter::Column::LastSeq).add(count),
         )
         .filter(webhook_event_counter::Column::AccountId.eq(account_id))
-        .exec(txn)
+        .exec_with_returning(txn)
         .await?;
-    if updated.rows_affected == 0 {
+    let Some(counter) = updated.into_iter().next() else {
         webhook_event_counter::Entity::insert(webhook_event_counter::ActiveModel {
             account_id: Set(account_id),
             last_seq: Set(count),
@@ -353,12 +360,8 @@ async fn take_numbers(
         .exec_without_returning(txn)
         .await?;
         return Ok(1);
-    }
-    let last = webhook_event_counter::Entity::find_by_id(account_id)
-        .one(txn)
-        .await?
-        .map_or(count, |row| row.last_seq);
-    Ok(last - count + 1)
+    };
+    Ok(counter.last_seq - count + 1)
 }
 
 /// When a payload's date was: Unix seconds × 10^9 (section 7).
