@@ -113,9 +113,9 @@ impl Operation {
             Operation::DeleteUser => Permission::UserDelete,
             Operation::ReadResults => Permission::ResultsRead,
             Operation::WriteResults => Permission::ResultsWrite,
-            Operation::ManageDirectory
-            | Operation::ReadResultTasks
-            | Operation::ManageWebhooks => return None,
+            Operation::ManageDirectory | Operation::ReadResultTasks | Operation::ManageWebhooks => {
+                return None;
+            }
         })
     }
 

@@ -124,7 +124,11 @@ const INDEXES: &[(&str, &str, bool)] = &[
         "idx_webhook_deliveries_subscriber_id",
         false,
     ),
-    ("webhook_events", "uq_webhook_events_subscriber_id_seq", true),
+    (
+        "webhook_events",
+        "uq_webhook_events_subscriber_id_seq",
+        true,
+    ),
     ("webhook_events", "idx_webhook_events_delivery_id", false),
     ("webhook_events", "idx_webhook_events_created_at", false),
 ];
@@ -183,7 +187,11 @@ const CASCADING_KEYS: &[(&str, &str, &str)] = &[
     ("user_sign_ins", "user_id", "users"),
     ("learner_results", "enrollment_id", "enrollments"),
     ("result_tasks", "started_by", "users"),
-    ("webhook_subscriptions", "subscriber_id", "webhook_subscribers"),
+    (
+        "webhook_subscriptions",
+        "subscriber_id",
+        "webhook_subscribers",
+    ),
     ("webhook_deliveries", "subscriber_id", "webhook_subscribers"),
     ("webhook_events", "subscriber_id", "webhook_subscribers"),
     ("webhook_event_counters", "account_id", "accounts"),

@@ -851,7 +851,11 @@ async fn a_recorded_completion_is_announced_after_its_status_change(stack: &Loop
     );
 
     record(stack, tracked("in_progress", 40, None)).await;
-    record(stack, tracked("passed", 100, Some("2025-12-31T10:00:00+00:00"))).await;
+    record(
+        stack,
+        tracked("passed", 100, Some("2025-12-31T10:00:00+00:00")),
+    )
+    .await;
     // The same status with another score: no event.
     let mut rescored = tracked("passed", 100, Some("2025-12-31T10:00:00+00:00"));
     rescored.awarded_score = 95.0;
@@ -933,7 +937,10 @@ async fn a_recorded_completion_is_announced_after_its_status_change(stack: &Loop
     .iter()
     .map(|key| body.find(&format!("\"{key}\"")).expect(key))
     .collect();
-    assert!(at.is_sorted(), "the keys in the specification's order: {body}");
+    assert!(
+        at.is_sorted(),
+        "the keys in the specification's order: {body}"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         receiver.delivered_payloads("other").is_empty(),

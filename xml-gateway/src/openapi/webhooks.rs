@@ -295,7 +295,9 @@ fn param(description: &str) -> Node {
             ),
             required(
                 "value",
-                text("A JSON array of lower-case ids in a string, ascending, e.g. `[\"1cf62af4-02c3-11ed-8874-3ebfbdfaeb70\"]`."),
+                text(
+                    "A JSON array of lower-case ids in a string, ascending, e.g. `[\"1cf62af4-02c3-11ed-8874-3ebfbdfaeb70\"]`.",
+                ),
             ),
         ],
         Others::Refused,
@@ -355,7 +357,9 @@ fn subscription() -> Node {
             required("subscriptionType", event_type("The event type.")),
             required(
                 "params",
-                params("Its filters in the order `userIds`, `courseIds`, `courseItemIds`; none is an empty element (`[]`)."),
+                params(
+                    "Its filters in the order `userIds`, `courseIds`, `courseItemIds`; none is an empty element (`[]`).",
+                ),
             ),
         ],
         Others::Refused,
@@ -401,7 +405,9 @@ fn subscriber(element_name: &str) -> Node {
             ),
             optional(
                 "lastAttemptResult",
-                text("The answer's status (`200`, `302`), or `timeout`, `unreachable` or `refused`."),
+                text(
+                    "The answer's status (`200`, `302`), or `timeout`, `unreachable` or `refused`.",
+                ),
             ),
             optional(
                 "lastError",

@@ -168,7 +168,10 @@ mod tests {
 
     #[test]
     fn a_learners_enrollments_of_one_course_make_one_event_listing_them_ascending() {
-        let (a, b) = (result(21, "in_progress", None), result(20, "in_progress", None));
+        let (a, b) = (
+            result(21, "in_progress", None),
+            result(20, "in_progress", None),
+        );
         let rewrites = [
             Rewrite {
                 learner_id: Uuid::from_u128(2),
