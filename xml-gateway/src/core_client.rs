@@ -141,12 +141,13 @@ impl CoreClient {
         M: Clone,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let attempts = self
-            .on_a_replica(|admin| call(admin, caller.request(message.clone(), Some(self.timeout))));
-        match tokio::time::timeout(self.timeout, attempts).await {
-            Ok(result) => self.settle(result).map(tonic::Response::into_inner),
-            Err(_elapsed) => Err(GatewayError::CoreTimeout),
-        }
+        self.unary_on(|replica| {
+            call(
+                self.replicas.admin(replica),
+                caller.request(message.clone(), Some(self.timeout)),
+            )
+        })
+        .await
     }
 
     /// [`Self::unary`] for `lms.v1.WebhookService`.
@@ -160,12 +161,22 @@ impl CoreClient {
         M: Clone,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let attempts = self.on_a_replica_by(|replica| {
+        self.unary_on(|replica| {
             call(
                 self.replicas.webhooks(replica),
                 caller.request(message.clone(), Some(self.timeout)),
             )
-        });
+        })
+        .await
+    }
+
+    /// One unary `attempt` on a replica under the gateway's deadline; a late answer is a
+    /// 504.
+    async fn unary_on<T, Fut>(&self, attempt: impl Fn(usize) -> Fut) -> Result<T, GatewayError>
+    where
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let attempts = self.on_a_replica_by(attempt);
         match tokio::time::timeout(self.timeout, attempts).await {
             Ok(result) => self.settle(result).map(tonic::Response::into_inner),
             Err(_elapsed) => Err(GatewayError::CoreTimeout),
