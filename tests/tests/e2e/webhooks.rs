@@ -172,11 +172,8 @@ async fn the_confirmation_flow_then_a_new_user_arrives_signed(stack: &LoopbackSt
     let received = receiver
         .wait_until(Duration::from_secs(5), "the new user within 5 s", |all| {
             all.iter()
-                .flat_map(|r| {
-                    (r.event_type == "USER_REGISTERED")
-                        .then(|| r.payloads())
-                        .unwrap_or_default()
-                })
+                .filter(|r| r.event_type == "USER_REGISTERED")
+                .flat_map(|r| r.payloads())
                 .any(|p| p["userId"] == id.as_str())
         })
         .await;
