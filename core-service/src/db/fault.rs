@@ -66,6 +66,13 @@ fn kind(err: &DbErr) -> Kind {
     }
 }
 
+/// Whether a database error came from PostgreSQL: told by the driver, not by the code's
+/// look, since SQLSTATEs such as 57014 are all digits like SQLite's codes.
+fn from_postgres(db: &dyn sqlx::error::DatabaseError) -> bool {
+    db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()
+        .is_some()
+}
+
 fn sqlx_kind(err: &sqlx::Error) -> Kind {
     match err {
         sqlx::Error::Io(_)
@@ -78,10 +85,12 @@ fn sqlx_kind(err: &sqlx::Error) -> Kind {
             let Some(code) = db.code() else {
                 return Kind::Statement;
             };
-            if let Ok(extended) = code.parse::<i64>() {
+            if from_postgres(db.as_ref()) {
+                postgres_kind(&code)
+            } else if let Ok(extended) = code.parse::<i64>() {
                 sqlite_kind(extended)
             } else {
-                postgres_kind(&code)
+                Kind::Statement
             }
         }
         _ => Kind::Statement,
@@ -176,12 +185,12 @@ pub fn root_cause(err: &DbErr) -> String {
         sqlx::Error::Database(db) => {
             let code = db.code().unwrap_or_default();
             match code.parse::<i64>() {
-                Ok(extended) => format!(
+                Ok(extended) if !from_postgres(db.as_ref()) => format!(
                     "SQLite error {extended} ({}): {}",
                     sqlite_code_name(extended),
                     db.message()
                 ),
-                Err(_) => format!("PostgreSQL error {code}: {}", db.message()),
+                _ => format!("PostgreSQL error {code}: {}", db.message()),
             }
         }
         sqlx::Error::Io(io) => format!("I/O error ({:?}): {io}", io.kind()),
