@@ -83,6 +83,9 @@ pub enum Operation {
     /// Reading a recording's task: every task of the account ([`Grant::Everything`]) or the
     /// caller's own ([`Grant::Own`]).
     ReadResultTasks,
+    /// Every `/webhook` call: owners and account administrators only, since events carry
+    /// the whole account and cannot be limited to a scope (no custom-role permission).
+    ManageWebhooks,
 }
 
 impl Operation {
@@ -110,7 +113,9 @@ impl Operation {
             Operation::DeleteUser => Permission::UserDelete,
             Operation::ReadResults => Permission::ResultsRead,
             Operation::WriteResults => Permission::ResultsWrite,
-            Operation::ManageDirectory | Operation::ReadResultTasks => return None,
+            Operation::ManageDirectory | Operation::ReadResultTasks | Operation::ManageWebhooks => {
+                return None;
+            }
         })
     }
 
@@ -141,7 +146,8 @@ impl Operation {
             | Operation::GetGroup
             | Operation::ListGroups
             | Operation::GetContentItem
-            | Operation::ManageDirectory => Grant::Everything,
+            | Operation::ManageDirectory
+            | Operation::ManageWebhooks => Grant::Everything,
         }
     }
 
@@ -175,6 +181,7 @@ impl Operation {
             Operation::ReadResults => "You do not have permission to read learner results.",
             Operation::WriteResults => "You do not have permission to record learner results.",
             Operation::ReadResultTasks => "You do not have permission to read tasks.",
+            Operation::ManageWebhooks => "You do not have permission to manage webhooks.",
         }
     }
 }

@@ -8,6 +8,7 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 use anyhow::Context as _;
 use lms_proto::v1::{
     admin_service_server::AdminServiceServer, directory_service_server::DirectoryServiceServer,
+    webhook_service_server::WebhookServiceServer,
 };
 use tokio::net::TcpListener;
 use tonic::{
@@ -20,7 +21,9 @@ use crate::{
     auth::{Authenticator, Clock, SystemClock},
     availability::Gate,
     db::{self, sqlite_file::FileWatch},
-    grpc::{CoreState, SharedState, admin::AdminApi, directory::DirectoryApi},
+    grpc::{
+        CoreState, SharedState, admin::AdminApi, directory::DirectoryApi, webhooks::WebhookApi,
+    },
     health,
     in_process::InProcessCore,
     rate_limit::{RateLimitFields, RateLimits},
@@ -42,6 +45,7 @@ pub struct App {
     routes: Routes,
     health: HealthReporter,
     in_process: InProcessCore,
+    dispatcher: crate::webhooks::Dispatcher,
 }
 
 impl App {
@@ -81,7 +85,10 @@ impl App {
             auth,
             database: Arc::default(),
             rate_limits: RateLimits::start(&settings.rate_limits, clock),
+            webhook_allow_private_networks: settings.webhooks.allow_private_networks,
         });
+        let dispatcher =
+            crate::webhooks::Dispatcher::new(state.db.clone(), settings.webhooks.clone())?;
         let (health, routes) = routes(&state)?;
         Ok(Self {
             in_process: InProcessCore::new(routes.clone()),
@@ -94,6 +101,7 @@ impl App {
             database_file_check: Duration::from_millis(settings.database_file_check_ms),
             database_probe: Duration::from_millis(settings.database_probe_ms),
             metrics,
+            dispatcher,
         })
     }
 
@@ -144,6 +152,8 @@ impl App {
                 health.clone(),
             ))
         });
+        let (dispatch_stop, dispatch_stopped) = tokio::sync::watch::channel(false);
+        let dispatch = tokio::spawn(self.dispatcher.run(dispatch_stopped));
         let shutdown = async move {
             shutdown.await;
             // Health turns NOT_SERVING first, so balancers stop sending before we stop.
@@ -162,6 +172,8 @@ impl App {
             )
             .await;
         self.in_process.stop();
+        let _ = dispatch_stop.send(true);
+        let _ = dispatch.await;
         served.context("gRPC server failed")?;
         if let Some(task) = file_watch {
             task.abort();
@@ -197,6 +209,10 @@ fn routes(state: &SharedState) -> anyhow::Result<(HealthReporter, Routes)> {
             RateLimitFields::new(DirectoryServiceServer::new(DirectoryApi::new(
                 state.clone(),
             ))),
+            state.database.clone(),
+        ))
+        .add_service(Gate::new(
+            RateLimitFields::new(WebhookServiceServer::new(WebhookApi::new(state.clone()))),
             state.database.clone(),
         ))
         .prepare();

@@ -60,6 +60,14 @@ pub async fn set_all(health: &HealthReporter, serving: bool) {
             status,
         )
         .await;
+    health
+        .set_service_status(
+            <lms_proto::v1::webhook_service_server::WebhookServiceServer<
+                crate::grpc::webhooks::WebhookApi,
+            > as tonic::server::NamedService>::NAME,
+            status,
+        )
+        .await;
 }
 
 /// Probes the database until aborted, keeping `health` in step with it.

@@ -37,6 +37,8 @@
 //! - [`metrics`]: the core's Prometheus metrics (a leaf: it uses no other module).
 //! - [`health`]: the database probe behind the gRPC health service.
 //! - [`availability`]: requests that need the database refused at once while it is away.
+//! - [`webhooks`]: delivering the events writes record (`service::webhooks`): the
+//!   dispatcher every core runs, its HTTP client with the address checks, signatures.
 //! - [`error`]: [`error::ServiceError`], the one error of the services.
 //!
 //! Modules depend downwards only: [`domain`] and [`db`] use nothing of [`access`], [`auth`],
@@ -62,3 +64,4 @@ pub mod rate_limit;
 pub mod service;
 pub mod settings;
 pub mod telemetry;
+pub mod webhooks;

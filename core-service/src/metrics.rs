@@ -28,6 +28,13 @@ pub const DB_UP: &str = "lms_db_up";
 pub const POINTS_ROWS: &str = "lms_points_rows_streamed_total";
 pub const LIST_ROWS: &str = "lms_list_rows_streamed_total";
 pub const DB_READ_BATCH: &str = "lms_db_read_batch_items";
+pub const WEBHOOK_EVENTS_RECORDED: &str = "lms_webhook_events_recorded_total";
+pub const WEBHOOK_DELIVERIES: &str = "lms_webhook_deliveries_total";
+pub const WEBHOOK_DELIVERY_DURATION: &str = "lms_webhook_delivery_duration_seconds";
+pub const WEBHOOK_BACKLOG_EVENTS: &str = "lms_webhook_backlog_events";
+pub const WEBHOOK_BACKLOG_OLDEST: &str = "lms_webhook_backlog_oldest_seconds";
+pub const WEBHOOK_GIVE_UPS: &str = "lms_webhook_give_ups_total";
+pub const WEBHOOK_EVENTS_EXPIRED: &str = "lms_webhook_events_expired_total";
 
 /// Whether anything is recorded: a recorder is installed once a metrics address is served.
 fn on() -> bool {
@@ -91,6 +98,36 @@ pub fn describe() {
         "Whether the database answered the last health probe (1) or not (0)"
     );
     describe_counter!(POINTS_ROWS, "Points rows streamed to callers");
+    describe_counter!(
+        WEBHOOK_EVENTS_RECORDED,
+        "Webhook events written, one per matching subscription, by type"
+    );
+    describe_counter!(
+        WEBHOOK_DELIVERIES,
+        "Webhook delivery attempts by outcome, CONFIRMATION included"
+    );
+    describe_histogram!(
+        WEBHOOK_DELIVERY_DURATION,
+        Unit::Seconds,
+        "One webhook delivery attempt, to its outcome"
+    );
+    describe_gauge!(
+        WEBHOOK_BACKLOG_EVENTS,
+        "Webhook events not yet acknowledged, all subscribers (sampled at scrape)"
+    );
+    describe_gauge!(
+        WEBHOOK_BACKLOG_OLDEST,
+        Unit::Seconds,
+        "Age of the oldest unacknowledged webhook event (0 when none)"
+    );
+    describe_counter!(
+        WEBHOOK_GIVE_UPS,
+        "Subscribers made unconfirmed by the give-up rule"
+    );
+    describe_counter!(
+        WEBHOOK_EVENTS_EXPIRED,
+        "Webhook events discarded by retention"
+    );
     describe_counter!(
         LIST_ROWS,
         "Rows of whole lists streamed to callers, by list"
@@ -206,6 +243,41 @@ pub(crate) fn points_rows(rows: u64) {
 pub(crate) fn list_rows(list: &'static str, rows: usize) {
     if on() {
         metrics::counter!(LIST_ROWS, "list" => list).increment(rows as u64);
+    }
+}
+
+/// A webhook event row of `event_type` was written.
+pub(crate) fn webhook_event_recorded(event_type: &'static str) {
+    if on() {
+        metrics::counter!(WEBHOOK_EVENTS_RECORDED, "type" => event_type).increment(1);
+    }
+}
+
+/// One webhook delivery attempt ended with `outcome` after `elapsed`.
+pub(crate) fn webhook_attempt(outcome: &'static str, elapsed: Duration) {
+    if on() {
+        metrics::counter!(WEBHOOK_DELIVERIES, "outcome" => outcome).increment(1);
+        metrics::histogram!(WEBHOOK_DELIVERY_DURATION).record(elapsed.as_secs_f64());
+    }
+}
+
+pub(crate) fn webhook_give_up() {
+    if on() {
+        metrics::counter!(WEBHOOK_GIVE_UPS).increment(1);
+    }
+}
+
+pub(crate) fn webhook_events_expired(count: u64) {
+    if on() {
+        metrics::counter!(WEBHOOK_EVENTS_EXPIRED).increment(count);
+    }
+}
+
+/// The backlog as last sampled: events not yet acknowledged, and the oldest one's age.
+pub(crate) fn webhook_backlog(events: u64, oldest: Duration) {
+    if on() {
+        metrics::gauge!(WEBHOOK_BACKLOG_EVENTS).set(events as f64);
+        metrics::gauge!(WEBHOOK_BACKLOG_OLDEST).set(oldest.as_secs_f64());
     }
 }
 

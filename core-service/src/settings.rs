@@ -111,6 +111,10 @@ pub struct CoreSettings {
 
     #[command(flatten)]
     pub rate_limits: RateLimitSettings,
+
+    /// Webhook delivery (`docs/spec/webhooks.md`, section 11).
+    #[command(flatten)]
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 impl CoreSettings {
@@ -134,6 +138,7 @@ impl CoreSettings {
             auth_revision_poll_ms: millis(DEFAULT_REVISION_POLL_INTERVAL),
             throttled_reply_delay_ms: millis(DEFAULT_THROTTLED_REPLY_DELAY),
             rate_limits: RateLimitSettings::default(),
+            webhooks: crate::webhooks::WebhookSettings::default(),
         }
     }
 

@@ -38,6 +38,7 @@ mod m20261126_000016_users_department_covering_index;
 mod m20261126_000017_user_directory_profile;
 mod m20261126_000018_user_email_unique;
 mod m20261127_000019_learner_results;
+mod m20261127_000020_webhooks;
 mod schema;
 
 /// What [`migrate`] did: the migrations it applied, oldest first.
@@ -108,6 +109,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000017_user_directory_profile::Migration),
             Box::new(m20261126_000018_user_email_unique::Migration),
             Box::new(m20261127_000019_learner_results::Migration),
+            Box::new(m20261127_000020_webhooks::Migration),
         ]
     }
 }

@@ -36,6 +36,11 @@ const TABLES: &[&str] = &[
     "user_points",
     "user_sign_ins",
     "users",
+    "webhook_deliveries",
+    "webhook_event_counters",
+    "webhook_events",
+    "webhook_subscribers",
+    "webhook_subscriptions",
 ];
 
 /// The named indexes of the data model, as (table, index, unique).
@@ -99,6 +104,33 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("api_clients", "idx_api_clients_user_id", false),
     ("api_tokens", "idx_api_tokens_client_id", false),
     ("api_tokens", "idx_api_tokens_expires_at", false),
+    (
+        "webhook_subscribers",
+        "uq_webhook_subscribers_account_id_name",
+        true,
+    ),
+    (
+        "webhook_subscriptions",
+        "uq_webhook_subscriptions_subscriber_id_event_type",
+        true,
+    ),
+    (
+        "webhook_subscriptions",
+        "idx_webhook_subscriptions_account_id_event_type",
+        false,
+    ),
+    (
+        "webhook_deliveries",
+        "idx_webhook_deliveries_subscriber_id",
+        false,
+    ),
+    (
+        "webhook_events",
+        "uq_webhook_events_subscriber_id_seq",
+        true,
+    ),
+    ("webhook_events", "idx_webhook_events_delivery_id", false),
+    ("webhook_events", "idx_webhook_events_created_at", false),
 ];
 
 /// Link tables: every foreign key out of them cascades on delete; all others restrict.
@@ -143,6 +175,7 @@ const FOREIGN_KEYS: &[(&str, &str, &str)] = &[
     ("api_clients", "account_id", "accounts"),
     ("learner_results", "account_id", "accounts"),
     ("result_tasks", "account_id", "accounts"),
+    ("webhook_subscribers", "account_id", "accounts"),
 ];
 
 /// Keys outside the link tables that go with what they point at: a user's API clients, and
@@ -154,6 +187,14 @@ const CASCADING_KEYS: &[(&str, &str, &str)] = &[
     ("user_sign_ins", "user_id", "users"),
     ("learner_results", "enrollment_id", "enrollments"),
     ("result_tasks", "started_by", "users"),
+    (
+        "webhook_subscriptions",
+        "subscriber_id",
+        "webhook_subscribers",
+    ),
+    ("webhook_deliveries", "subscriber_id", "webhook_subscribers"),
+    ("webhook_events", "subscriber_id", "webhook_subscribers"),
+    ("webhook_event_counters", "account_id", "accounts"),
 ];
 
 fn expected_indexes() -> BTreeSet<(String, String, bool)> {
@@ -690,4 +731,43 @@ async fn sqlite_users_survive_gaining_their_profile() {
 #[tokio::test]
 async fn postgres_users_survive_gaining_their_profile() {
     users_survive_gaining_their_profile(Backend::Postgres).await;
+}
+
+/// A database migrated through the learner results (the release before webhooks) gains the
+/// webhook tables and keeps its rows.
+async fn a_database_with_learner_results_gains_webhooks(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    let before_webhooks = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == "m20261127_000020_webhooks")
+        .expect("the webhooks migration is listed");
+    assert_eq!(
+        Migrator::migrations()[before_webhooks - 1].name(),
+        "m20261127_000019_learner_results",
+        "webhooks come right after the learner results"
+    );
+    Migrator::up(&db, Some(before_webhooks as u32))
+        .await
+        .expect("up to the learner results");
+    insert_user(&db, USER, "learner").await.expect("user");
+    Migrator::up(&db, None)
+        .await
+        .expect("the webhooks migration");
+    assert_full_schema(&db).await;
+    let users = strings(&db, "SELECT CAST(id AS TEXT) FROM users").await;
+    assert_eq!(users, [vec![USER.to_owned()]]);
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_a_database_with_learner_results_gains_webhooks() {
+    a_database_with_learner_results_gains_webhooks(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_a_database_with_learner_results_gains_webhooks() {
+    a_database_with_learner_results_gains_webhooks(Backend::Postgres).await;
 }

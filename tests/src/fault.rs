@@ -69,6 +69,15 @@ impl SplitStack {
         backend: Backend,
         core_url: impl FnOnce(&str) -> String,
     ) -> Option<Self> {
+        Self::start_configured(backend, core_url, |_| {}).await
+    }
+
+    /// As [`SplitStack::start_with`], with the core's settings changed by `configure`.
+    pub async fn start_configured(
+        backend: Backend,
+        core_url: impl FnOnce(&str) -> String,
+        configure: impl FnOnce(&mut CoreSettings),
+    ) -> Option<Self> {
         let database = TestDatabase::create(backend).await?;
         let database_url = database.url.clone();
         {
@@ -86,6 +95,7 @@ impl SplitStack {
         core_settings.verification_queue_timeout_ms = 30_000;
         // The load is one login's requests as fast as they are answered, far past its limit.
         core_settings.rate_limits = RateLimitSettings::off();
+        configure(&mut core_settings);
         let core = start_core(core_settings.clone()).await;
         core_settings.grpc_addr = core.1;
         let gateway = Gateway::build(GatewaySettings {

@@ -20,6 +20,8 @@
 //! - [`large_world`]: generated accounts of any size, for the scale benchmark and plan checks.
 //! - [`query_plan`]: records the statements the core runs and checks how the database plans them.
 //! - [`memory`]: the growth of this process's peak memory, for benchmarks.
+//! - [`webhooks`]: a receiver of webhook deliveries on loopback, stacks that deliver to
+//!   it, and the register → code → confirm → subscribe flow.
 //! - [`whole_lists`]: reads the whole lists of a generated account as they arrive, counting rows.
 //! - [`routes`]: every route and method the gateway serves, found by asking it.
 //!
@@ -38,6 +40,7 @@ pub mod routes;
 pub mod rows;
 pub mod snapshot;
 pub mod stack;
+pub mod webhooks;
 pub mod whole_lists;
 pub mod world;
 pub mod xml;

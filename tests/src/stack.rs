@@ -51,6 +51,8 @@ pub struct StackOptions {
     /// The rate limits, on the stack's manual clock: off unless a test sets them, since
     /// scenarios and benchmarks send one login's requests as fast as they are answered.
     pub rate_limits: RateLimitSettings,
+    /// Webhook delivery settings of the core.
+    pub webhooks: lms_core::webhooks::WebhookSettings,
 }
 
 impl StackOptions {
@@ -65,6 +67,7 @@ impl StackOptions {
             auth_revision_poll_ms: None,
             throttled_reply_delay: TEST_THROTTLED_REPLY_DELAY,
             rate_limits: RateLimitSettings::off(),
+            webhooks: lms_core::webhooks::WebhookSettings::default(),
         }
     }
 }
@@ -127,6 +130,7 @@ impl TestStack {
         core.throttled_reply_delay_ms = u64::try_from(options.throttled_reply_delay.as_millis())
             .expect("a throttled reply delay in milliseconds fits in u64");
         core.rate_limits = options.rate_limits.clone();
+        core.webhooks = options.webhooks.clone();
         let clock = ManualClock::default();
         let stack = Stack::build_with_clock(&settings, Arc::new(clock.clone()))
             .await

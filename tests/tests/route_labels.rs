@@ -18,6 +18,7 @@ use lms_tests::{
     xml::text_of,
 };
 use reqwest::Method;
+use sea_orm::EntityTrait as _;
 
 on_both_backends!(every_route_is_counted_under_its_template_after_a_successful_call);
 
@@ -33,6 +34,8 @@ enum Body {
 struct Made {
     department: Option<String>,
     task: Option<String>,
+    /// The confirmation code `POST /webhook/code/send` made, read from the database.
+    code: Option<String>,
 }
 
 /// A successful call of `method` on `template`: its path and body. `None` for a route this
@@ -213,6 +216,44 @@ fn call(
                     .finish(),
             ),
         ),
+        ("POST", "/webhook/register" | "/webhook/settings/change") => (
+            template.to_owned(),
+            xml("<request><subscriberName>crm</subscriberName>\
+                 <callbackUrl>https://hooks.example.com/lms</callbackUrl></request>"
+                .into()),
+        ),
+        (
+            "POST",
+            "/webhook/code/send" | "/webhook/enable" | "/webhook/disable" | "/webhook/remove",
+        ) => (
+            template.to_owned(),
+            xml("<request><subscriberName>crm</subscriberName></request>".into()),
+        ),
+        ("POST", "/webhook/confirm") => (
+            template.to_owned(),
+            xml(format!(
+                "<request><subscriberName>crm</subscriberName><code>{}</code></request>",
+                made.code.as_deref().unwrap_or_default()
+            )),
+        ),
+        ("POST", "/webhook/subscribe") => (
+            template.to_owned(),
+            xml(
+                "<request><subscriberName>crm</subscriberName><subscription>\
+                 <subscriptionType>USER_REGISTERED</subscriptionType></subscription></request>"
+                    .into(),
+            ),
+        ),
+        ("POST", "/webhook/unsubscribe") => (
+            template.to_owned(),
+            xml("<request><subscriberName>crm</subscriberName>\
+                 <subscriptionType>USER_REGISTERED</subscriptionType></request>"
+                .into()),
+        ),
+        ("GET", "/webhook/subscription/list" | "/webhook/subscriber/info") => {
+            (format!("{template}?subscriberName=crm"), Body::None)
+        }
+        ("GET", "/webhook/subscribers") => (template.to_owned(), Body::None),
         _ => return None,
     };
     Some((path, body))
@@ -297,6 +338,14 @@ async fn every_route_is_counted_under_its_template_after_a_successful_call(stack
         }
         if (method, *template) == (&Method::POST, "/statistics/course") {
             made.task = text_of(&reply.body, "taskId");
+        }
+        if (method, *template) == (&Method::POST, "/webhook/code/send") {
+            made.code = lms_core::entities::webhook_subscriber::Entity::find()
+                .one(stack.db())
+                .await
+                .expect("read")
+                .and_then(|subscriber| subscriber.code)
+                .map(|code| code.0);
         }
         counted.push(format!(
             r#"http_server_requests_total{{route="{template}",method="{method}",status="{}"}}"#,

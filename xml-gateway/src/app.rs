@@ -25,7 +25,9 @@ use crate::routes::points::Points;
 use crate::routes::results::{CourseResults, ModuleResults};
 use crate::routes::user::list::{Users, V1, V2};
 use crate::routes::user::{lifecycle, reads as user, writes as user_writes};
-use crate::routes::{content, department, enrollment, fallback, group, points, results, token};
+use crate::routes::{
+    content, department, enrollment, fallback, group, points, results, token, webhook,
+};
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
 use crate::telemetry::{observe, observe_probe};
@@ -198,7 +200,22 @@ fn routes() -> Routes {
             "/statistics/module",
             delete(results::reset_module_statistics),
         )
-        .route("/task/{task_id}/status", get(results::task_status));
+        .route("/task/{task_id}/status", get(results::task_status))
+        .route("/webhook/register", post(webhook::register))
+        .route("/webhook/settings/change", post(webhook::change_settings))
+        .route("/webhook/code/send", post(webhook::send_code))
+        .route("/webhook/confirm", post(webhook::confirm))
+        .route("/webhook/enable", post(webhook::enable))
+        .route("/webhook/disable", post(webhook::disable))
+        .route("/webhook/subscribe", post(webhook::subscribe))
+        .route("/webhook/unsubscribe", post(webhook::unsubscribe))
+        .route(
+            "/webhook/subscription/list",
+            get(webhook::subscription_list),
+        )
+        .route("/webhook/subscriber/info", get(webhook::subscriber_info))
+        .route("/webhook/subscribers", get(webhook::subscribers))
+        .route("/webhook/remove", post(webhook::remove));
     let token = Table::default().route(
         "/api/v3/token",
         post(token::issue_token).fallback(fallback::method_not_allowed),

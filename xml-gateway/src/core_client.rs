@@ -12,6 +12,7 @@ use std::time::Duration;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
+use lms_proto::v1::webhook_service_client::WebhookServiceClient;
 use lms_runtime::Outage;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
@@ -140,8 +141,42 @@ impl CoreClient {
         M: Clone,
         Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     {
-        let attempts = self
-            .on_a_replica(|admin| call(admin, caller.request(message.clone(), Some(self.timeout))));
+        self.unary_on(|replica| {
+            call(
+                self.replicas.admin(replica),
+                caller.request(message.clone(), Some(self.timeout)),
+            )
+        })
+        .await
+    }
+
+    /// [`Self::unary`] for `lms.v1.WebhookService`.
+    pub(crate) async fn webhooks<M, T, Fut>(
+        &self,
+        caller: &Caller,
+        message: M,
+        call: impl Fn(WebhookServiceClient<CoreChannel>, tonic::Request<M>) -> Fut,
+    ) -> Result<T, GatewayError>
+    where
+        M: Clone,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        self.unary_on(|replica| {
+            call(
+                self.replicas.webhooks(replica),
+                caller.request(message.clone(), Some(self.timeout)),
+            )
+        })
+        .await
+    }
+
+    /// One unary `attempt` on a replica under the gateway's deadline; a late answer is a
+    /// 504.
+    async fn unary_on<T, Fut>(&self, attempt: impl Fn(usize) -> Fut) -> Result<T, GatewayError>
+    where
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let attempts = self.on_a_replica_by(attempt);
         match tokio::time::timeout(self.timeout, attempts).await {
             Ok(result) => self.settle(result).map(tonic::Response::into_inner),
             Err(_elapsed) => Err(GatewayError::CoreTimeout),
@@ -158,10 +193,22 @@ impl CoreClient {
     where
         Fut: Future<Output = Result<T, tonic::Status>>,
     {
+        self.on_a_replica_by(|replica| attempt(self.replicas.admin(replica)))
+            .await
+    }
+
+    /// [`Self::on_a_replica`] with the replica's index, for any of the core's services.
+    async fn on_a_replica_by<T, Fut>(
+        &self,
+        attempt: impl Fn(usize) -> Fut,
+    ) -> Result<T, tonic::Status>
+    where
+        Fut: Future<Output = Result<T, tonic::Status>>,
+    {
         let mut tried = vec![self.replicas.pick()];
         loop {
             let replica = *tried.last().expect("one replica tried");
-            match attempt(self.replicas.admin(replica)).await {
+            match attempt(replica).await {
                 Err(status) if refused_at_connection(&status) => {
                     self.replicas.refused(replica);
                     match self.replicas.next_after(&tried) {

@@ -43,6 +43,9 @@ pub(crate) enum JsonError {
         "Field \"{0}\" must be an object of texts or an array of {{\"name\": …, \"value\": …}} objects."
     )]
     NotFields(String),
+    /// A field's value the representation itself cannot read; the sentence names the field.
+    #[error("{0}.")]
+    Invalid(String),
     #[error("Field \"{field}\" contains U+{code:04X}, a character XML cannot carry.")]
     Uncarried { field: String, code: u32 },
 }

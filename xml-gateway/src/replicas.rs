@@ -95,11 +95,25 @@ impl Replicas {
             .find(|i| !tried.contains(i) && self.members[*i].reachable.load(Ordering::Relaxed))
     }
 
-    /// A client for calls to `replica`, each call in its CLIENT span.
-    pub(crate) fn admin(&self, replica: usize) -> AdminServiceClient<CoreChannel> {
+    /// The channel to `replica` as calls use it: each call in its CLIENT span, its answer's
+    /// rate-limit fields captured.
+    fn call_channel(&self, replica: usize) -> CoreChannel {
         let channel = self.members[replica].channel.clone();
         let traced = tower::Layer::layer(&CoreCallLayer, channel);
-        AdminServiceClient::new(tower::Layer::layer(&CaptureLayer, traced))
+        tower::Layer::layer(&CaptureLayer, traced)
+    }
+
+    /// A client for calls to `replica`.
+    pub(crate) fn admin(&self, replica: usize) -> AdminServiceClient<CoreChannel> {
+        AdminServiceClient::new(self.call_channel(replica))
+    }
+
+    /// A client of `lms.v1.WebhookService` on `replica`.
+    pub(crate) fn webhooks(
+        &self,
+        replica: usize,
+    ) -> lms_proto::v1::webhook_service_client::WebhookServiceClient<CoreChannel> {
+        lms_proto::v1::webhook_service_client::WebhookServiceClient::new(self.call_channel(replica))
     }
 
     /// A client for health checks, which are background work and make no spans.

@@ -113,6 +113,8 @@ pub enum Reason {
     },
     /// A window whose start is later than its end.
     WindowReversed,
+    /// A rule of its own field, said as a sentence after the field's name.
+    Rule(String),
 }
 
 impl Invalid {
@@ -212,6 +214,7 @@ impl fmt::Display for Invalid {
             Reason::WindowReversed => {
                 write!(f, "{field}: startDate must not be later than endDate")
             }
+            Reason::Rule(problem) => write!(f, "{field}: {problem}"),
             Reason::NotAnEnrollmentDate { raw } => write!(
                 f,
                 "{field} '{}' must be a date as YYYY-MM-DD HH:MM:SS (UTC), YYYY-MM-DD or with an offset, e.g. 2019-09-26T10:30:00+00:00",

@@ -17,6 +17,8 @@
 //! - [`page`]: [`page::Page`], where a keyset page starts, and the opaque page tokens.
 //! - [`roles`]: built-in roles and custom-role permissions.
 //! - [`results`]: completion statuses, scores, result dates and windows, a tracked result.
+//! - [`webhook`]: subscriber names, callback URLs and the address rules of deliveries,
+//!   event types and their filters.
 
 pub mod account_url;
 pub mod client_secret;
@@ -30,5 +32,6 @@ pub mod profile_fields;
 pub mod results;
 pub mod roles;
 pub mod text;
+pub mod webhook;
 
 pub use self::invalid::{Invalid, Reason};

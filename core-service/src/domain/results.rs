@@ -83,6 +83,15 @@ impl CompletionStatus {
                 | CompletionStatus::Declined
         )
     }
+
+    /// Finished successfully: what `COURSE_COMPLETED_SUCCESSFULLY` announces a move into
+    /// (webhooks.md section 7).
+    pub fn is_successful(self) -> bool {
+        matches!(
+            self,
+            CompletionStatus::Complete | CompletionStatus::Passed | CompletionStatus::Accepted
+        )
+    }
 }
 
 impl fmt::Display for CompletionStatus {

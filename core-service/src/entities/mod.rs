@@ -24,6 +24,11 @@ pub mod user_field;
 pub mod user_managed_department;
 pub mod user_points;
 pub mod user_sign_in;
+pub mod webhook_delivery;
+pub mod webhook_event;
+pub mod webhook_event_counter;
+pub mod webhook_subscriber;
+pub mod webhook_subscription;
 
 /// The entities under their table-like names, for `use crate::entities::prelude::*`.
 pub mod prelude {

@@ -3,6 +3,7 @@
 //!
 //! - [`admin`]: `lms.v1.AdminService`, the operations of the XML interface.
 //! - [`directory`]: `lms.v1.DirectoryService`, the writes of internal services.
+//! - [`webhooks`]: `lms.v1.WebhookService`, the `/webhook` calls.
 //! - `convert`: `lms.v1` requests into the services' parsed inputs (`TryFrom`).
 //! - `results`: learner results messages into the results services' inputs, and back.
 //! - [`request`]: credentials and request id from gRPC metadata, and the caller's rate.
@@ -13,6 +14,7 @@ pub mod directory;
 pub mod request;
 mod results;
 pub mod status;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -34,6 +36,8 @@ pub struct CoreState {
     pub database: Arc<DatabaseAvailability>,
     /// The buckets every authenticated call is taken from (`rate_limit`).
     pub rate_limits: Arc<RateLimits>,
+    /// Whether callbacks may name loopback, private and link-local addresses.
+    pub webhook_allow_private_networks: bool,
 }
 
 pub type SharedState = Arc<CoreState>;

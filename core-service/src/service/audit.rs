@@ -49,10 +49,20 @@ pub enum AuditAction {
     ResultReset,
     /// A tracked result recorded (`RecordResults`).
     ResultRecorded,
+    WebhookSubscriberRegistered,
+    WebhookCodeSent,
+    WebhookSubscriberConfirmed,
+    WebhookSubscriberEnabled,
+    WebhookSubscriberDisabled,
+    WebhookSubscriberRemoved,
+    WebhookSettingsChanged,
+    WebhookSubscribed,
+    WebhookUnsubscribed,
+    WebhookGaveUp,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 28] = [
+    pub const ALL: [AuditAction; 38] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -81,6 +91,16 @@ impl AuditAction {
         AuditAction::ResultStatusSet,
         AuditAction::ResultReset,
         AuditAction::ResultRecorded,
+        AuditAction::WebhookSubscriberRegistered,
+        AuditAction::WebhookCodeSent,
+        AuditAction::WebhookSubscriberConfirmed,
+        AuditAction::WebhookSubscriberEnabled,
+        AuditAction::WebhookSubscriberDisabled,
+        AuditAction::WebhookSubscriberRemoved,
+        AuditAction::WebhookSettingsChanged,
+        AuditAction::WebhookSubscribed,
+        AuditAction::WebhookUnsubscribed,
+        AuditAction::WebhookGaveUp,
     ];
 
     /// The stored value.
@@ -114,6 +134,16 @@ impl AuditAction {
             AuditAction::ResultStatusSet => "result.set_status",
             AuditAction::ResultReset => "result.reset",
             AuditAction::ResultRecorded => "result.record",
+            AuditAction::WebhookSubscriberRegistered => "webhook_subscriber.register",
+            AuditAction::WebhookCodeSent => "webhook_subscriber.send_code",
+            AuditAction::WebhookSubscriberConfirmed => "webhook_subscriber.confirm",
+            AuditAction::WebhookSubscriberEnabled => "webhook_subscriber.enable",
+            AuditAction::WebhookSubscriberDisabled => "webhook_subscriber.disable",
+            AuditAction::WebhookSubscriberRemoved => "webhook_subscriber.remove",
+            AuditAction::WebhookSettingsChanged => "webhook_subscriber.change_settings",
+            AuditAction::WebhookSubscribed => "webhook_subscriber.subscribe",
+            AuditAction::WebhookUnsubscribed => "webhook_subscriber.unsubscribe",
+            AuditAction::WebhookGaveUp => "webhook_subscriber.give_up",
         }
     }
 
@@ -155,6 +185,16 @@ impl AuditAction {
             AuditAction::ResultStatusSet
             | AuditAction::ResultReset
             | AuditAction::ResultRecorded => AuditEntity::Result,
+            AuditAction::WebhookSubscriberRegistered
+            | AuditAction::WebhookCodeSent
+            | AuditAction::WebhookSubscriberConfirmed
+            | AuditAction::WebhookSubscriberEnabled
+            | AuditAction::WebhookSubscriberDisabled
+            | AuditAction::WebhookSubscriberRemoved
+            | AuditAction::WebhookSettingsChanged
+            | AuditAction::WebhookSubscribed
+            | AuditAction::WebhookUnsubscribed
+            | AuditAction::WebhookGaveUp => AuditEntity::WebhookSubscriber,
         }
     }
 
@@ -186,6 +226,7 @@ pub enum AuditEntity {
     ApiClient,
     /// A learner result, named by its enrollment's id.
     Result,
+    WebhookSubscriber,
 }
 
 impl AuditEntity {
@@ -201,6 +242,7 @@ impl AuditEntity {
             AuditEntity::Enrollment => "enrollment",
             AuditEntity::ApiClient => "api_client",
             AuditEntity::Result => "result",
+            AuditEntity::WebhookSubscriber => "webhook_subscriber",
         }
     }
 }

@@ -19,6 +19,8 @@
 //! - [`results`]: learner results: the lists, an administrator's status, resets, the
 //!   tracked results, tasks.
 //! - [`api_clients`]: create, list and revoke the clients of the token endpoint.
+//! - [`webhooks`]: subscribers and subscriptions (`subscribers`), the events a write
+//!   records for them (`outbox`), and what subscriber info shows.
 //! - [`keyset`]: keyset paging and streaming shared by every listing.
 //! - [`lookups`]: what several services ask: rows of the caller's account, referenced
 //!   ids checked, department-subtree questions.
@@ -45,6 +47,7 @@ pub mod lookups;
 pub mod points;
 pub mod results;
 pub mod users;
+pub mod webhooks;
 pub mod write;
 
 pub use self::write::{Write, write};

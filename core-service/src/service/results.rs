@@ -9,8 +9,10 @@
 //! - `tasks`: the task every administrator's recording answers with, and its status.
 //! - `targets`: the results an administrator's request names, checked.
 //! - `stored`: a result's row from its two layers, and the set-based reads and writes.
+//! - `events`: the course events of a write's changed results, recorded with its rewrite.
 
 mod course_status;
+mod events;
 mod list;
 mod record;
 mod reset;

@@ -34,6 +34,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use super::webhooks::outbox::Event;
 use super::{
     audit::{AuditAction, Change},
     lookups::{find_user, require_department, require_departments, unknown},
@@ -229,6 +230,18 @@ pub(super) async fn insert_user(
             entity_id: created.id,
             before: None,
             after: Some(after),
+        });
+        // The address the profile shows as EMAIL: the login itself when no other is stored.
+        let email = match &created.contact_email {
+            None => Some(created.email.clone()),
+            Some(address) if address.is_empty() => None,
+            Some(address) => Some(address.clone()),
+        };
+        w.emit(Event::UserRegistered {
+            user_id: created.id,
+            department_id: created.department_id,
+            login: created.email.clone(),
+            email,
         });
         Ok(created.id)
     })

@@ -31,7 +31,10 @@ use sea_orm::{
     sea_query::ExprTrait as _,
 };
 
-use super::audit::{self, Actor, Change};
+use super::{
+    audit::{self, Actor, Change},
+    webhooks::outbox::{self, Event},
+};
 use crate::{
     access::Caller,
     entities::account,
@@ -43,6 +46,7 @@ use crate::{
 pub struct Write {
     txn: DatabaseTransaction,
     changes: Mutex<Vec<Change>>,
+    events: Mutex<Vec<Event>>,
     users_changed: AtomicBool,
 }
 
@@ -72,6 +76,15 @@ impl Write {
         }
     }
 
+    /// Records `event` for the account's matching webhook subscriptions when the write
+    /// commits (in its transaction: a refused write records nothing).
+    pub fn emit(&self, event: Event) {
+        self.events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(event);
+    }
+
     /// Marks the write as changing something that decides who a caller is (password
     /// hash, role, custom-role permissions, managed departments, active flag): once it
     /// commits, every caller this process remembers is read from the database again.
@@ -81,7 +94,7 @@ impl Write {
 }
 
 /// Runs `body` in a transaction that first takes the account's write lock, writes the
-/// audit rows it recorded (by `caller`), and commits; an error from the body rolls
+/// audit rows it recorded (by `caller`) and the webhook events it emitted, and commits; an error from the body rolls
 /// everything back. After the commit, a write marked [`Write::users_changed`] bumps the
 /// authenticator's revision the caller came with, so the very next request of a changed
 /// user is read afresh (other processes learn of it through the `auth_revisions` row).
@@ -99,12 +112,14 @@ where
     let write = Write {
         txn,
         changes: Mutex::new(Vec::new()),
+        events: Mutex::new(Vec::new()),
         users_changed: AtomicBool::new(false),
     };
     let result = body(&write).await;
     let Write {
         txn,
         changes,
+        events,
         users_changed,
     } = write;
     let value = match result {
@@ -117,8 +132,13 @@ where
     let changes = changes.into_inner().unwrap_or_else(PoisonError::into_inner);
     // Dropping the transaction on an error here rolls it back.
     audit::insert(&txn, &Actor::from(caller), changes).await?;
+    let events = events.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let recorded = outbox::record(&txn, caller.account_id, events).await?;
     txn.commit().await?;
     crate::db::sqlite_file::confirm_committed(db).map_err(ServiceError::Unavailable)?;
+    if recorded > 0 {
+        outbox::committed().notify_one();
+    }
     if users_changed.into_inner() {
         caller.users_changed();
     }

@@ -43,4 +43,5 @@ mod tokens;
 mod user_profile;
 mod user_reads;
 mod user_writes;
+mod webhooks;
 mod whole_lists;

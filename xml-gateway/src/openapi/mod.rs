@@ -28,6 +28,7 @@ mod schema;
 mod service;
 mod token;
 mod users;
+mod webhooks;
 
 use std::sync::LazyLock;
 
@@ -73,6 +74,7 @@ fn resources() -> Vec<Resource> {
         content::resource(),
         points::resource(),
         results::resource(),
+        webhooks::resource(),
         token::resource(),
         service::resource(),
     ]

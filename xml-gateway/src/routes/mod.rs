@@ -10,6 +10,7 @@ pub(crate) mod points;
 pub(crate) mod results;
 pub(crate) mod token;
 pub(crate) mod user;
+pub(crate) mod webhook;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;

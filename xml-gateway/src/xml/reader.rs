@@ -65,6 +65,9 @@ pub(crate) enum XmlError {
     NotText(String),
     #[error("Element <{0}> is required.")]
     Missing(String),
+    /// A field's value the representation itself cannot read; the sentence names the field.
+    #[error("{0}.")]
+    Invalid(String),
     #[error("Element <{element}> contains U+{code:04X}, a character XML cannot carry.")]
     Uncarried { element: String, code: u32 },
 }

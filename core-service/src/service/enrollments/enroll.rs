@@ -16,6 +16,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use crate::service::webhooks::outbox::Event;
 use crate::service::{
     Parsed,
     audit::{AuditAction, Change},
@@ -289,6 +290,25 @@ pub async fn enroll_learners(
             })),
         }));
         let new_ids: Vec<Uuid> = rows.iter().map(|row| *row.id.as_ref()).collect();
+        let mut announced = Vec::new();
+        for course in courses {
+            if announced.contains(course) {
+                continue;
+            }
+            announced.push(*course);
+            let mut learner_ids: Vec<Uuid> = rows
+                .iter()
+                .filter(|row| row.content_item_id.as_ref() == course)
+                .map(|row| *row.learner_id.as_ref())
+                .collect();
+            if !learner_ids.is_empty() {
+                learner_ids.sort_unstable();
+                w.emit(Event::LearnersEnrolled {
+                    course_id: *course,
+                    learner_ids,
+                });
+            }
+        }
         bulk::insert_all(txn, rows).await?;
         // Every enrollment has its result from the start (results.md section 1).
         crate::service::results::create_untouched(txn, caller.account_id, new_ids).await?;

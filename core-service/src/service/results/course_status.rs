@@ -8,6 +8,7 @@ use sea_orm::{DatabaseConnection, prelude::Uuid};
 use serde_json::json;
 
 use super::{
+    events::{self, Rewrite},
     stored::{self, AdminStatus, Layers},
     targets, tasks,
 };
@@ -155,9 +156,10 @@ pub async fn update_course_status(
         };
         let mut changed = Vec::new();
         for id in &update.enrollment_ids {
-            let Some(before) = current.get(id) else {
+            let Some(target) = current.get(id) else {
                 continue;
             };
+            let before = &target.result;
             let layers = Layers {
                 admin,
                 ..Layers::of(before)?
@@ -176,9 +178,14 @@ pub async fn update_course_status(
                 before: Some(stored::audit_values(before)),
                 after: Some(after_values),
             });
-            changed.push(after);
+            changed.push(Rewrite {
+                learner_id: target.learner_id,
+                course_id: update.course_id,
+                before,
+                after,
+            });
         }
-        stored::replace(txn, caller.account_id, &changed).await?;
+        events::rewrite(w, caller.account_id, changed).await?;
         tasks::complete_task(txn, caller).await
     })
     .await

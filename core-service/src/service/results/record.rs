@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use sea_orm::{DatabaseConnection, prelude::Uuid};
 
 use super::{
+    events::{self, Rewrite},
     stored::{self, Layers},
     targets,
 };
@@ -16,6 +17,7 @@ use crate::{
         ids::{clip, parse_uuid},
         results::{CompletionStatus, RawTrackedResult, ResultField, TrackedResult},
     },
+    entities::enrollment,
     error::{ServiceError, ServiceResult},
     service::{
         audit::{AuditAction, Change},
@@ -84,7 +86,8 @@ pub async fn record_results(
     write(db, caller, async |w| {
         let txn = w.txn();
         let enrollments = stored::enrollments(txn, caller.account_id, &ids).await?;
-        let known: HashMap<Uuid, ()> = enrollments.iter().map(|e| (e.id, ())).collect();
+        let known: HashMap<Uuid, &enrollment::Model> =
+            enrollments.iter().map(|e| (e.id, e)).collect();
         if let Some((i, (id, _))) = records
             .iter()
             .enumerate()
@@ -102,7 +105,7 @@ pub async fn record_results(
             .collect();
         let mut changed = Vec::new();
         for (id, tracked) in &records {
-            let Some(before) = current.get(id) else {
+            let (Some(before), Some(enrollment)) = (current.get(id), known.get(id)) else {
                 continue;
             };
             let layers = Layers::of(before)?;
@@ -121,10 +124,16 @@ pub async fn record_results(
                 before: Some(stored::audit_values(before)),
                 after: Some(stored::audit_values(&after)),
             });
-            changed.push(after);
+            changed.push(Rewrite {
+                learner_id: enrollment.learner_id,
+                course_id: enrollment.content_item_id,
+                before,
+                after,
+            });
         }
-        stored::replace(txn, caller.account_id, &changed).await?;
-        Ok(changed.len() as u32)
+        let count = changed.len() as u32;
+        events::rewrite(w, caller.account_id, changed).await?;
+        Ok(count)
     })
     .await
 }

@@ -5,6 +5,7 @@
 use sea_orm::{DatabaseConnection, prelude::Uuid};
 
 use super::{
+    events::{self, Rewrite},
     stored::{self, Layers},
     targets, tasks,
 };
@@ -80,9 +81,10 @@ pub async fn reset_module_statistics(
         };
         let mut changed = Vec::new();
         for id in &reset.enrollment_ids {
-            let Some(before) = current.get(id) else {
+            let Some(target) = current.get(id) else {
                 continue;
             };
+            let before = &target.result;
             let after = untouched.row(*id, caller.account_id);
             if &after == before {
                 continue;
@@ -93,9 +95,14 @@ pub async fn reset_module_statistics(
                 before: Some(stored::audit_values(before)),
                 after: Some(stored::audit_values(&after)),
             });
-            changed.push(after);
+            changed.push(Rewrite {
+                learner_id: target.learner_id,
+                course_id: reset.course_id,
+                before,
+                after,
+            });
         }
-        stored::replace(txn, caller.account_id, &changed).await?;
+        events::rewrite(w, caller.account_id, changed).await?;
         tasks::complete_task(txn, caller).await
     })
     .await

@@ -16,6 +16,12 @@ use crate::{
     service::lookups::{self, unknown},
 };
 
+/// A named result and its learner.
+pub(super) struct Target {
+    pub learner_id: Uuid,
+    pub result: learner_result::Model,
+}
+
 /// The results of `ids` (ascending, each once) in `course_id`, by enrollment id.
 pub(super) async fn course_results(
     conn: &impl ConnectionTrait,
@@ -23,7 +29,7 @@ pub(super) async fn course_results(
     grant: Grant,
     course_id: Uuid,
     ids: &[Uuid],
-) -> ServiceResult<HashMap<Uuid, learner_result::Model>> {
+) -> ServiceResult<HashMap<Uuid, Target>> {
     let course = content_item::Entity::find_by_id(course_id)
         .filter(content_item::Column::AccountId.eq(caller.account_id))
         .one(conn)
@@ -56,7 +62,10 @@ pub(super) async fn course_results(
     Ok(super::stored::results(conn, caller.account_id, ids)
         .await?
         .into_iter()
-        .map(|row| (row.enrollment_id, row))
+        .filter_map(|result| {
+            let learner_id = enrollments.get(&result.enrollment_id)?.learner_id;
+            Some((result.enrollment_id, Target { learner_id, result }))
+        })
         .collect())
 }
 

@@ -1,0 +1,24 @@
+//! `webhook_deliveries`: a POST of consecutive events of one type, fixed at its first
+//! attempt (every retry sends the same body under the same id).
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "webhook_deliveries")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub id: Uuid,
+    pub subscriber_id: Uuid,
+    pub event_type: String,
+    #[sea_orm(column_type = "Text")]
+    pub body: String,
+    pub attempts: i32,
+    /// Events it carries.
+    pub events: i32,
+    pub created_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,17 @@
+//! `webhook_event_counters`: per account, the number of the last event recorded. A
+//! transaction recording events updates it, so its row lock orders them by commit.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "webhook_event_counters")]
+pub struct Model {
+    #[sea_orm(primary_key, auto_increment = false)]
+    pub account_id: Uuid,
+    pub last_seq: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,7 @@
+//! Webhooks (`docs/spec/webhooks.md`): the `/webhook` calls ([`subscribers`]), the events
+//! a write records in its own transaction ([`outbox`]), and what subscriber info shows
+//! ([`view`]). Delivery is [`crate::webhooks`]' work.
+
+pub mod outbox;
+pub mod subscribers;
+pub mod view;

@@ -1,0 +1,594 @@
+//! The `/webhook` calls (sections 2 to 5 of `docs/spec/webhooks.md`): one function per call,
+//! each checking the grant, then the parsed input, then the subscriber's name (404), then
+//! its own rules. Writes go through [`write()`], so each is audited in its transaction.
+
+use chrono::{Duration as TimeDelta, Utc};
+use sea_orm::{
+    ActiveModelTrait as _, ActiveValue::Set, ColumnTrait as _, ConnectionTrait, DatabaseConnection,
+    EntityTrait as _, IntoActiveModel as _, PaginatorTrait as _, QueryFilter as _, QueryOrder as _,
+    prelude::Uuid,
+};
+use serde_json::json;
+
+use super::{outbox, view::SubscriberView};
+use crate::{
+    access::{Caller, Operation},
+    domain::webhook::{EventType, Filter},
+    entities::{
+        content_item, webhook_delivery, webhook_event,
+        webhook_subscriber::{self, Hidden},
+        webhook_subscription,
+    },
+    error::{ServiceError, ServiceResult},
+    service::{
+        Parsed,
+        audit::{AuditAction, Change},
+        lookups, write,
+    },
+};
+
+/// Most subscribers of one account.
+pub const MAX_SUBSCRIBERS: u64 = 50;
+/// How long a confirmation code is valid.
+pub const CODE_VALIDITY: TimeDelta = TimeDelta::hours(24);
+
+/// `register`: a new subscriber.
+#[derive(Debug)]
+pub struct Registration {
+    pub name: String,
+    pub callback_url: url::Url,
+    /// Absent or empty: deliveries are unsigned. Never shown (`Hidden`).
+    pub secret: Option<Hidden>,
+}
+
+/// `settings/change`.
+#[derive(Debug)]
+pub struct NewSettings {
+    pub name: String,
+    pub callback_url: url::Url,
+    /// `None` keeps the secret, `Some(None)` removes it, `Some(Some(_))` replaces it.
+    pub secret: Option<Option<Hidden>>,
+}
+
+/// `confirm`.
+#[derive(Debug)]
+pub struct Confirmation {
+    pub name: String,
+    pub code: Hidden,
+}
+
+/// `subscribe`: filters as given (names unchecked, ids parsed).
+#[derive(Debug)]
+pub struct Subscription {
+    pub name: String,
+    pub event_type: EventType,
+    pub params: Vec<(String, Vec<Uuid>)>,
+}
+
+/// `unsubscribe`.
+#[derive(Debug)]
+pub struct Unsubscription {
+    pub name: String,
+    pub event_type: EventType,
+}
+
+/// A subscription as listed: its type and its filters that are not empty, in the order
+/// `userIds`, `courseIds`, `courseItemIds`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriptionView {
+    pub event_type: String,
+    pub params: Vec<(&'static str, Vec<Uuid>)>,
+}
+
+fn not_found() -> ServiceError {
+    ServiceError::not_found("Subscriber not found")
+}
+
+/// The caller's account's subscriber named `name`, or 404.
+async fn find(
+    conn: &impl ConnectionTrait,
+    caller: &Caller,
+    name: &str,
+) -> ServiceResult<webhook_subscriber::Model> {
+    webhook_subscriber::Entity::find()
+        .filter(webhook_subscriber::Column::AccountId.eq(caller.account_id))
+        .filter(webhook_subscriber::Column::Name.eq(name))
+        .one(conn)
+        .await?
+        .ok_or_else(not_found)
+}
+
+fn status(model: &webhook_subscriber::Model) -> serde_json::Value {
+    json!({
+        "subscriberStatus": if model.active { "ACTIVE" } else { "INACTIVE" },
+        "confirmationStatus": if model.confirmed { "CONFIRMED" } else { "UNCONFIRMED" },
+        "callbackUrl": model.callback_url,
+    })
+}
+
+pub async fn register(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    input: Parsed<Registration>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let input = input?;
+    write(db, caller, async |w| {
+        let existing = webhook_subscriber::Entity::find()
+            .filter(webhook_subscriber::Column::AccountId.eq(caller.account_id))
+            .count(w.txn())
+            .await?;
+        if existing >= MAX_SUBSCRIBERS {
+            return Err(ServiceError::invalid(format!(
+                "subscriberName: the account already has {MAX_SUBSCRIBERS} subscribers, the \
+                 most it may have; remove one first."
+            )));
+        }
+        if find(w.txn(), caller, &input.name).await.is_ok() {
+            return Err(ServiceError::invalid(format!(
+                "subscriberName: '{}' is already registered in this account.",
+                crate::domain::ids::clip(&input.name)
+            )));
+        }
+        let now = Utc::now();
+        let model = webhook_subscriber::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            account_id: Set(caller.account_id),
+            name: Set(input.name.clone()),
+            callback_url: Set(input.callback_url.to_string()),
+            secret: Set(input.secret.clone()),
+            active: Set(true),
+            confirmed: Set(false),
+            code: Set(None),
+            code_expires_at: Set(None),
+            confirmation_delivery_id: Set(None),
+            confirmation_attempts: Set(0),
+            confirmation_retry_at: Set(None),
+            pending_events: Set(0),
+            events_retry_at: Set(None),
+            failures: Set(0),
+            failing_since: Set(None),
+            claim_owner: Set(None),
+            claim_expires_at: Set(None),
+            last_attempt_at: Set(None),
+            last_attempt_result: Set(None),
+            last_error: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+        }
+        .insert(w.txn())
+        .await?;
+        let mut after = status(&model);
+        after["subscriberName"] = json!(model.name);
+        after["secret"] = json!(if model.secret.is_some() {
+            "set"
+        } else {
+            "none"
+        });
+        w.record(Change {
+            action: AuditAction::WebhookSubscriberRegistered,
+            entity_id: model.id,
+            before: None,
+            after: Some(after),
+        });
+        Ok(())
+    })
+    .await
+}
+
+pub async fn send_code(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    name: Parsed<String>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let name = name?;
+    write(db, caller, async |w| {
+        let current = find(w.txn(), caller, &name).await?;
+        let now = Utc::now();
+        let id = current.id;
+        let mut model = current.into_active_model();
+        model.code = Set(Some(Hidden(Uuid::new_v4().to_string())));
+        model.code_expires_at = Set(Some(now + CODE_VALIDITY));
+        model.confirmation_delivery_id = Set(Some(Uuid::now_v7()));
+        model.confirmation_attempts = Set(0);
+        model.confirmation_retry_at = Set(Some(now));
+        model.updated_at = Set(now);
+        model.update(w.txn()).await?;
+        w.record(Change {
+            action: AuditAction::WebhookCodeSent,
+            entity_id: id,
+            before: None,
+            after: None,
+        });
+        Ok(())
+    })
+    .await?;
+    outbox::committed().notify_one();
+    Ok(())
+}
+
+pub async fn confirm(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    input: Parsed<Confirmation>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let input = input?;
+    write(db, caller, async |w| {
+        let current = find(w.txn(), caller, &input.name).await?;
+        let now = Utc::now();
+        let matches = current
+            .code
+            .as_ref()
+            .is_some_and(|code| code.0.eq_ignore_ascii_case(input.code.0.trim()))
+            && current.code_expires_at.is_some_and(|until| until > now);
+        if !matches {
+            return Err(ServiceError::invalid(
+                "code: it is not the latest code sent to the subscriber, or it has expired; \
+                 send a new one with /webhook/code/send.",
+            ));
+        }
+        let before = status(&current);
+        let id = current.id;
+        let mut model = current.into_active_model();
+        model.confirmed = Set(true);
+        model.confirmation_delivery_id = Set(None);
+        model.confirmation_retry_at = Set(None);
+        // A new run: the give-up clock starts again, and the oldest delivery goes now.
+        model.events_retry_at = Set(None);
+        model.failures = Set(0);
+        model.failing_since = Set(None);
+        model.updated_at = Set(now);
+        let updated = model.update(w.txn()).await?;
+        w.record(Change {
+            action: AuditAction::WebhookSubscriberConfirmed,
+            entity_id: id,
+            before: Some(before),
+            after: Some(status(&updated)),
+        });
+        Ok(())
+    })
+    .await?;
+    outbox::committed().notify_one();
+    Ok(())
+}
+
+/// `enable` (`active`) or `disable`, idempotently.
+pub async fn set_active(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    name: Parsed<String>,
+    active: bool,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let name = name?;
+    write(db, caller, async |w| {
+        let current = find(w.txn(), caller, &name).await?;
+        if current.active == active {
+            return Ok(());
+        }
+        let before = status(&current);
+        let id = current.id;
+        let mut model = current.into_active_model();
+        model.active = Set(active);
+        model.updated_at = Set(Utc::now());
+        let updated = model.update(w.txn()).await?;
+        w.record(Change {
+            action: if active {
+                AuditAction::WebhookSubscriberEnabled
+            } else {
+                AuditAction::WebhookSubscriberDisabled
+            },
+            entity_id: id,
+            before: Some(before),
+            after: Some(status(&updated)),
+        });
+        Ok(())
+    })
+    .await?;
+    if active {
+        outbox::committed().notify_one();
+    }
+    Ok(())
+}
+
+pub async fn remove(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    name: Parsed<String>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let name = name?;
+    write(db, caller, async |w| {
+        let current = find(w.txn(), caller, &name).await?;
+        webhook_event::Entity::delete_many()
+            .filter(webhook_event::Column::SubscriberId.eq(current.id))
+            .exec(w.txn())
+            .await?;
+        webhook_delivery::Entity::delete_many()
+            .filter(webhook_delivery::Column::SubscriberId.eq(current.id))
+            .exec(w.txn())
+            .await?;
+        webhook_subscription::Entity::delete_many()
+            .filter(webhook_subscription::Column::SubscriberId.eq(current.id))
+            .exec(w.txn())
+            .await?;
+        webhook_subscriber::Entity::delete_by_id(current.id)
+            .exec(w.txn())
+            .await?;
+        let mut before = status(&current);
+        before["subscriberName"] = json!(current.name);
+        w.record(Change {
+            action: AuditAction::WebhookSubscriberRemoved,
+            entity_id: current.id,
+            before: Some(before),
+            after: None,
+        });
+        Ok(())
+    })
+    .await
+}
+
+pub async fn change_settings(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    input: Parsed<NewSettings>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let input = input?;
+    write(db, caller, async |w| {
+        let current = find(w.txn(), caller, &input.name).await?;
+        let url = input.callback_url.to_string();
+        let url_changed = url != current.callback_url;
+        let secret_change = match &input.secret {
+            None => None,
+            Some(new) if *new == current.secret => None,
+            Some(None) => Some("removed"),
+            Some(Some(_)) if current.secret.is_none() => Some("set"),
+            Some(Some(_)) => Some("changed"),
+        };
+        if !url_changed && secret_change.is_none() {
+            return Ok(());
+        }
+        let before = status(&current);
+        let id = current.id;
+        let mut model = current.into_active_model();
+        if url_changed {
+            model.callback_url = Set(url);
+            model.confirmed = Set(false);
+            model.code = Set(None);
+            model.code_expires_at = Set(None);
+            model.confirmation_delivery_id = Set(None);
+            model.confirmation_retry_at = Set(None);
+        }
+        if let Some(secret) = input.secret.clone() {
+            model.secret = Set(secret);
+        }
+        model.updated_at = Set(Utc::now());
+        let updated = model.update(w.txn()).await?;
+        let mut after = status(&updated);
+        if let Some(change) = secret_change {
+            after["secret"] = json!(change);
+        }
+        w.record(Change {
+            action: AuditAction::WebhookSettingsChanged,
+            entity_id: id,
+            before: Some(before),
+            after: Some(after),
+        });
+        Ok(())
+    })
+    .await
+}
+
+/// Which table a filter's ids must name rows of.
+fn filter_of(name: &str) -> Option<Filter> {
+    Filter::ALL.into_iter().find(|f| f.as_str() == name)
+}
+
+fn ids_json(ids: &[Uuid]) -> String {
+    serde_json::to_string(ids).unwrap_or_else(|_| "[]".into())
+}
+
+pub async fn subscribe(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    input: Parsed<Subscription>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let input = input?;
+    let accepted = input.event_type.filters();
+    let mut filters: [Vec<Uuid>; 3] = Default::default();
+    let mut seen = Vec::new();
+    for (name, ids) in &input.params {
+        let filter = filter_of(name)
+            .filter(|f| accepted.contains(f))
+            .ok_or_else(|| {
+                ServiceError::invalid(format!(
+                    "params: '{}' is not a filter of {} (it accepts {}).",
+                    crate::domain::ids::clip(name),
+                    input.event_type.as_str(),
+                    if accepted.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        accepted
+                            .iter()
+                            .map(|f| f.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ))
+            })?;
+        if seen.contains(&filter) {
+            return Err(ServiceError::invalid(format!(
+                "params: '{}' is given twice.",
+                filter.as_str()
+            )));
+        }
+        seen.push(filter);
+        filters[filter as usize] = ids.clone();
+    }
+    write(db, caller, async |w| {
+        let subscriber = find(w.txn(), caller, &input.name).await?;
+        for filter in Filter::ALL {
+            let ids = &filters[filter as usize];
+            if ids.is_empty() {
+                continue;
+            }
+            let found = match filter {
+                Filter::UserIds => lookups::existing_users(w.txn(), caller.account_id, ids).await?,
+                Filter::CourseIds | Filter::CourseItemIds => {
+                    lookups::existing_in_account(
+                        w.txn(),
+                        content_item::Column::AccountId,
+                        content_item::Column::Id,
+                        caller.account_id,
+                        ids,
+                    )
+                    .await?
+                }
+            };
+            if let Some(unknown) = ids.iter().find(|id| !found.contains(id)) {
+                return Err(ServiceError::invalid(format!(
+                    "params: {} names {unknown}, which is not {} of this account.",
+                    filter.as_str(),
+                    if filter == Filter::UserIds {
+                        "a user"
+                    } else {
+                        "a content item"
+                    }
+                )));
+            }
+        }
+        let type_name = input.event_type.as_str();
+        let existing = webhook_subscription::Entity::find()
+            .filter(webhook_subscription::Column::SubscriberId.eq(subscriber.id))
+            .filter(webhook_subscription::Column::EventType.eq(type_name))
+            .one(w.txn())
+            .await?;
+        let before = existing.as_ref().map(subscription_json);
+        if let Some(existing) = &existing {
+            webhook_subscription::Entity::delete_by_id(existing.id)
+                .exec(w.txn())
+                .await?;
+        }
+        let model = webhook_subscription::ActiveModel {
+            id: Set(Uuid::now_v7()),
+            subscriber_id: Set(subscriber.id),
+            account_id: Set(caller.account_id),
+            event_type: Set(type_name.to_owned()),
+            user_ids: Set(ids_json(&filters[Filter::UserIds as usize])),
+            course_ids: Set(ids_json(&filters[Filter::CourseIds as usize])),
+            course_item_ids: Set(ids_json(&filters[Filter::CourseItemIds as usize])),
+            created_at: Set(Utc::now()),
+        }
+        .insert(w.txn())
+        .await?;
+        w.record(Change {
+            action: AuditAction::WebhookSubscribed,
+            entity_id: subscriber.id,
+            before,
+            after: Some(subscription_json(&model)),
+        });
+        Ok(())
+    })
+    .await
+}
+
+fn subscription_json(model: &webhook_subscription::Model) -> serde_json::Value {
+    let view = view_of(model);
+    json!({
+        "subscriptionType": view.event_type,
+        "params": view.params.iter().map(|(name, ids)| json!({"name": name, "value": ids_json(ids)})).collect::<Vec<_>>(),
+    })
+}
+
+pub async fn unsubscribe(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    input: Parsed<Unsubscription>,
+) -> ServiceResult<()> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let input = input?;
+    write(db, caller, async |w| {
+        let subscriber = find(w.txn(), caller, &input.name).await?;
+        let existing = webhook_subscription::Entity::find()
+            .filter(webhook_subscription::Column::SubscriberId.eq(subscriber.id))
+            .filter(webhook_subscription::Column::EventType.eq(input.event_type.as_str()))
+            .one(w.txn())
+            .await?
+            .ok_or_else(|| ServiceError::not_found("Subscription not found"))?;
+        webhook_subscription::Entity::delete_by_id(existing.id)
+            .exec(w.txn())
+            .await?;
+        w.record(Change {
+            action: AuditAction::WebhookUnsubscribed,
+            entity_id: subscriber.id,
+            before: Some(subscription_json(&existing)),
+            after: None,
+        });
+        Ok(())
+    })
+    .await
+}
+
+fn view_of(model: &webhook_subscription::Model) -> SubscriptionView {
+    let mut params = Vec::new();
+    for (filter, stored) in [
+        (Filter::UserIds, &model.user_ids),
+        (Filter::CourseIds, &model.course_ids),
+        (Filter::CourseItemIds, &model.course_item_ids),
+    ] {
+        let mut ids: Vec<Uuid> = serde_json::from_str(stored).unwrap_or_default();
+        ids.sort_unstable();
+        if !ids.is_empty() {
+            params.push((filter.as_str(), ids));
+        }
+    }
+    SubscriptionView {
+        event_type: model.event_type.clone(),
+        params,
+    }
+}
+
+pub async fn list_subscriptions(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    name: Parsed<String>,
+) -> ServiceResult<Vec<SubscriptionView>> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let name = name?;
+    let subscriber = find(db, caller, &name).await?;
+    let rows = webhook_subscription::Entity::find()
+        .filter(webhook_subscription::Column::SubscriberId.eq(subscriber.id))
+        .order_by_asc(webhook_subscription::Column::EventType)
+        .all(db)
+        .await?;
+    Ok(rows.iter().map(view_of).collect())
+}
+
+pub async fn info(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    name: Parsed<String>,
+) -> ServiceResult<SubscriberView> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let name = name?;
+    Ok(SubscriberView::of(&find(db, caller, &name).await?))
+}
+
+pub async fn list_subscribers(
+    db: &DatabaseConnection,
+    caller: &Caller,
+) -> ServiceResult<Vec<SubscriberView>> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let mut rows = webhook_subscriber::Entity::find()
+        .filter(webhook_subscriber::Column::AccountId.eq(caller.account_id))
+        .order_by_asc(webhook_subscriber::Column::Name)
+        .all(db)
+        .await?;
+    // Code-point order whatever the database's collation.
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(rows.iter().map(SubscriberView::of).collect())
+}

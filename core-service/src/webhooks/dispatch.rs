@@ -1,0 +1,676 @@
+//! The dispatcher every core process runs (section 9 of `docs/spec/webhooks.md`).
+//!
+//! It wakes on this process's commits that recorded events and every poll interval, and
+//! claims subscribers that have work due: a CONFIRMATION to send, or (enabled and confirmed)
+//! events whose retry time has come. A claim is an owner and an expiry on the subscriber's
+//! row, taken with `FOR UPDATE SKIP LOCKED` on PostgreSQL (SQLite has one writer), renewed
+//! before each attempt; a dead process's claim expires and another takes over. While it
+//! holds the claim, one task per subscriber makes one attempt at a time: the oldest
+//! delivery, formed from at most `batch_max` consecutive events of one type when it is
+//! first attempted, and the next one only after its acknowledgement has committed. No
+//! transaction is open while a receiver is waited on, and nothing is read beyond one
+//! batch, so memory does not grow with the backlog.
+
+use std::{sync::Arc, time::Duration};
+
+use chrono::{DateTime, Utc};
+use rand::Rng as _;
+use sea_orm::{
+    ActiveValue::Set,
+    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    QuerySelect as _, TransactionTrait as _,
+    prelude::{Expr, Uuid},
+    sea_query::{Condition, ExprTrait as _, LockBehavior, LockType, Query},
+};
+use tokio::{
+    sync::{Semaphore, watch},
+    task::JoinSet,
+};
+
+use super::{
+    WebhookSettings,
+    client::{Attempt, DeliveryClient, Outcome},
+};
+use crate::{
+    entities::{
+        webhook_delivery, webhook_event,
+        webhook_subscriber::{self, Column as S},
+    },
+    service::{
+        audit::{self, Actor, AuditAction, Change},
+        webhooks::outbox,
+    },
+};
+
+/// The delivery machinery of one process.
+#[derive(Clone)]
+pub struct Dispatcher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: DatabaseConnection,
+    settings: WebhookSettings,
+    client: DeliveryClient,
+    /// This process's name in claims.
+    owner: Uuid,
+}
+
+impl Dispatcher {
+    pub fn new(db: DatabaseConnection, settings: WebhookSettings) -> anyhow::Result<Self> {
+        let client = DeliveryClient::new(
+            settings.allow_private_networks,
+            settings.timeout(),
+            settings.hosts.clone(),
+        )?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                db,
+                settings,
+                client,
+                owner: Uuid::now_v7(),
+            }),
+        })
+    }
+
+    /// Dispatches until `stop` turns true; then stops its attempts and gives its claims
+    /// back, so that another process (or this one restarted) goes on at once.
+    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        let inner = self.inner;
+        let slots = Arc::new(Semaphore::new(inner.settings.concurrency as usize));
+        let mut tasks = JoinSet::new();
+        let poll = Duration::from_millis(inner.settings.poll_ms);
+        let mut last_housekeeping: Option<tokio::time::Instant> = None;
+        loop {
+            if *stop.borrow() {
+                break;
+            }
+            while tasks.try_join_next().is_some() {}
+            let free = slots.available_permits();
+            if free > 0 {
+                match inner.claim(free).await {
+                    Ok(ids) => {
+                        for id in ids {
+                            let Ok(permit) = slots.clone().try_acquire_owned() else {
+                                inner.release(id).await;
+                                continue;
+                            };
+                            let inner = inner.clone();
+                            tasks.spawn(async move {
+                                inner.work(id).await;
+                                drop(permit);
+                            });
+                        }
+                    }
+                    Err(err) => {
+                        tracing::warn!(error = %err, "webhook dispatch could not claim subscribers")
+                    }
+                }
+            }
+            if last_housekeeping.is_none_or(|at| at.elapsed() >= Duration::from_secs(60)) {
+                last_housekeeping = Some(tokio::time::Instant::now());
+                if let Err(err) = inner.expire().await {
+                    tracing::warn!(error = %err, "webhook retention could not run");
+                }
+            }
+            if lms_runtime::metrics::installed()
+                && let Err(err) = inner.sample_backlog().await
+            {
+                tracing::debug!(error = %err, "webhook backlog could not be sampled");
+            }
+            tokio::select! {
+                _ = outbox::committed().notified() => {}
+                _ = tokio::time::sleep(poll) => {}
+                _ = stop.changed() => {}
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            }
+        }
+        tasks.shutdown().await;
+        inner.release_all().await;
+    }
+}
+
+/// The subscribers with work due now, not claimed by a live process.
+fn due(now: DateTime<Utc>) -> Condition {
+    Condition::all()
+        .add(
+            Condition::any()
+                .add(S::ClaimExpiresAt.is_null())
+                .add(S::ClaimExpiresAt.lt(now)),
+        )
+        .add(
+            Condition::any()
+                .add(
+                    Condition::all()
+                        .add(S::Active.eq(true))
+                        .add(S::Confirmed.eq(true))
+                        .add(S::PendingEvents.gt(0))
+                        .add(
+                            Condition::any()
+                                .add(S::EventsRetryAt.is_null())
+                                .add(S::EventsRetryAt.lte(now)),
+                        ),
+                )
+                .add(S::ConfirmationRetryAt.lte(now)),
+        )
+}
+
+/// `update` also recording the subscriber's latest attempt (section 5's `lastAttempt*`).
+fn attempted(
+    update: sea_orm::UpdateMany<webhook_subscriber::Entity>,
+    outcome: &Outcome,
+    at: DateTime<Utc>,
+) -> sea_orm::UpdateMany<webhook_subscriber::Entity> {
+    update
+        .col_expr(S::LastAttemptAt, Expr::value(Some(at)))
+        .col_expr(S::LastAttemptResult, Expr::value(Some(outcome.result())))
+        .col_expr(S::LastError, Expr::value(outcome.error()))
+}
+
+/// The wait before a retry: the backoff less up to 10 % random jitter.
+fn with_jitter(wait: Duration) -> chrono::Duration {
+    let jitter = rand::rng().random_range(0.0..=0.1);
+    let wait = wait.mul_f64(1.0 - jitter);
+    chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::MAX)
+}
+
+fn lease(settings: &WebhookSettings) -> chrono::Duration {
+    chrono::Duration::from_std(settings.claim_lease()).unwrap_or(chrono::Duration::MAX)
+}
+
+/// A URL as logs name it: without its query string.
+fn loggable(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
+}
+
+/// The CONFIRMATION body of section 6: one payload, a string holding `{"code": …}`.
+pub fn confirmation_body(code: &str) -> String {
+    let payload = serde_json::json!({ "code": code }).to_string();
+    format!(
+        "{{\"type\":\"CONFIRMATION\",\"payloads\":[{}]}}",
+        serde_json::Value::String(payload)
+    )
+}
+
+impl Inner {
+    /// Claims up to `limit` subscribers with work due; their ids.
+    async fn claim(&self, limit: usize) -> Result<Vec<Uuid>, sea_orm::DbErr> {
+        let now = Utc::now();
+        let mut due_ids = Query::select();
+        due_ids
+            .column(S::Id)
+            .from(webhook_subscriber::Entity)
+            .cond_where(due(now))
+            .order_by(S::Id, sea_orm::Order::Asc)
+            .limit(limit as u64);
+        if self.db.get_database_backend() == sea_orm::DbBackend::Postgres {
+            due_ids.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
+        }
+        let claimed = webhook_subscriber::Entity::update_many()
+            .col_expr(S::ClaimOwner, Expr::value(self.owner))
+            .col_expr(S::ClaimExpiresAt, Expr::value(now + lease(&self.settings)))
+            .filter(S::Id.in_subquery(due_ids.to_owned()))
+            .exec_with_returning(&self.db)
+            .await?;
+        Ok(claimed.into_iter().map(|row| row.id).collect())
+    }
+
+    /// Extends this process's claim on `id`; the subscriber as it is now, or `None` when
+    /// it is gone or claimed by another process.
+    async fn renew(&self, id: Uuid) -> Result<Option<webhook_subscriber::Model>, sea_orm::DbErr> {
+        let rows = webhook_subscriber::Entity::update_many()
+            .col_expr(
+                S::ClaimExpiresAt,
+                Expr::value(Utc::now() + lease(&self.settings)),
+            )
+            .filter(S::Id.eq(id))
+            .filter(S::ClaimOwner.eq(self.owner))
+            .exec_with_returning(&self.db)
+            .await?;
+        Ok(rows.into_iter().next())
+    }
+
+    async fn release(&self, id: Uuid) {
+        let released = webhook_subscriber::Entity::update_many()
+            .col_expr(S::ClaimOwner, Expr::value(Option::<Uuid>::None))
+            .col_expr(
+                S::ClaimExpiresAt,
+                Expr::value(Option::<DateTime<Utc>>::None),
+            )
+            .filter(S::Id.eq(id))
+            .filter(S::ClaimOwner.eq(self.owner))
+            .exec(&self.db)
+            .await;
+        if let Err(err) = released {
+            tracing::warn!(error = %err, "a webhook claim could not be released; it expires");
+        }
+    }
+
+    async fn release_all(&self) {
+        let released = webhook_subscriber::Entity::update_many()
+            .col_expr(S::ClaimOwner, Expr::value(Option::<Uuid>::None))
+            .col_expr(
+                S::ClaimExpiresAt,
+                Expr::value(Option::<DateTime<Utc>>::None),
+            )
+            .filter(S::ClaimOwner.eq(self.owner))
+            .exec(&self.db)
+            .await;
+        if let Err(err) = released {
+            tracing::debug!(error = %err, "webhook claims not released at shutdown; they expire");
+        }
+    }
+
+    /// Works on one claimed subscriber until it has nothing due, then gives the claim back.
+    async fn work(&self, id: Uuid) {
+        if let Err(err) = self.work_until_idle(id).await {
+            tracing::warn!(error = %err, subscriber = %id, "webhook delivery stopped on a database error");
+        }
+        self.release(id).await;
+        // Events committed while the claim was held are due now.
+        outbox::committed().notify_one();
+    }
+
+    async fn work_until_idle(&self, id: Uuid) -> Result<(), sea_orm::DbErr> {
+        loop {
+            let Some(subscriber) = self.renew(id).await? else {
+                return Ok(());
+            };
+            let now = Utc::now();
+            if subscriber.confirmation_retry_at.is_some_and(|at| at <= now) {
+                self.send_confirmation(&subscriber).await?;
+                continue;
+            }
+            let events_due = subscriber.active
+                && subscriber.confirmed
+                && subscriber.pending_events > 0
+                && subscriber.events_retry_at.is_none_or(|at| at <= now);
+            if !events_due {
+                return Ok(());
+            }
+            let Some(delivery) = self.oldest_delivery(&subscriber).await? else {
+                // The count says more than the table holds (events expired meanwhile).
+                webhook_subscriber::Entity::update_many()
+                    .col_expr(S::PendingEvents, Expr::value(0_i64))
+                    .filter(S::Id.eq(id))
+                    .exec(&self.db)
+                    .await?;
+                return Ok(());
+            };
+            self.send_events(&subscriber, &delivery).await?;
+        }
+    }
+
+    /// Sends the pending CONFIRMATION of `subscriber` once, or drops it if its code expired.
+    async fn send_confirmation(
+        &self,
+        subscriber: &webhook_subscriber::Model,
+    ) -> Result<(), sea_orm::DbErr> {
+        let now = Utc::now();
+        let (Some(code), Some(delivery_id)) =
+            (&subscriber.code, subscriber.confirmation_delivery_id)
+        else {
+            return self.drop_confirmation(subscriber.id, None).await;
+        };
+        if subscriber.code_expires_at.is_none_or(|until| until <= now) {
+            return self
+                .drop_confirmation(subscriber.id, Some(delivery_id))
+                .await;
+        }
+        let body = confirmation_body(&code.0);
+        let attempt = subscriber.confirmation_attempts + 1;
+        let outcome = self
+            .attempt(subscriber, &body, delivery_id, "CONFIRMATION", attempt)
+            .await;
+        let now = Utc::now();
+        let retry_at = (!outcome.delivered())
+            .then(|| now + with_jitter(self.settings.backoff(u32::try_from(attempt).unwrap_or(1))));
+        // Only if the code was not superseded or confirmed meanwhile.
+        webhook_subscriber::Entity::update_many()
+            .col_expr(S::ConfirmationAttempts, Expr::value(attempt))
+            .col_expr(S::ConfirmationRetryAt, Expr::value(retry_at))
+            .filter(S::Id.eq(subscriber.id))
+            .filter(S::ConfirmationDeliveryId.eq(delivery_id))
+            .exec(&self.db)
+            .await?;
+        self.note_attempt(subscriber.id, &outcome, now).await
+    }
+
+    async fn drop_confirmation(
+        &self,
+        id: Uuid,
+        delivery_id: Option<Uuid>,
+    ) -> Result<(), sea_orm::DbErr> {
+        let mut update = webhook_subscriber::Entity::update_many()
+            .col_expr(S::ConfirmationDeliveryId, Expr::value(Option::<Uuid>::None))
+            .col_expr(
+                S::ConfirmationRetryAt,
+                Expr::value(Option::<DateTime<Utc>>::None),
+            )
+            .filter(S::Id.eq(id));
+        if let Some(delivery_id) = delivery_id {
+            update = update.filter(S::ConfirmationDeliveryId.eq(delivery_id));
+        }
+        update.exec(&self.db).await?;
+        Ok(())
+    }
+
+    /// The subscriber's delivery in progress, or a new one formed from its oldest events:
+    /// consecutive, of one type, at most `batch_max`.
+    async fn oldest_delivery(
+        &self,
+        subscriber: &webhook_subscriber::Model,
+    ) -> Result<Option<webhook_delivery::Model>, sea_orm::DbErr> {
+        let existing = webhook_delivery::Entity::find()
+            .filter(webhook_delivery::Column::SubscriberId.eq(subscriber.id))
+            .order_by_asc(webhook_delivery::Column::CreatedAt)
+            .one(&self.db)
+            .await?;
+        if existing.is_some() {
+            return Ok(existing);
+        }
+        let txn = self.db.begin().await?;
+        let events = webhook_event::Entity::find()
+            .filter(webhook_event::Column::SubscriberId.eq(subscriber.id))
+            .filter(webhook_event::Column::DeliveryId.is_null())
+            .order_by_asc(webhook_event::Column::Seq)
+            .limit(u64::from(self.settings.batch_max))
+            .all(&txn)
+            .await?;
+        let Some(first) = events.first() else {
+            txn.rollback().await?;
+            return Ok(None);
+        };
+        let event_type = first.event_type.clone();
+        let batch: Vec<&webhook_event::Model> = events
+            .iter()
+            .take_while(|e| e.event_type == event_type)
+            .collect();
+        let mut body =
+            String::with_capacity(64 + batch.iter().map(|e| e.payload.len() + 1).sum::<usize>());
+        body.push_str("{\"type\":");
+        body.push_str(&serde_json::Value::String(event_type.clone()).to_string());
+        body.push_str(",\"payloads\":[");
+        for (i, event) in batch.iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(&event.payload);
+        }
+        body.push_str("]}");
+        let delivery = webhook_delivery::Model {
+            id: Uuid::now_v7(),
+            subscriber_id: subscriber.id,
+            event_type,
+            body,
+            attempts: 0,
+            events: i32::try_from(batch.len()).unwrap_or(i32::MAX),
+            created_at: Utc::now(),
+        };
+        webhook_delivery::Entity::insert(webhook_delivery::ActiveModel {
+            id: Set(delivery.id),
+            subscriber_id: Set(delivery.subscriber_id),
+            event_type: Set(delivery.event_type.clone()),
+            body: Set(delivery.body.clone()),
+            attempts: Set(0),
+            events: Set(delivery.events),
+            created_at: Set(delivery.created_at),
+        })
+        .exec_without_returning(&txn)
+        .await?;
+        webhook_event::Entity::update_many()
+            .col_expr(webhook_event::Column::DeliveryId, Expr::value(delivery.id))
+            .filter(webhook_event::Column::Id.is_in(batch.iter().map(|e| e.id)))
+            .exec(&txn)
+            .await?;
+        txn.commit().await?;
+        Ok(Some(delivery))
+    }
+
+    /// Attempts `delivery` once and records the outcome: an acknowledgement removes it and
+    /// its events; a failure schedules the retry, or gives up.
+    async fn send_events(
+        &self,
+        subscriber: &webhook_subscriber::Model,
+        delivery: &webhook_delivery::Model,
+    ) -> Result<(), sea_orm::DbErr> {
+        let attempt = delivery.attempts + 1;
+        let outcome = self
+            .attempt(
+                subscriber,
+                &delivery.body,
+                delivery.id,
+                &delivery.event_type,
+                attempt,
+            )
+            .await;
+        let now = Utc::now();
+        let txn = self.db.begin().await?;
+        if outcome.delivered() {
+            webhook_event::Entity::delete_many()
+                .filter(webhook_event::Column::DeliveryId.eq(delivery.id))
+                .exec(&txn)
+                .await?;
+            let removed = webhook_delivery::Entity::delete_by_id(delivery.id)
+                .exec(&txn)
+                .await?;
+            let mut update = attempted(webhook_subscriber::Entity::update_many(), &outcome, now)
+                .col_expr(S::EventsRetryAt, Expr::value(Option::<DateTime<Utc>>::None))
+                .col_expr(S::Failures, Expr::value(0))
+                .col_expr(S::FailingSince, Expr::value(Option::<DateTime<Utc>>::None));
+            if removed.rows_affected == 1 {
+                update = update.col_expr(
+                    S::PendingEvents,
+                    Expr::col(S::PendingEvents).sub(i64::from(delivery.events)),
+                );
+            }
+            update.filter(S::Id.eq(subscriber.id)).exec(&txn).await?;
+        } else {
+            webhook_delivery::Entity::update_many()
+                .col_expr(webhook_delivery::Column::Attempts, Expr::value(attempt))
+                .filter(webhook_delivery::Column::Id.eq(delivery.id))
+                .exec(&txn)
+                .await?;
+            let failures = subscriber.failures + 1;
+            let failing_since = subscriber.failing_since.unwrap_or(now);
+            let give_up = now - failing_since
+                >= chrono::Duration::milliseconds(
+                    i64::try_from(self.settings.give_up_ms).unwrap_or(i64::MAX),
+                );
+            let mut update = attempted(webhook_subscriber::Entity::update_many(), &outcome, now)
+                .col_expr(S::Failures, Expr::value(failures))
+                .col_expr(S::FailingSince, Expr::value(Some(failing_since)))
+                .filter(S::Id.eq(subscriber.id));
+            if give_up {
+                update = update
+                    .col_expr(S::Confirmed, Expr::value(false))
+                    .col_expr(S::EventsRetryAt, Expr::value(Option::<DateTime<Utc>>::None));
+            } else {
+                let wait = self
+                    .settings
+                    .backoff(u32::try_from(failures).unwrap_or(u32::MAX));
+                update =
+                    update.col_expr(S::EventsRetryAt, Expr::value(Some(now + with_jitter(wait))));
+            }
+            update.exec(&txn).await?;
+            if give_up {
+                audit::insert(
+                    &txn,
+                    &Actor::system(subscriber.account_id),
+                    [Change {
+                        action: AuditAction::WebhookGaveUp,
+                        entity_id: subscriber.id,
+                        before: Some(serde_json::json!({ "confirmationStatus": "CONFIRMED" })),
+                        after: Some(serde_json::json!({ "confirmationStatus": "UNCONFIRMED" })),
+                    }],
+                )
+                .await?;
+            }
+            txn.commit().await?;
+            if give_up {
+                crate::metrics::webhook_give_up();
+                tracing::warn!(
+                    account = %subscriber.account_id,
+                    subscriber = %subscriber.name,
+                    since = %failing_since,
+                    "webhook deliveries failed too long: the subscriber is unconfirmed until it confirms again"
+                );
+            }
+            return Ok(());
+        }
+        txn.commit().await
+    }
+
+    /// One POST, measured, counted and (when it failed) logged.
+    async fn attempt(
+        &self,
+        subscriber: &webhook_subscriber::Model,
+        body: &str,
+        delivery_id: Uuid,
+        event_type: &str,
+        attempt: i32,
+    ) -> Outcome {
+        let started = std::time::Instant::now();
+        let outcome = self
+            .client
+            .attempt(Attempt {
+                url: &subscriber.callback_url,
+                body,
+                delivery_id,
+                event_type,
+                attempt,
+                secret: subscriber.secret.as_ref().map(|s| s.0.as_str()),
+            })
+            .await;
+        crate::metrics::webhook_attempt(outcome.label(), started.elapsed());
+        if !outcome.delivered() {
+            tracing::info!(
+                account = %subscriber.account_id,
+                subscriber = %subscriber.name,
+                callback = loggable(&subscriber.callback_url),
+                delivery_id = %delivery_id,
+                attempt,
+                outcome = outcome.label(),
+                result = %outcome.result(),
+                "webhook delivery attempt failed"
+            );
+        }
+        outcome
+    }
+
+    async fn note_attempt(
+        &self,
+        id: Uuid,
+        outcome: &Outcome,
+        at: DateTime<Utc>,
+    ) -> Result<(), sea_orm::DbErr> {
+        attempted(webhook_subscriber::Entity::update_many(), outcome, at)
+            .filter(S::Id.eq(id))
+            .exec(&self.db)
+            .await?;
+        Ok(())
+    }
+
+    /// Discards events older than the retention, with their deliveries, a bounded batch at
+    /// a time.
+    async fn expire(&self) -> Result<(), sea_orm::DbErr> {
+        let hours = i64::try_from(self.settings.retention_hours).unwrap_or(i64::MAX / 3_600_000);
+        let cutoff = Utc::now() - chrono::Duration::hours(hours);
+        loop {
+            let txn = self.db.begin().await?;
+            let expired = webhook_event::Entity::find()
+                .filter(webhook_event::Column::CreatedAt.lt(cutoff))
+                .order_by_asc(webhook_event::Column::CreatedAt)
+                .limit(1_000)
+                .all(&txn)
+                .await?;
+            if expired.is_empty() {
+                txn.rollback().await?;
+                return Ok(());
+            }
+            let deliveries: Vec<Uuid> = expired.iter().filter_map(|e| e.delivery_id).collect();
+            let mut rows = expired;
+            if !deliveries.is_empty() {
+                rows.extend(
+                    webhook_event::Entity::find()
+                        .filter(webhook_event::Column::DeliveryId.is_in(deliveries.clone()))
+                        .all(&txn)
+                        .await?,
+                );
+                rows.sort_unstable_by_key(|e| e.id);
+                rows.dedup_by_key(|e| e.id);
+                webhook_delivery::Entity::delete_many()
+                    .filter(webhook_delivery::Column::Id.is_in(deliveries))
+                    .exec(&txn)
+                    .await?;
+            }
+            let mut gone = std::collections::BTreeMap::<Uuid, i64>::new();
+            for row in &rows {
+                *gone.entry(row.subscriber_id).or_default() += 1;
+            }
+            let ids: Vec<Uuid> = rows.iter().map(|e| e.id).collect();
+            webhook_event::Entity::delete_many()
+                .filter(webhook_event::Column::Id.is_in(ids))
+                .exec(&txn)
+                .await?;
+            for (subscriber, count) in &gone {
+                webhook_subscriber::Entity::update_many()
+                    .col_expr(S::PendingEvents, Expr::col(S::PendingEvents).sub(*count))
+                    .filter(S::Id.eq(*subscriber))
+                    .exec(&txn)
+                    .await?;
+            }
+            txn.commit().await?;
+            let count = rows.len() as u64;
+            crate::metrics::webhook_events_expired(count);
+            tracing::warn!(
+                events = count,
+                "webhook events undelivered past the retention were discarded"
+            );
+        }
+    }
+
+    async fn sample_backlog(&self) -> Result<(), sea_orm::DbErr> {
+        let pending: Option<Option<i64>> = webhook_subscriber::Entity::find()
+            .select_only()
+            .column_as(S::PendingEvents.sum(), "pending")
+            .into_tuple()
+            .one(&self.db)
+            .await?;
+        let oldest: Option<DateTime<Utc>> = webhook_event::Entity::find()
+            .select_only()
+            .column(webhook_event::Column::CreatedAt)
+            .order_by_asc(webhook_event::Column::CreatedAt)
+            .limit(1)
+            .into_tuple()
+            .one(&self.db)
+            .await?;
+        let age = oldest
+            .and_then(|at| (Utc::now() - at).to_std().ok())
+            .unwrap_or_default();
+        let pending = pending.flatten().unwrap_or(0);
+        crate::metrics::webhook_backlog(u64::try_from(pending).unwrap_or(0), age);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_confirmation_body_is_the_specifications() {
+        assert_eq!(
+            confirmation_body("5b0c3f7e-6a86-4d8a-9b1e-2f4c7d9a1e03"),
+            r#"{"type":"CONFIRMATION","payloads":["{\"code\":\"5b0c3f7e-6a86-4d8a-9b1e-2f4c7d9a1e03\"}"]}"#
+        );
+    }
+
+    #[test]
+    fn logs_name_a_callback_without_its_query() {
+        assert_eq!(
+            loggable("https://h.example.com/x?token=secret"),
+            "https://h.example.com/x"
+        );
+    }
+}
