@@ -13,6 +13,8 @@
 
 use std::{sync::Arc, time::Duration};
 
+use tracing::{Instrument as _, instrument::WithSubscriber as _};
+
 use chrono::{DateTime, Utc};
 use rand::Rng as _;
 use sea_orm::{
@@ -88,18 +90,23 @@ impl Dispatcher {
             while tasks.try_join_next().is_some() {}
             let free = slots.available_permits();
             if free > 0 {
-                match inner.claim(free).await {
+                match untraced(inner.claim(free)).await {
                     Ok(ids) => {
                         for id in ids {
                             let Ok(permit) = slots.clone().try_acquire_owned() else {
-                                inner.release(id).await;
+                                untraced(inner.release(id)).await;
                                 continue;
                             };
                             let inner = inner.clone();
-                            tasks.spawn(async move {
-                                inner.work(id).await;
-                                drop(permit);
-                            });
+                            // One trace per subscriber's turn of deliveries.
+                            let span = tracing::info_span!(parent: None, "webhook.deliver", webhook.subscriber_id = %id);
+                            tasks.spawn(
+                                async move {
+                                    inner.work(id).await;
+                                    drop(permit);
+                                }
+                                .instrument(span),
+                            );
                         }
                     }
                     Err(err) => {
@@ -109,12 +116,12 @@ impl Dispatcher {
             }
             if last_housekeeping.is_none_or(|at| at.elapsed() >= Duration::from_secs(60)) {
                 last_housekeeping = Some(tokio::time::Instant::now());
-                if let Err(err) = inner.expire().await {
+                if let Err(err) = untraced(inner.expire()).await {
                     tracing::warn!(error = %err, "webhook retention could not run");
                 }
             }
             if lms_runtime::metrics::installed()
-                && let Err(err) = inner.sample_backlog().await
+                && let Err(err) = untraced(inner.sample_backlog()).await
             {
                 tracing::debug!(error = %err, "webhook backlog could not be sampled");
             }
@@ -126,8 +133,15 @@ impl Dispatcher {
             }
         }
         tasks.shutdown().await;
-        inner.release_all().await;
+        untraced(inner.release_all()).await;
     }
+}
+
+/// Polling makes no spans, like the auth revision's: a trace every poll would bury the
+/// requests' traces. What it finds is logged by the caller, outside.
+async fn untraced<T>(work: impl std::future::Future<Output = T>) -> T {
+    work.with_subscriber(tracing::subscriber::NoSubscriber::default())
+        .await
 }
 
 /// The subscribers with work due now, not claimed by a live process.
