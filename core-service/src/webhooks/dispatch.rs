@@ -210,6 +210,20 @@ impl Inner {
     /// Claims up to `limit` subscribers with work due; their ids.
     async fn claim(&self, limit: usize) -> Result<Vec<Uuid>, sea_orm::DbErr> {
         let now = Utc::now();
+        // Looked for first, with a read: the claim is a write, and on SQLite every write
+        // takes the database's one write lock, which a poll with nothing due must not
+        // contend for with the requests' writes.
+        let any_due: Option<Uuid> = webhook_subscriber::Entity::find()
+            .select_only()
+            .column(S::Id)
+            .filter(due(now))
+            .limit(1)
+            .into_tuple()
+            .one(&self.db)
+            .await?;
+        if any_due.is_none() {
+            return Ok(Vec::new());
+        }
         let mut due_ids = Query::select();
         due_ids
             .column(S::Id)
