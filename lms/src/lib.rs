@@ -9,8 +9,9 @@
 //! - [`demo`]: the built-in demo account of `lms up --demo` and what the launcher prints.
 //! - [`healthcheck`]: `lms healthcheck URL`, one probe of a running core or gateway for
 //!   container health checks.
-//! - [`supervisor`]: `lms up` runs the service in a child process of its own, logs why it
-//!   died when it is killed (SIGBUS from SQLite's memory-mapped WAL index) and starts it again.
+//! - [`supervisor`] (`lms_runtime::supervisor`): `lms up` runs the service in a child process
+//!   of its own, logs why it died when it is killed (SIGBUS from SQLite's memory-mapped WAL
+//!   index) and starts it again; `lms-core` alone does the same.
 //! - [`progress`]: what `lms import` shows while it works (a bar on a terminal, plain
 //!   lines otherwise).
 
@@ -18,6 +19,6 @@ pub mod demo;
 pub mod healthcheck;
 pub mod progress;
 pub mod stack;
-pub mod supervisor;
 
+pub use lms_runtime::supervisor;
 pub use stack::{Stack, StackSettings};

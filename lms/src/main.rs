@@ -1,7 +1,7 @@
 //! `lms`: the all-in-one command line for a single machine (contract section 1).
 //!
 //! - `lms up`: the core and the gateway in one serving process, connected over real gRPC,
-//!   watched by `lms up` itself (`lms::supervisor`).
+//!   watched by `lms up` itself (`lms_runtime::supervisor`).
 //! - `lms import FILE`: loads an import document, all or nothing.
 //! - `lms migrate`: applies pending migrations.
 
@@ -122,7 +122,8 @@ async fn main() -> Result<(), Report> {
             service_name: None,
         })?
         .install()?;
-        let code = supervisor::supervise(&settings.core.database_url).await?;
+        let database_file = lms_core::db::sqlite_file::sqlite_path(&settings.core.database_url);
+        let code = supervisor::supervise("lms up", database_file).await?;
         drop(logs);
         std::process::exit(code);
     }

@@ -15,6 +15,8 @@
 //! - [`secret`]: [`Secret`], a value whose `Debug` never shows it.
 //! - [`outage`]: [`Outage`], one log line when a dependency goes down and one when it is back.
 //! - [`report`]: [`Report`], what a failing binary prints: each cause once.
+//! - [`supervisor`]: a service binary serving from a child process of its own, which it starts
+//!   again when a signal kills it (SIGBUS from SQLite's memory-mapped WAL index).
 
 mod log_writer;
 pub mod metrics;
@@ -23,6 +25,7 @@ pub mod propagation;
 pub mod report;
 pub mod secret;
 pub mod shutdown;
+pub mod supervisor;
 pub mod telemetry;
 mod text_fields;
 

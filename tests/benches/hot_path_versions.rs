@@ -21,6 +21,9 @@
 //! ceiling's is this process's less the load generator's thread. Each build logs to its own
 //! file (`LMS_BENCH_LOG_DIR`, default the temporary folder), as `lms up` logs by default.
 //!
+//! A build with rate limits runs with them set far above the load (a billion requests a second),
+//! so every request is checked and none refused, as in `hot_path`.
+//!
 //! Knobs (environment): `LMS_BENCH_BINARIES` (`NAME=PATH,…`, required), `LMS_BENCH_BACKEND=
 //! postgres` (with `LMS_TEST_POSTGRES_URL`; each build gets a database of its own on that
 //! server), `LMS_BENCH_SECONDS` (closed loop per target and round, default 3),
@@ -38,6 +41,14 @@ use std::{
 };
 
 use lms_testkit::TestDatabase;
+
+/// The rate limits of a build that has them (`lms up --help`).
+const RATE_LIMITS_FAR_ABOVE_THE_LOAD: [&str; 4] = [
+    "LMS_RATE_LIMIT_CALLER_RPS",
+    "LMS_RATE_LIMIT_CALLER_BURST",
+    "LMS_RATE_LIMIT_ACCOUNT_RPS",
+    "LMS_RATE_LIMIT_ACCOUNT_BURST",
+];
 use lms_tests::{
     Backend,
     http_load::{self, Latencies},
@@ -131,6 +142,10 @@ impl Build {
             .args(["up", "--demo", "--http-addr", "127.0.0.1:0"])
             .args(["--grpc-addr", "127.0.0.1:0"])
             .env("DATABASE_URL", &database.url)
+            // A build that rate-limits takes every request from its buckets, set far above the
+            // load as in `hot_path`, so it pays for the check and refuses nothing; a build
+            // without rate limits ignores them.
+            .envs(RATE_LIMITS_FAR_ABOVE_THE_LOAD.map(|name| (name, "1000000000")))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log_file)

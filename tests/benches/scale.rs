@@ -1,6 +1,8 @@
 //! Scale: the seven operations in a small and a large account of one database, side by side
 //! in one run, plus the points read and the import at twice the large size to show growth,
-//! and every paged listing at its first and hundredth page (`scale/paging.rs`).
+//! every paged listing at its first and hundredth page (`scale/paging.rs`), and the learner
+//! results of the large account: the walk, page 1,000 against page 1, the writes of 10,000
+//! (`scale/results.rs`).
 //!
 //! Run: `cargo bench -p lms-tests --bench scale` (see `docs/benchmarks.md`).
 //!
@@ -48,6 +50,8 @@ use lms_tests::{
 
 #[path = "scale/paging.rs"]
 mod paging;
+#[path = "scale/results.rs"]
+mod results;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -192,6 +196,7 @@ async fn run_backend(
         let mut shape = WorldShape::with_users(users);
         shape.world = world;
         shape.id_shape = id_shape;
+        shape.results = true;
         shape.account_url = format!("https://world-{world}.example.com");
         accounts.push(import(stack, &hasher, shape, &hash).await?);
     }
@@ -275,6 +280,9 @@ async fn run_backend(
             large_rate.per_second / small_rate.per_second
         )?;
     }
+
+    // Before the deletes: the walk counts every enrollment's result.
+    out.push_str(&results::table(stack, large, config.seconds).await?);
 
     // Every delete removes the enrollments of learners no earlier one touched; one delete
     // is one sample, and a busy machine spreads single samples widely: the median of

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 
 use lms_core::import::document::{
     ApiClientEntry, ContentItemEntry, CustomRoleEntry, DepartmentEntry, EnrollmentEntry,
-    GroupEntry, PointsEntry, ProjectEntry, RootDepartmentEntry, UserEntry,
+    GroupEntry, PointsEntry, ProjectEntry, ResultEntry, RootDepartmentEntry, UserEntry,
 };
 use serde::Serialize;
 
@@ -61,6 +61,9 @@ pub struct WorldShape {
     pub plain_passwords: usize,
     /// How identifiers are made.
     pub id_shape: IdShape,
+    /// Whether the document gives enrollments tracked results ([`tracked_result`]); without,
+    /// every result is untouched.
+    pub results: bool,
 }
 
 impl WorldShape {
@@ -75,18 +78,20 @@ impl WorldShape {
             enrollments_per_user: 10,
             plain_passwords: 0,
             id_shape: IdShape::default(),
+            results: false,
         }
     }
 
     /// Rows the import writes for this document (departments with the root, users, group
-    /// members, projects, items, enrollments, points, API clients; closure rows not counted).
+    /// members, projects, items, enrollments and their results, points, API clients; closure
+    /// rows not counted).
     pub fn rows(&self) -> usize {
         1 + self.departments
             + self.users
             + self.plain_groups() * PLAIN_GROUP_MEMBERS.min(self.users)
             + PROJECTS
             + PROJECTS * ITEMS_PER_PROJECT
-            + self.learners() * self.enrollments_per_user.min(PROJECTS * ITEMS_PER_PROJECT)
+            + 2 * self.enrollments()
             + self.users
             + RoleLogin::ALL.len()
     }
@@ -516,6 +521,14 @@ pub fn write_world(
         }),
     )?;
 
+    if shape.results {
+        doc.list(
+            "results",
+            (RoleLogin::ALL.len()..shape.users)
+                .flat_map(|user| (0..per_user).filter_map(move |k| tracked_result(ids, user, k))),
+        )?;
+    }
+
     doc.list(
         "points",
         (0..shape.users).map(|user| PointsEntry {
@@ -533,6 +546,48 @@ pub fn write_world(
     )?;
     doc.raw("}]}")?;
     doc.out.flush()
+}
+
+/// The tracked result a document with results gives the `k`-th enrollment of `user`: a
+/// quarter each untouched (no entry), in progress, passed and failed, the finished ones
+/// completed on one of the first 28 days of a month of 2025, spread over the year.
+pub fn tracked_result(ids: Ids, user: usize, k: usize) -> Option<ResultEntry> {
+    let day = (user * 10 + k) % (12 * 28);
+    let date = format!(
+        "2025-{:02}-{:02}T10:00:00+00:00",
+        day / 28 + 1,
+        day % 28 + 1
+    );
+    let (status, progress, score, completed) = match (user + k) % 4 {
+        0 => return None,
+        1 => ("in_progress", 40, 0.0, false),
+        2 => ("passed", 100, 92.5, true),
+        _ => ("failed", 100, 41.0, true),
+    };
+    Some(ResultEntry {
+        enrollment_id: ids.enrollment(user, k).to_string(),
+        completion_status: status.to_owned(),
+        progress,
+        awarded_score: score,
+        passing_score: 80.0,
+        time_spent: 600,
+        views_count: 2,
+        completion_date: completed.then(|| date.clone()),
+        last_view_date: Some(date),
+    })
+}
+
+/// The enrollments of content item `item` (`ids.enrollment(user, k)` of each learner that
+/// has one), in the order of the learners.
+pub fn enrollments_of_item(shape: &WorldShape, item: usize) -> impl Iterator<Item = Uuid> + '_ {
+    let ids = shape.ids();
+    let items = shape.content_items();
+    let per_user = shape.enrollments_per_user.min(items);
+    (RoleLogin::ALL.len()..shape.users).filter_map(move |user| {
+        (0..per_user)
+            .find(|k| (user * 7 + k) % items == item)
+            .map(|k| ids.enrollment(user, k))
+    })
 }
 
 /// The users of plain group `number`: spread over the whole account, not its first hundred.
@@ -861,5 +916,39 @@ mod tests {
             account.groups[0].user_ids.as_ref().map(Vec::len),
             Some(PLAIN_GROUP_MEMBERS)
         );
+        assert!(account.results.is_empty());
+    }
+
+    #[test]
+    fn results_are_given_for_three_quarters_of_the_enrollments_and_items_list_their_own() {
+        let shape = WorldShape {
+            results: true,
+            ..WorldShape::with_users(1_006)
+        };
+        let mut bytes = Vec::new();
+        write_world(&shape, "$argon2id$hash", &mut bytes).unwrap();
+        let document: lms_core::import::ImportDocument = serde_json::from_slice(&bytes).unwrap();
+        let account = &document.accounts[0];
+        assert_eq!(account.results.len(), shape.enrollments() * 3 / 4);
+        let finished = account
+            .results
+            .iter()
+            .filter(|result| result.completion_date.is_some())
+            .count();
+        assert_eq!(finished, shape.enrollments() / 2);
+
+        let item = 3;
+        let course = shape.ids().content_item(item).to_string();
+        let of_item: std::collections::HashSet<_> = enrollments_of_item(&shape, item)
+            .map(|id| id.to_string())
+            .collect();
+        let expected: std::collections::HashSet<_> = account
+            .enrollments
+            .iter()
+            .filter(|enrollment| enrollment.content_item_id == course)
+            .map(|enrollment| enrollment.id.clone())
+            .collect();
+        assert_eq!(of_item, expected);
+        assert_eq!(of_item.len(), shape.enrollments() / shape.content_items());
     }
 }

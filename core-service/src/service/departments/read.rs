@@ -91,8 +91,6 @@ async fn read_after(
     after: Option<Uuid>,
     limit: u64,
 ) -> ServiceResult<Vec<department::Model>> {
-    let in_account =
-        department::Entity::find().filter(department::Column::AccountId.eq(caller.account_id));
     if grant != Grant::InScope {
         let query = crate::service::keyset::account_range(
             conn.get_database_backend(),
@@ -124,10 +122,14 @@ async fn read_after(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut departments = in_account
+    // By primary key alone: with the account's condition beside a long id list, SQLite's
+    // planner has chosen to scan the table. The closure's descendants of a caller's managed
+    // departments are the account's own; the account is checked on the rows all the same.
+    let mut departments = department::Entity::find()
         .filter(department::Column::Id.is_in(ids))
         .all(conn)
         .await?;
+    departments.retain(|department| department.account_id == caller.account_id);
     departments.sort_unstable_by_key(|department| department.id);
     Ok(departments)
 }

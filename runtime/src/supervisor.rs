@@ -1,32 +1,34 @@
-//! `lms up` watches the process that serves, and outlives it.
+//! A service binary (`lms up`, `lms-core`) watches the process that serves, and outlives it.
 //!
 //! SQLite maps its WAL index, the `-shm` file beside the database, into memory. When that file
 //! is truncated, or the file system under it fails, while a process has it mapped, the next
 //! read of the mapping raises SIGBUS: the process dies at once, mid-request, and nothing in it
 //! can say why (handling that signal needs `unsafe`, which this code base forbids, and could
-//! not make the mapping usable again). So `lms up` does not serve itself: it starts this same
+//! not make the mapping usable again). So the binary does not serve itself: it starts this same
 //! executable again as its serving process ([`SERVING_PROCESS`] set in its environment) and
-//! waits for it.
+//! waits for it. This module knows processes and signals, not databases: the caller names the
+//! database file, if any, that a bus error points to.
 //!
 //! - SIGTERM, SIGINT, SIGHUP and SIGQUIT are passed on; the serving process's exit is then
-//!   `lms up`'s.
-//! - A serving process that exits by itself (a refused start, a fatal error) ends `lms up`
-//!   with its status: it has logged its reason, and starting it again would only repeat it.
-//! - A serving process killed by a signal that did not come through `lms up` is logged at
+//!   the supervisor's.
+//! - A serving process that exits by itself (a refused start, a fatal error) ends the
+//!   supervisor with its status: it has logged its reason, and starting it again would only
+//!   repeat it.
+//! - A serving process killed by a signal that did not come through the supervisor is logged at
 //!   ERROR with what that signal means here (SIGBUS: the `-shm` and database files, by name)
 //!   and started again after [`RESTART_DELAY`]: SQLite rebuilds a truncated WAL index from the
 //!   `-wal` file when the database is opened, so nothing committed is lost. A crash more than
-//!   [`MAX_CRASHES`] times within [`CRASH_WINDOW`] ends `lms up` with status 128 + the signal,
+//!   [`MAX_CRASHES`] times within [`CRASH_WINDOW`] ends the supervisor with 128 + the signal,
 //!   as a shell reports it, for the restart policy (compose, systemd, Kubernetes) to take
 //!   over with its back-off.
-//! - The serving process asks the kernel for SIGTERM when `lms up` dies, even by SIGKILL, so
-//!   it never keeps the ports of a supervisor that is gone.
+//! - The serving process asks the kernel for SIGTERM when its supervisor dies, even by
+//!   SIGKILL, so it never keeps the ports of a supervisor that is gone.
 
 use std::{
     collections::VecDeque,
     ffi::OsString,
     os::unix::process::ExitStatusExt as _,
-    path::PathBuf,
+    path::{Path, PathBuf},
     process::ExitStatus,
     time::{Duration, Instant},
 };
@@ -48,7 +50,7 @@ pub const CRASH_WINDOW: Duration = Duration::from_secs(60);
 /// (a file system that stays full) is not hammered.
 pub const RESTART_DELAY: Duration = Duration::from_secs(1);
 
-/// Whether this process is the serving process of a supervising `lms up`. If so, it will get
+/// Whether this process is the serving process of a supervisor. If so, it will get
 /// SIGTERM when its supervisor dies; it fails when the supervisor is already gone.
 pub fn is_serving_process() -> anyhow::Result<bool> {
     let Some(supervisor) = std::env::var_os(SERVING_PROCESS) else {
@@ -63,7 +65,7 @@ pub fn is_serving_process() -> anyhow::Result<bool> {
     // Asked too late when the supervisor died before: this process has another parent now.
     anyhow::ensure!(
         std::os::unix::process::parent_id() == supervisor,
-        "the lms up that started this serving process (pid {supervisor}) is gone"
+        "the supervisor that started this serving process (pid {supervisor}) is gone"
     );
     Ok(true)
 }
@@ -97,11 +99,12 @@ impl StopSignals {
     }
 }
 
-/// Runs `lms up` (this executable with this process's arguments) as the serving process,
-/// restarting it after a crash, until it exits or is stopped; returns the exit status for
-/// `lms up` to end with.
-pub async fn supervise(database_url: &str) -> anyhow::Result<i32> {
-    let executable = std::env::current_exe().context("cannot find the lms executable")?;
+/// Runs this executable with this process's arguments as the serving process, restarting it
+/// after a crash, until it exits or is stopped; returns the exit status for `program` (the
+/// name an operator knows it by, for the log) to end with. `database_file` is the SQLite file
+/// the serving process maps, if any, which a bus error is then said to point to.
+pub async fn supervise(program: &str, database_file: Option<PathBuf>) -> anyhow::Result<i32> {
+    let executable = std::env::current_exe().context("cannot find this executable")?;
     let arguments: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut signals = StopSignals::listen()?;
     let mut crashes: VecDeque<Instant> = VecDeque::new();
@@ -145,12 +148,12 @@ pub async fn supervise(database_url: &str) -> anyhow::Result<i32> {
             core_dumped = status.core_dumped(),
             "the serving process was killed by {}: {}",
             signal_name(number),
-            meaning(number, database_url)
+            meaning(number, database_file.as_deref())
         );
         if crashes.len() > MAX_CRASHES {
             tracing::error!(
-                "the serving process crashed {} times within {} s; lms up stops and leaves the \
-                 next start to the restart policy",
+                "the serving process crashed {} times within {} s; {program} stops and leaves \
+                 the next start to the restart policy",
                 crashes.len(),
                 CRASH_WINDOW.as_secs()
             );
@@ -180,12 +183,11 @@ fn signal_name(number: i32) -> &'static str {
 }
 
 /// What a serving process killed by signal `number` most likely met.
-fn meaning(number: i32, database_url: &str) -> String {
-    let database = lms_core::db::sqlite_file::sqlite_path(database_url);
-    match (Signal::try_from(number), database) {
+fn meaning(number: i32, database_file: Option<&Path>) -> String {
+    match (Signal::try_from(number), database_file) {
         (Ok(Signal::SIGBUS), Some(path)) => {
             let beside = |suffix: &str| {
-                let mut name = path.clone().into_os_string();
+                let mut name = path.as_os_str().to_owned();
                 name.push(suffix);
                 PathBuf::from(name).display().to_string()
             };
@@ -218,10 +220,11 @@ mod tests {
 
     #[test]
     fn a_bus_error_on_sqlite_names_the_wal_index_and_the_database() {
-        let said = meaning(Signal::SIGBUS as i32, "sqlite:///var/lib/lms/lms.sqlite3");
+        let file = Path::new("/var/lib/lms/lms.sqlite3");
+        let said = meaning(Signal::SIGBUS as i32, Some(file));
         assert!(said.contains("/var/lib/lms/lms.sqlite3-shm"), "{said}");
         assert!(said.contains("/var/lib/lms/lms.sqlite3-wal"), "{said}");
-        let said = meaning(Signal::SIGBUS as i32, "postgres://lms@db/lms");
+        let said = meaning(Signal::SIGBUS as i32, None);
         assert!(!said.contains("-shm"), "{said}");
     }
 

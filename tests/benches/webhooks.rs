@@ -1,0 +1,336 @@
+//! Webhooks: what recording events costs a write, how soon a burst of events reaches a
+//! receiver, and whether the core's memory grows with the events it has not delivered yet.
+//!
+//! Run: `cargo bench -p lms-tests --bench webhooks` (see `docs/benchmarks.md`, "Webhooks").
+//!
+//! One stack per backend (core and gateway in this process, on their own 2-worker runtime as
+//! `lms up` runs them), the demo world's two accounts, and a receiver on 127.0.0.1 in this
+//! process that counts what it is sent and keeps no bodies. Acme's owner subscribes to
+//! `USER_REGISTERED`; Globex has no subscriber.
+//!
+//! - **Cost of recording:** `POST /user` (JSON) one after another, in rounds that alternate
+//!   between Acme (an event recorded in the write's transaction, then delivered) and Globex
+//!   (nothing recorded): the median latency of each and their ratio.
+//! - **A burst:** 10,000 users created by 8 clients at once in Acme; the time from the last
+//!   acknowledged write until the receiver has acknowledged all 10,000 events, and from the
+//!   first write.
+//! - **Backlog memory:** the receiver answers 500 while a first and then a ten times larger
+//!   backlog builds up; the growth of this process's resident high-water mark over a few
+//!   seconds of retries with each backlog, then over the delivery of the whole backlog once
+//!   the receiver answers 200 again.
+//!
+//! Knobs (environment): `LMS_BENCH_BACKENDS` (as for the scale benchmark), `LMS_BENCH_ROUNDS`
+//! (default 6), `LMS_BENCH_WRITES` (per round and account, default 100), `LMS_BENCH_EVENTS`
+//! (the burst, default 10,000), `LMS_BENCH_BACKLOG` (the smaller backlog, default 2,000; the
+//! larger is ten times it), `LMS_BENCH_REPORT=PATH`.
+
+use std::{
+    fmt::Write as _,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use lms_core::webhooks::WebhookSettings;
+use lms_tests::{
+    Backend, TestStack,
+    memory::PeakMemory,
+    post_json,
+    stack::StackOptions,
+    webhooks::{Receiver, quick_settings, subscribe},
+    world::{self, Login, acme, globex},
+};
+use serde_json::json;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The receiver's path for Acme's subscriber.
+const HOOK: &str = "hook";
+
+/// Clients writing at once in the burst and the backlogs.
+const WRITERS: usize = 8;
+
+struct Config {
+    backends: Vec<Backend>,
+    rounds: usize,
+    writes: usize,
+    events: usize,
+    backlog: usize,
+    report: Option<String>,
+}
+
+impl Config {
+    fn from_env() -> Self {
+        let number = |name: &str, default: usize| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(default)
+        };
+        Self {
+            backends: lms_tests::database::bench_backends(),
+            rounds: number("LMS_BENCH_ROUNDS", 6),
+            writes: number("LMS_BENCH_WRITES", 100),
+            events: number("LMS_BENCH_EVENTS", 10_000),
+            backlog: number("LMS_BENCH_BACKLOG", 2_000),
+            report: std::env::var("LMS_BENCH_REPORT").ok(),
+        }
+    }
+}
+
+/// Deliveries retried quickly, as in the tests, but never given up on during a run.
+fn settings() -> WebhookSettings {
+    WebhookSettings {
+        give_up_ms: 3_600_000,
+        ..quick_settings(true)
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let config = Config::from_env();
+    let services = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let clients = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let mut report = String::from("## Webhooks\n");
+    for &backend in &config.backends {
+        let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
+            webhooks: settings(),
+            ..StackOptions::new(backend)
+        })) else {
+            println!("{backend:?}: skipped (no database configured)");
+            continue;
+        };
+        let stack = Arc::new(stack);
+        let section = clients.block_on(run(&config, backend, &stack))?;
+        println!("{section}");
+        report.push_str(&section);
+        if let Ok(stack) = Arc::try_unwrap(stack) {
+            services.block_on(stack.stop());
+        }
+    }
+    if let Some(path) = &config.report {
+        std::fs::write(path, &report)?;
+        println!("Report written to {path}");
+    }
+    Ok(())
+}
+
+async fn run(config: &Config, backend: Backend, stack: &Arc<TestStack>) -> anyhow::Result<String> {
+    let mut out = String::new();
+    writeln!(
+        out,
+        "\n### {backend:?}\n\nLoad average (1, 5, 15 min) at the start: {}.\n",
+        load_average()
+    )?;
+    let receiver = Receiver::start_counting().await;
+    subscribe(
+        stack,
+        world::OWNER,
+        &receiver,
+        "bench",
+        HOOK,
+        Some("bench secret"),
+        &["USER_REGISTERED"],
+    )
+    .await;
+    let users = Arc::new(AtomicUsize::new(0));
+    let mut expected = 0;
+
+    // The cost of recording: the same write with and without a subscriber, alternating.
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for round in 0..config.rounds {
+        let order = if round % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        };
+        for subscribed in order {
+            let login = if subscribed {
+                world::OWNER
+            } else {
+                world::GLOBEX_OWNER
+            };
+            for _ in 0..config.writes {
+                let began = Instant::now();
+                new_user(stack, login, &users).await?;
+                let ms = began.elapsed().as_secs_f64() * 1e3;
+                if subscribed {
+                    with.push(ms);
+                    expected += 1;
+                } else {
+                    without.push(ms);
+                }
+            }
+        }
+    }
+    delivered(&receiver, expected, Duration::from_secs(120)).await?;
+    let (p50_with, p50_without) = (median(&mut with), median(&mut without));
+    writeln!(
+        out,
+        "| `POST /user` (JSON, one client) | writes | p50 | p90 |\n|---|---|---|---|\n\
+         | Acme: one subscriber to `USER_REGISTERED` | {} | {p50_with:.2} ms | {:.2} ms |\n\
+         | Globex: no subscriber | {} | {p50_without:.2} ms | {:.2} ms |\n\
+         | with ÷ without | | {:.3} | |",
+        with.len(),
+        quantile(&with, 0.9),
+        without.len(),
+        quantile(&without, 0.9),
+        p50_with / p50_without
+    )?;
+
+    // A burst, delivered.
+    let began = Instant::now();
+    write_many(stack, config.events, &users).await?;
+    let written = began.elapsed();
+    expected += config.events;
+    let arrived = delivered(&receiver, expected, Duration::from_secs(300)).await?;
+    let (payloads, deliveries) = receiver.delivered_count(HOOK);
+    writeln!(
+        out,
+        "\n| burst of `USER_REGISTERED` ({WRITERS} clients) | figure |\n|---|---|\n\
+         | events written | {} in {:.2} s ({:.0}/s) |\n\
+         | last event delivered after the last write | {:.2} s |\n\
+         | all delivered after the first write | {:.2} s |\n\
+         | deliveries so far (payloads per delivery) | {deliveries} ({:.1}) |",
+        config.events,
+        written.as_secs_f64(),
+        config.events as f64 / written.as_secs_f64(),
+        arrived.as_secs_f64(),
+        (written + arrived).as_secs_f64(),
+        payloads as f64 / deliveries.max(1) as f64
+    )?;
+
+    // Backlogs: the receiver down, the events kept; then delivered.
+    writeln!(
+        out,
+        "\n| backlog (receiver answering 500) | undelivered events | peak MiB over 5 s of retries |\n|---|---|---|"
+    )?;
+    receiver.answer(500);
+    let mut backlog = 0;
+    for size in [config.backlog, config.backlog * 10] {
+        write_many(stack, size - backlog, &users).await?;
+        backlog = size;
+        // Retries of the oldest batch go on; what they hold must not depend on the backlog.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let peak = PeakMemory::start();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        writeln!(out, "| retrying | {size} | {:.1} |", peak.growth_mib())?;
+    }
+    expected += backlog;
+    let peak = PeakMemory::start();
+    let began = Instant::now();
+    receiver.answer(200);
+    delivered(&receiver, expected, Duration::from_secs(600)).await?;
+    writeln!(
+        out,
+        "| delivered once the receiver answers 200 again | {backlog} in {:.2} s | {:.1} |",
+        began.elapsed().as_secs_f64(),
+        peak.growth_mib()
+    )?;
+    writeln!(
+        out,
+        "\nLoad average (1, 5, 15 min) at the end: {}.",
+        load_average()
+    )?;
+    Ok(out)
+}
+
+/// Creates one user in the account of `login`'s, in its root department.
+async fn new_user(stack: &TestStack, login: Login, users: &AtomicUsize) -> anyhow::Result<()> {
+    let n = users.fetch_add(1, Ordering::Relaxed);
+    let (department, domain) = if login.account_url == world::GLOBEX_URL {
+        (globex::ROOT, "globex.example.com")
+    } else {
+        (acme::SALES, "acme.example.com")
+    };
+    let body = json!({
+        "departmentId": department,
+        "password": "a brand new password",
+        "fields": {"login": format!("bench{n}@{domain}"), "first_name": "Bench"},
+    });
+    let reply = post_json(stack, "/user", login, body).await;
+    anyhow::ensure!(reply.status == 201, "POST /user: {}", reply.body);
+    Ok(())
+}
+
+/// `count` users created in Acme by [`WRITERS`] clients at once.
+async fn write_many(
+    stack: &Arc<TestStack>,
+    count: usize,
+    users: &Arc<AtomicUsize>,
+) -> anyhow::Result<()> {
+    let left = Arc::new(AtomicUsize::new(count));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|_| {
+            let (stack, users, left) = (stack.clone(), users.clone(), left.clone());
+            tokio::spawn(async move {
+                while left
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    new_user(&stack, world::OWNER, &users).await?;
+                }
+                anyhow::Ok(())
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await??;
+    }
+    Ok(())
+}
+
+/// Waits until the receiver has acknowledged `expected` events in all; the time it took.
+async fn delivered(
+    receiver: &Receiver,
+    expected: usize,
+    within: Duration,
+) -> anyhow::Result<Duration> {
+    let began = Instant::now();
+    loop {
+        let (payloads, _) = receiver.delivered_count(HOOK);
+        if payloads >= expected {
+            anyhow::ensure!(
+                payloads == expected,
+                "{payloads} events delivered, {expected} written"
+            );
+            return Ok(began.elapsed());
+        }
+        anyhow::ensure!(
+            began.elapsed() < within,
+            "{payloads} of {expected} events delivered within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The `q` quantile of sorted `values`.
+fn quantile(values: &[f64], q: f64) -> f64 {
+    let at = ((values.len() as f64 * q) as usize).min(values.len().saturating_sub(1));
+    values.get(at).copied().unwrap_or(f64::NAN)
+}
