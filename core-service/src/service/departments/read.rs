@@ -4,12 +4,12 @@
 //! A scoped caller (department administrator, publisher, custom role) sees the subtrees of the
 //! departments it manages; everything else reads like a department that does not exist.
 
-use std::{collections::BTreeSet, sync::Arc};
+use std::{collections::BTreeMap, sync::Arc};
 
 use futures::Stream;
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, QueryFilter as _,
-    QueryOrder as _, QuerySelect as _, prelude::Uuid,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, JoinType,
+    QueryFilter as _, QueryOrder as _, QuerySelect as _, RelationTrait as _, prelude::Uuid,
 };
 
 use crate::service::lookups::{self as scope, find_department};
@@ -103,35 +103,30 @@ async fn read_after(
         return Ok(query.limit(limit).all(conn).await?);
     }
     // A scope is one or a few subtrees: each is walked in id order on the closure's primary
-    // key (ancestor, descendant), and the walks are merged here, so no statement sorts a
-    // subtree however large it is. Nested subtrees name a department twice; the set keeps one.
-    let mut ids = BTreeSet::new();
+    // key (ancestor, descendant), each descendant's row fetched by its key beside it, and the
+    // walks are merged here, so no statement sorts a subtree however large it is (nor names a
+    // page of ids, whose long list SQLite's planner may answer with a scan). Nested subtrees
+    // name a department twice; the map keeps one.
+    let mut departments = BTreeMap::new();
     for root in &caller.managed_department_ids {
-        let mut query = closure::Entity::find()
-            .select_only()
-            .column(closure::Column::DescendantId)
+        let mut query = department::Entity::find()
+            .join(
+                JoinType::InnerJoin,
+                closure::Relation::Descendant.def().rev(),
+            )
             .filter(closure::Column::AncestorId.eq(*root))
             .order_by_asc(closure::Column::DescendantId);
         if let Some(after) = after {
             query = query.filter(closure::Column::DescendantId.gt(after));
         }
-        let descendants: Vec<Uuid> = query.limit(limit).into_tuple().all(conn).await?;
-        ids.extend(descendants);
+        for row in query.limit(limit).all(conn).await? {
+            // The closure below a caller's managed department is its account's own.
+            if row.account_id == caller.account_id {
+                departments.insert(row.id, row);
+            }
+        }
     }
-    let ids: Vec<Uuid> = ids.into_iter().take(limit as usize).collect();
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    // By primary key alone: with the account's condition beside a long id list, SQLite's
-    // planner has chosen to scan the table. The closure's descendants of a caller's managed
-    // departments are the account's own; the account is checked on the rows all the same.
-    let mut departments = department::Entity::find()
-        .filter(department::Column::Id.is_in(ids))
-        .all(conn)
-        .await?;
-    departments.retain(|department| department.account_id == caller.account_id);
-    departments.sort_unstable_by_key(|department| department.id);
-    Ok(departments)
+    Ok(departments.into_values().take(limit as usize).collect())
 }
 
 /// Whether `department_id` has a child; for the delete's checks.
