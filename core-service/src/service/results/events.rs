@@ -3,6 +3,8 @@
 //! status the write changed, `COURSE_STATUS_CHANGED` first. A write that leaves every
 //! effective status as it was (a date or a score changed) records none.
 
+use std::collections::{HashMap, hash_map::Entry};
+
 use chrono::{DateTime, Utc};
 use sea_orm::prelude::Uuid;
 
@@ -46,15 +48,21 @@ fn successful(status: &str) -> bool {
 /// they first appear. A pair's statuses are those of its first enrollment by id (a learner
 /// holds one enrollment per item unless an import gave more).
 fn course_events(rewrites: &[Rewrite<'_>], changed_at: DateTime<Utc>) -> Vec<Event> {
+    // Each pair's place in `pairs` by key: a write of 10,000 results is as many pairs, and
+    // looking each one up along the list was quadratic in them.
+    let mut places: HashMap<(Uuid, Uuid), usize> = HashMap::new();
     let mut pairs: Vec<((Uuid, Uuid), Vec<&Rewrite<'_>>)> = Vec::new();
     for rewrite in rewrites
         .iter()
         .filter(|r| r.before.effective_status != r.after.effective_status)
     {
         let key = (rewrite.learner_id, rewrite.course_id);
-        match pairs.iter_mut().find(|(pair, _)| *pair == key) {
-            Some((_, changed)) => changed.push(rewrite),
-            None => pairs.push((key, vec![rewrite])),
+        match places.entry(key) {
+            Entry::Occupied(place) => pairs[*place.get()].1.push(rewrite),
+            Entry::Vacant(place) => {
+                place.insert(pairs.len());
+                pairs.push((key, vec![rewrite]));
+            }
         }
     }
     let mut events = Vec::new();
