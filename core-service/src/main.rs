@@ -3,9 +3,7 @@
 
 use clap::Parser;
 use lms_core::{app::App, settings::CoreSettings};
-use lms_runtime::{
-    LogSettings, Report, Telemetry, TelemetryOptions, TracedService, shutdown_signal, supervisor,
-};
+use lms_runtime::{LogSettings, Report, Telemetry, TracedService, shutdown_signal, supervisor};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -35,17 +33,10 @@ struct Cli {
 async fn main() -> Result<(), Report> {
     let cli = Cli::parse();
     if !supervisor::is_serving_process()? {
-        // The supervisor logs what becomes of the serving process; it has nothing to trace.
-        let logs = Telemetry::build(&TelemetryOptions {
-            log_format: cli.log.log_format,
-            services: vec![TracedService::whole("lms-core")],
-            otlp_endpoint: None,
-            service_name: None,
-        })?
-        .install()?;
         let database_file = lms_core::db::sqlite_file::sqlite_path(&cli.settings.database_url);
-        let code = supervisor::supervise("lms-core", database_file).await?;
-        drop(logs);
+        let code =
+            supervisor::supervise_logged("lms-core", "lms-core", cli.log.log_format, database_file)
+                .await?;
         std::process::exit(code);
     }
     let _telemetry = Telemetry::init(cli.log.log_format, &[TracedService::whole("lms-core")])?;

@@ -19,9 +19,7 @@ use lms_core::{
     auth::{PasswordHasher, PasswordPolicy},
     db::{self, CreateDatabase, DEFAULT_DATABASE_URL},
 };
-use lms_runtime::{
-    LogSettings, Report, Telemetry, TelemetryOptions, TracedService, shutdown_signal,
-};
+use lms_runtime::{LogSettings, Report, Telemetry, TracedService, shutdown_signal};
 
 /// mimalloc: argon2id's 19 MiB blocks are reused instead of mapped and zeroed anew each
 /// verification, and the many small allocations of a request cost less (docs/benchmarks.md).
@@ -114,17 +112,9 @@ async fn main() -> Result<(), Report> {
     if let Command::Up { settings, .. } = &cli.command
         && !supervisor::is_serving_process()?
     {
-        // The supervisor logs what becomes of the serving process; it has nothing to trace.
-        let logs = Telemetry::build(&TelemetryOptions {
-            log_format: cli.log.log_format,
-            services: vec![TracedService::whole("lms")],
-            otlp_endpoint: None,
-            service_name: None,
-        })?
-        .install()?;
         let database_file = lms_core::db::sqlite_file::sqlite_path(&settings.core.database_url);
-        let code = supervisor::supervise("lms up", database_file).await?;
-        drop(logs);
+        let code = supervisor::supervise_logged("lms up", "lms", cli.log.log_format, database_file)
+            .await?;
         std::process::exit(code);
     }
     let services: &[TracedService] = match cli.command {

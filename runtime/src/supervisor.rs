@@ -37,6 +37,8 @@ use anyhow::Context as _;
 use nix::{sys::signal::Signal, unistd::Pid};
 use tokio::signal::unix::{SignalKind, signal};
 
+use crate::telemetry::{LogFormat, Telemetry, TelemetryOptions, TracedService};
+
 /// Set in the environment of the serving process to the supervisor's process id.
 pub const SERVING_PROCESS: &str = "LMS_SERVING_PROCESS";
 
@@ -168,6 +170,24 @@ pub async fn supervise(program: &str, database_file: Option<PathBuf>) -> anyhow:
             _ = signals.next() => return Ok(128 + number),
         }
     }
+}
+
+/// [`supervise`] with the supervisor's own log set up first (as `service`, in `log_format`):
+/// it logs what becomes of the serving process, and has nothing to trace.
+pub async fn supervise_logged(
+    program: &str,
+    service: &'static str,
+    log_format: LogFormat,
+    database_file: Option<PathBuf>,
+) -> anyhow::Result<i32> {
+    let _logs = Telemetry::build(&TelemetryOptions {
+        log_format,
+        services: vec![TracedService::whole(service)],
+        otlp_endpoint: None,
+        service_name: None,
+    })?
+    .install()?;
+    supervise(program, database_file).await
 }
 
 /// The status a shell would report for `status`.

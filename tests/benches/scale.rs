@@ -43,7 +43,9 @@ use lms_core::{
 };
 use lms_tests::{
     Backend, TestStack,
+    bench::{env_number, median, two_worker_runtime},
     large_world::{Call, IdShape, Ids, RoleLogin, WORLD_PASSWORD, WorldShape, write_world},
+    machine::load_average,
     memory::PeakMemory,
     stack::{StackOptions, TEST_POLICY},
 };
@@ -74,21 +76,12 @@ struct Config {
 
 impl Config {
     fn from_env() -> Self {
-        let number = |name: &str, default: usize| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
-        };
         Self {
             backends: lms_tests::database::bench_backends(),
-            small: number("LMS_BENCH_SMALL", 1_000),
-            large: number("LMS_BENCH_LARGE", 100_000),
-            huge: number("LMS_BENCH_HUGE", 200_000),
-            seconds: std::env::var("LMS_BENCH_SECONDS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(3.0),
+            small: env_number("LMS_BENCH_SMALL", 1_000),
+            large: env_number("LMS_BENCH_LARGE", 100_000),
+            huge: env_number("LMS_BENCH_HUGE", 200_000),
+            seconds: env_number("LMS_BENCH_SECONDS", 3.0),
             id_shapes: std::env::var("LMS_BENCH_IDS")
                 .map(|list| list.split(',').filter_map(IdShape::named).collect())
                 .unwrap_or_else(|_| vec![IdShape::Scattered]),
@@ -135,14 +128,8 @@ struct Rate {
 
 fn main() -> anyhow::Result<()> {
     let config = Config::from_env();
-    let services = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let clients = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let services = two_worker_runtime()?;
+    let clients = two_worker_runtime()?;
     let mut report = String::from("## Scale\n");
     for &backend in &config.backends {
         let mut headlines = Vec::new();
@@ -422,19 +409,6 @@ fn side_by_side(backend: Backend, headlines: &[(IdShape, Headline)]) -> anyhow::
     Ok(out)
 }
 
-/// `/proc/loadavg`'s first three fields: the machine's load while the figures were taken.
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
 /// On SQLite, the frames in the write-ahead log after a checkpoint in `mode`; `None` on
 /// PostgreSQL. A `TRUNCATE` before a write (nothing else writing) empties the log, so a
 /// `PASSIVE` one after it counts the frames that write added.
@@ -667,9 +641,4 @@ fn count_tags(bytes: &[u8]) -> usize {
         .windows(ENTRY_TAG.len())
         .filter(|w| *w == ENTRY_TAG)
         .count()
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }

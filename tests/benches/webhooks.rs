@@ -36,6 +36,8 @@ use std::{
 use lms_core::webhooks::WebhookSettings;
 use lms_tests::{
     Backend, TestStack,
+    bench::{env_number, median, quantile, two_worker_runtime},
+    machine::load_average,
     memory::PeakMemory,
     post_json,
     stack::StackOptions,
@@ -64,18 +66,12 @@ struct Config {
 
 impl Config {
     fn from_env() -> Self {
-        let number = |name: &str, default: usize| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(default)
-        };
         Self {
             backends: lms_tests::database::bench_backends(),
-            rounds: number("LMS_BENCH_ROUNDS", 6),
-            writes: number("LMS_BENCH_WRITES", 100),
-            events: number("LMS_BENCH_EVENTS", 10_000),
-            backlog: number("LMS_BENCH_BACKLOG", 2_000),
+            rounds: env_number("LMS_BENCH_ROUNDS", 6),
+            writes: env_number("LMS_BENCH_WRITES", 100),
+            events: env_number("LMS_BENCH_EVENTS", 10_000),
+            backlog: env_number("LMS_BENCH_BACKLOG", 2_000),
             report: std::env::var("LMS_BENCH_REPORT").ok(),
         }
     }
@@ -91,14 +87,8 @@ fn settings() -> WebhookSettings {
 
 fn main() -> anyhow::Result<()> {
     let config = Config::from_env();
-    let services = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let clients = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let services = two_worker_runtime()?;
+    let clients = two_worker_runtime()?;
     let mut report = String::from("## Webhooks\n");
     for &backend in &config.backends {
         let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
@@ -310,27 +300,4 @@ async fn delivered(
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-fn load_average() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .map(|text| {
-            text.split_whitespace()
-                .take(3)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-/// The `q` quantile of sorted `values`.
-fn quantile(values: &[f64], q: f64) -> f64 {
-    let at = ((values.len() as f64 * q) as usize).min(values.len().saturating_sub(1));
-    values.get(at).copied().unwrap_or(f64::NAN)
 }

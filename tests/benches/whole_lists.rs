@@ -41,18 +41,9 @@ const AT_ONCE: usize = 6;
 
 fn main() -> anyhow::Result<()> {
     let backends = lms_tests::database::bench_backends();
-    let users = std::env::var("LMS_BENCH_USERS")
-        .ok()
-        .and_then(|users| users.parse().ok())
-        .unwrap_or(50_006);
-    let services = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    let clients = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
+    let users = lms_tests::bench::env_number("LMS_BENCH_USERS", 50_006);
+    let services = lms_tests::bench::two_worker_runtime()?;
+    let clients = lms_tests::bench::two_worker_runtime()?;
     let mut report = format!(
         "## Whole lists\n\nMachine: {}\n",
         lms_tests::machine::describe()

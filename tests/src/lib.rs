@@ -27,6 +27,7 @@
 //!
 //! Each scenario runs on both backends through [`on_both_backends!`].
 
+pub mod bench;
 pub mod database;
 pub mod fault;
 pub mod http_load;

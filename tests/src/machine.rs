@@ -93,3 +93,16 @@ impl Steal {
         100.0 * now.stolen.saturating_sub(self.stolen) as f64 / total as f64
     }
 }
+
+/// The load averages over 1, 5 and 15 minutes, `1.05, 1.42, 1.58`, from `/proc/loadavg`.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
