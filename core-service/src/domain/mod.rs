@@ -23,6 +23,7 @@
 pub mod account_url;
 pub mod client_secret;
 pub mod content;
+pub mod dates;
 pub mod ids;
 pub mod invalid;
 pub mod login;

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
+use chrono::{DateTime, NaiveDate, TimeDelta, Utc};
 
 use super::{Invalid, Reason, ids::clip};
 
@@ -160,34 +160,6 @@ pub fn parse_rfc3339(field: &'static str, raw: &str) -> Result<DateTime<Utc>, In
             Invalid::new(
                 field,
                 Reason::NotADateTime {
-                    raw: raw.to_owned(),
-                },
-            )
-        })
-}
-
-/// An administrator's completion date: `YYYY-MM-DD` (00:00 UTC), `YYYY-MM-DD HH:MM:SS`
-/// (UTC) or RFC 3339.
-pub fn parse_status_date(field: &'static str, raw: &str) -> Result<DateTime<Utc>, Invalid> {
-    let raw = raw.trim();
-    DateTime::parse_from_rfc3339(raw)
-        .map(|at| at.to_utc())
-        .ok()
-        .or_else(|| {
-            NaiveDateTime::parse_from_str(raw, "%Y-%m-%d %H:%M:%S")
-                .ok()
-                .map(|at| at.and_utc())
-        })
-        .or_else(|| {
-            NaiveDate::parse_from_str(raw, "%Y-%m-%d")
-                .ok()
-                .and_then(|day| day.and_hms_opt(0, 0, 0))
-                .map(|at| at.and_utc())
-        })
-        .ok_or_else(|| {
-            Invalid::new(
-                field,
-                Reason::NotAnEnrollmentDate {
                     raw: raw.to_owned(),
                 },
             )

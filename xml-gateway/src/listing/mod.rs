@@ -100,6 +100,52 @@ pub(crate) trait Whole: Streamed {
     fn stream_request(filters: Filters) -> Self::StreamRequest;
 }
 
+/// A [`Streamed`] impl's types and methods, which only name the core's stream RPC, its request
+/// and message, and a message's rows:
+/// `streamed_rpc!(stream_enrollments(StreamEnrollmentsRequest) -> StreamEnrollmentsResponse.enrollments);`
+/// inside the impl.
+macro_rules! streamed_rpc {
+    ($method:ident($request:ty) -> $message:ident.$rows:ident) => {
+        type Message = $message;
+        type StreamRequest = $request;
+
+        async fn open(
+            mut admin: $crate::listing::Admin,
+            request: tonic::Request<Self::StreamRequest>,
+        ) -> Result<tonic::Response<tonic::Streaming<Self::Message>>, tonic::Status> {
+            admin.$method(request).await
+        }
+
+        fn rows(message: Self::Message) -> Vec<Self::Item> {
+            message.$rows
+        }
+    };
+}
+pub(crate) use streamed_rpc;
+
+/// A [`Paged`] impl's types and the methods that only name the core's RPC, its request and
+/// answer, and the answer's rows:
+/// `paged_rpc!(list_enrollments(ListEnrollmentsRequest) -> ListEnrollmentsResponse.enrollments);`
+/// inside the impl.
+macro_rules! paged_rpc {
+    ($method:ident($request:ty) -> $answer:ident.$rows:ident) => {
+        type ListRequest = $request;
+        type ListResponse = $answer;
+
+        async fn list(
+            mut admin: $crate::listing::Admin,
+            request: tonic::Request<Self::ListRequest>,
+        ) -> Result<tonic::Response<Self::ListResponse>, tonic::Status> {
+            admin.$method(request).await
+        }
+
+        fn page_of(answer: Self::ListResponse) -> (Vec<Self::Item>, String) {
+            (answer.$rows, answer.next_page_token)
+        }
+    };
+}
+pub(crate) use paged_rpc;
+
 /// A list that is also read page by page, through a unary `List*` call.
 pub(crate) trait Paged: Listing {
     type ListRequest: Clone + Send + Sync + 'static;

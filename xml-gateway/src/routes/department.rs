@@ -11,13 +11,12 @@ use lms_proto::v1::{
     ListDepartmentsRequest, ListDepartmentsResponse, PageRequest, StreamDepartmentsRequest,
     StreamDepartmentsResponse, UpdateDepartmentRequest,
 };
-use tonic::Streaming;
 
 use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
 use crate::json::{FromJson, JsonError, JsonObject};
-use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
+use crate::listing::{Filters, Form, Listing, Paged, Streamed, Whole, paged_rpc, streamed_rpc};
 use crate::representation::{Answer, Document, json_text, push_json};
 use crate::routes::{NoQuery, PathId};
 use crate::xml::writer::XmlWriter;
@@ -241,19 +240,9 @@ impl Listing for Departments {
 }
 
 impl Streamed for Departments {
-    type Message = StreamDepartmentsResponse;
-    type StreamRequest = StreamDepartmentsRequest;
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamDepartmentsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamDepartmentsResponse>>, tonic::Status> {
-        admin.stream_departments(request).await
-    }
-
-    fn rows(message: StreamDepartmentsResponse) -> Vec<Department> {
-        message.departments
-    }
+    streamed_rpc!(
+        stream_departments(StreamDepartmentsRequest) -> StreamDepartmentsResponse.departments
+    );
 }
 
 impl Whole for Departments {
@@ -263,24 +252,13 @@ impl Whole for Departments {
 }
 
 impl Paged for Departments {
-    type ListRequest = ListDepartmentsRequest;
-    type ListResponse = ListDepartmentsResponse;
     const PAGE_ELEMENT: &'static str = "departments";
 
     fn list_request(_: Filters, page: PageRequest) -> Result<ListDepartmentsRequest, GatewayError> {
         Ok(ListDepartmentsRequest { page: Some(page) })
     }
 
-    async fn list(
-        mut admin: Admin,
-        request: tonic::Request<ListDepartmentsRequest>,
-    ) -> Result<tonic::Response<ListDepartmentsResponse>, tonic::Status> {
-        admin.list_departments(request).await
-    }
-
-    fn page_of(answer: ListDepartmentsResponse) -> (Vec<Department>, String) {
-        (answer.departments, answer.next_page_token)
-    }
+    paged_rpc!(list_departments(ListDepartmentsRequest) -> ListDepartmentsResponse.departments);
 }
 
 /// The new id: `<response>NEW-ID</response>`, or the JSON string `"NEW-ID"`.

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use sea_orm::{
     ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, QueryFilter as _,
     QuerySelect as _, Set, prelude::Uuid,
@@ -28,6 +28,7 @@ use crate::{
     db::bulk,
     domain::{
         Invalid, Reason,
+        dates::parse_administrator_date,
         ids::{IdList, new_id},
     },
     entities::{content_item, enrollment},
@@ -101,14 +102,14 @@ impl NewEnrollments {
             ));
         }
         let access_at = blank_to_none(raw.access_date)
-            .map(|text| parse_date("accessDate", text))
+            .map(|text| parse_administrator_date("accessDate", text))
             .transpose()?;
         let due_type = blank_to_none(raw.due_date_type).unwrap_or("unlimited");
         let due_date = blank_to_none(raw.due_date);
         let due_period = blank_to_none(raw.due_period);
         let due = match due_type {
             "unlimited" | "default" => Due::Never,
-            "due_date" => Due::At(parse_date(
+            "due_date" => Due::At(parse_administrator_date(
                 "dueDate",
                 due_date.ok_or(Invalid::new(
                     "dueDate",
@@ -187,38 +188,6 @@ impl NewEnrollments {
 
 fn blank_to_none(text: Option<&str>) -> Option<&str> {
     text.map(str::trim).filter(|text| !text.is_empty())
-}
-
-/// `YYYY-MM-DD HH:MM:SS` (the documented form; UTC, as the zone is not stated), `YYYY-MM-DD`
-/// (midnight UTC), or RFC 3339 with an offset (C11 sends ISO 8601).
-fn parse_date(field: &'static str, text: &str) -> Result<DateTime<Utc>, Invalid> {
-    DateTime::parse_from_rfc3339(text)
-        .map(|at| at.to_utc())
-        .ok()
-        .or_else(|| {
-            NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S")
-                .ok()
-                .map(|at| at.and_utc())
-        })
-        .or_else(|| {
-            NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
-                .ok()
-                .map(|at| at.and_utc())
-        })
-        .or_else(|| {
-            NaiveDate::parse_from_str(text, "%Y-%m-%d")
-                .ok()
-                .and_then(|day| day.and_hms_opt(0, 0, 0))
-                .map(|at| at.and_utc())
-        })
-        .ok_or_else(|| {
-            Invalid::new(
-                field,
-                Reason::NotAnEnrollmentDate {
-                    raw: text.to_owned(),
-                },
-            )
-        })
 }
 
 /// Enrolls every learner in every course; the enrollment of each pair, course by course and
@@ -395,26 +364,6 @@ mod tests {
         assert_eq!(new.due, Due::Never);
         assert_eq!(new.access_at, None);
         assert!(!new.lock_after_due);
-    }
-
-    #[test]
-    fn dates_are_read_in_the_documented_and_iso_forms_as_utc() {
-        for (text, expected) in [
-            ("2019-09-26 10:30:00", "2019-09-26T10:30:00+00:00"),
-            ("2019-09-26T12:30:00+02:00", "2019-09-26T10:30:00+00:00"),
-            ("2019-09-26T10:30:00Z", "2019-09-26T10:30:00+00:00"),
-            ("2019-09-26", "2019-09-26T00:00:00+00:00"),
-        ] {
-            assert_eq!(
-                parse_date("accessDate", text).unwrap().to_rfc3339(),
-                expected
-            );
-        }
-        let err = parse_date("accessDate", "26.09.2019").unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("accessDate '26.09.2019' must be a date")
-        );
     }
 
     #[test]

@@ -16,8 +16,9 @@ use crate::{
     access::{Caller, Operation},
     domain::{
         Invalid, Reason,
+        dates::parse_administrator_date,
         ids::{IdList, parse_field_id},
-        results::{CompletionStatus, Score, parse_status_date},
+        results::{CompletionStatus, Score},
     },
     error::ServiceResult,
     service::{
@@ -97,7 +98,7 @@ impl CourseStatusUpdate {
         let date: Option<DateTime<Utc>> = raw
             .date
             .filter(|date| !date.trim().is_empty())
-            .map(|date| parse_status_date("date", date))
+            .map(|date| parse_administrator_date("date", date))
             .transpose()?;
         let score = raw
             .awarded_score

@@ -21,7 +21,7 @@ use crate::{
     },
     error::{ServiceError, ServiceResult},
     service::{
-        Parsed,
+        Parsed, Write,
         audit::{AuditAction, Change},
         lookups, write,
     },
@@ -106,6 +106,77 @@ fn status(model: &webhook_subscriber::Model) -> serde_json::Value {
     })
 }
 
+/// One audit row of a subscriber (`id`), in the write's transaction.
+fn audit(
+    w: &Write,
+    action: AuditAction,
+    id: Uuid,
+    before: Option<serde_json::Value>,
+    after: Option<serde_json::Value>,
+) {
+    w.record(Change {
+        action,
+        entity_id: id,
+        before,
+        after,
+    });
+}
+
+/// One audited write on the caller's subscriber `name`: 404 when the account has none by that
+/// name, else `body` with the subscriber as it is inside the transaction.
+async fn with_subscriber<T>(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    name: &str,
+    body: impl AsyncFnOnce(&Write, webhook_subscriber::Model) -> ServiceResult<T>,
+) -> ServiceResult<T> {
+    write(db, caller, async |w| {
+        let current = find(w.txn(), caller, name).await?;
+        body(w, current).await
+    })
+    .await
+}
+
+/// A call on one named subscriber: the webhooks grant (403), the parsed input (400), then
+/// [`with_subscriber`] with the name `name` reads from the input.
+async fn on_subscriber<I, T>(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    input: Parsed<I>,
+    name: fn(&I) -> &str,
+    body: impl AsyncFnOnce(&Write, &I, webhook_subscriber::Model) -> ServiceResult<T>,
+) -> ServiceResult<T> {
+    caller.grant(Operation::ManageWebhooks)?;
+    let input = input?;
+    with_subscriber(db, caller, name(&input), async |w, current| {
+        body(w, &input, current).await
+    })
+    .await
+}
+
+/// Stores `edit` of `current` with a new `updated_at`, audited as `action` with the status
+/// before and after (`secret`: how the secret changed, when it did).
+async fn update_audited(
+    w: &Write,
+    current: webhook_subscriber::Model,
+    action: AuditAction,
+    secret: Option<&'static str>,
+    edit: impl FnOnce(&mut webhook_subscriber::ActiveModel),
+) -> ServiceResult<()> {
+    let before = status(&current);
+    let id = current.id;
+    let mut model = current.into_active_model();
+    edit(&mut model);
+    model.updated_at = Set(Utc::now());
+    let updated = model.update(w.txn()).await?;
+    let mut after = status(&updated);
+    if let Some(secret) = secret {
+        after["secret"] = json!(secret);
+    }
+    audit(w, action, id, Some(before), Some(after));
+    Ok(())
+}
+
 pub async fn register(
     db: &DatabaseConnection,
     caller: &Caller,
@@ -165,12 +236,13 @@ pub async fn register(
         } else {
             "none"
         });
-        w.record(Change {
-            action: AuditAction::WebhookSubscriberRegistered,
-            entity_id: model.id,
-            before: None,
-            after: Some(after),
-        });
+        audit(
+            w,
+            AuditAction::WebhookSubscriberRegistered,
+            model.id,
+            None,
+            Some(after),
+        );
         Ok(())
     })
     .await
@@ -181,10 +253,7 @@ pub async fn send_code(
     caller: &Caller,
     name: Parsed<String>,
 ) -> ServiceResult<()> {
-    caller.grant(Operation::ManageWebhooks)?;
-    let name = name?;
-    write(db, caller, async |w| {
-        let current = find(w.txn(), caller, &name).await?;
+    on_subscriber(db, caller, name, String::as_str, async |w, _, current| {
         let now = Utc::now();
         let id = current.id;
         let mut model = current.into_active_model();
@@ -195,12 +264,7 @@ pub async fn send_code(
         model.confirmation_retry_at = Set(Some(now));
         model.updated_at = Set(now);
         model.update(w.txn()).await?;
-        w.record(Change {
-            action: AuditAction::WebhookCodeSent,
-            entity_id: id,
-            before: None,
-            after: None,
-        });
+        audit(w, AuditAction::WebhookCodeSent, id, None, None);
         Ok(())
     })
     .await?;
@@ -213,42 +277,43 @@ pub async fn confirm(
     caller: &Caller,
     input: Parsed<Confirmation>,
 ) -> ServiceResult<()> {
-    caller.grant(Operation::ManageWebhooks)?;
-    let input = input?;
-    write(db, caller, async |w| {
-        let current = find(w.txn(), caller, &input.name).await?;
-        let now = Utc::now();
-        let matches = current
-            .code
-            .as_ref()
-            .is_some_and(|code| code.0.eq_ignore_ascii_case(input.code.0.trim()))
-            && current.code_expires_at.is_some_and(|until| until > now);
-        if !matches {
-            return Err(ServiceError::invalid(
-                "code: it is not the latest code sent to the subscriber, or it has expired; \
+    on_subscriber(
+        db,
+        caller,
+        input,
+        |i| &i.name,
+        async |w, input, current| {
+            let matches = current
+                .code
+                .as_ref()
+                .is_some_and(|code| code.0.eq_ignore_ascii_case(input.code.0.trim()))
+                && current
+                    .code_expires_at
+                    .is_some_and(|until| until > Utc::now());
+            if !matches {
+                return Err(ServiceError::invalid(
+                    "code: it is not the latest code sent to the subscriber, or it has expired; \
                  send a new one with /webhook/code/send.",
-            ));
-        }
-        let before = status(&current);
-        let id = current.id;
-        let mut model = current.into_active_model();
-        model.confirmed = Set(true);
-        model.confirmation_delivery_id = Set(None);
-        model.confirmation_retry_at = Set(None);
-        // A new run: the give-up clock starts again, and the oldest delivery goes now.
-        model.events_retry_at = Set(None);
-        model.failures = Set(0);
-        model.failing_since = Set(None);
-        model.updated_at = Set(now);
-        let updated = model.update(w.txn()).await?;
-        w.record(Change {
-            action: AuditAction::WebhookSubscriberConfirmed,
-            entity_id: id,
-            before: Some(before),
-            after: Some(status(&updated)),
-        });
-        Ok(())
-    })
+                ));
+            }
+            update_audited(
+                w,
+                current,
+                AuditAction::WebhookSubscriberConfirmed,
+                None,
+                |model| {
+                    model.confirmed = Set(true);
+                    model.confirmation_delivery_id = Set(None);
+                    model.confirmation_retry_at = Set(None);
+                    // A new run: the give-up clock starts again, and the oldest delivery goes now.
+                    model.events_retry_at = Set(None);
+                    model.failures = Set(0);
+                    model.failing_since = Set(None);
+                },
+            )
+            .await
+        },
+    )
     .await?;
     outbox::committed().notify_one();
     Ok(())
@@ -261,30 +326,16 @@ pub async fn set_active(
     name: Parsed<String>,
     active: bool,
 ) -> ServiceResult<()> {
-    caller.grant(Operation::ManageWebhooks)?;
-    let name = name?;
-    write(db, caller, async |w| {
-        let current = find(w.txn(), caller, &name).await?;
+    on_subscriber(db, caller, name, String::as_str, async |w, _, current| {
         if current.active == active {
             return Ok(());
         }
-        let before = status(&current);
-        let id = current.id;
-        let mut model = current.into_active_model();
-        model.active = Set(active);
-        model.updated_at = Set(Utc::now());
-        let updated = model.update(w.txn()).await?;
-        w.record(Change {
-            action: if active {
-                AuditAction::WebhookSubscriberEnabled
-            } else {
-                AuditAction::WebhookSubscriberDisabled
-            },
-            entity_id: id,
-            before: Some(before),
-            after: Some(status(&updated)),
-        });
-        Ok(())
+        let action = if active {
+            AuditAction::WebhookSubscriberEnabled
+        } else {
+            AuditAction::WebhookSubscriberDisabled
+        };
+        update_audited(w, current, action, None, |model| model.active = Set(active)).await
     })
     .await?;
     if active {
@@ -298,10 +349,7 @@ pub async fn remove(
     caller: &Caller,
     name: Parsed<String>,
 ) -> ServiceResult<()> {
-    caller.grant(Operation::ManageWebhooks)?;
-    let name = name?;
-    write(db, caller, async |w| {
-        let current = find(w.txn(), caller, &name).await?;
+    on_subscriber(db, caller, name, String::as_str, async |w, _, current| {
         webhook_event::Entity::delete_many()
             .filter(webhook_event::Column::SubscriberId.eq(current.id))
             .exec(w.txn())
@@ -319,12 +367,13 @@ pub async fn remove(
             .await?;
         let mut before = status(&current);
         before["subscriberName"] = json!(current.name);
-        w.record(Change {
-            action: AuditAction::WebhookSubscriberRemoved,
-            entity_id: current.id,
-            before: Some(before),
-            after: None,
-        });
+        audit(
+            w,
+            AuditAction::WebhookSubscriberRemoved,
+            current.id,
+            Some(before),
+            None,
+        );
         Ok(())
     })
     .await
@@ -335,50 +384,41 @@ pub async fn change_settings(
     caller: &Caller,
     input: Parsed<NewSettings>,
 ) -> ServiceResult<()> {
-    caller.grant(Operation::ManageWebhooks)?;
-    let input = input?;
-    write(db, caller, async |w| {
-        let current = find(w.txn(), caller, &input.name).await?;
-        let url = input.callback_url.to_string();
-        let url_changed = url != current.callback_url;
-        let secret_change = match &input.secret {
-            None => None,
-            Some(new) if *new == current.secret => None,
-            Some(None) => Some("removed"),
-            Some(Some(_)) if current.secret.is_none() => Some("set"),
-            Some(Some(_)) => Some("changed"),
-        };
-        if !url_changed && secret_change.is_none() {
-            return Ok(());
-        }
-        let before = status(&current);
-        let id = current.id;
-        let mut model = current.into_active_model();
-        if url_changed {
-            model.callback_url = Set(url);
-            model.confirmed = Set(false);
-            model.code = Set(None);
-            model.code_expires_at = Set(None);
-            model.confirmation_delivery_id = Set(None);
-            model.confirmation_retry_at = Set(None);
-        }
-        if let Some(secret) = input.secret.clone() {
-            model.secret = Set(secret);
-        }
-        model.updated_at = Set(Utc::now());
-        let updated = model.update(w.txn()).await?;
-        let mut after = status(&updated);
-        if let Some(change) = secret_change {
-            after["secret"] = json!(change);
-        }
-        w.record(Change {
-            action: AuditAction::WebhookSettingsChanged,
-            entity_id: id,
-            before: Some(before),
-            after: Some(after),
-        });
-        Ok(())
-    })
+    on_subscriber(
+        db,
+        caller,
+        input,
+        |i| &i.name,
+        async |w, input, current| {
+            let url = input.callback_url.to_string();
+            let url_changed = url != current.callback_url;
+            let secret_change = match &input.secret {
+                None => None,
+                Some(new) if *new == current.secret => None,
+                Some(None) => Some("removed"),
+                Some(Some(_)) if current.secret.is_none() => Some("set"),
+                Some(Some(_)) => Some("changed"),
+            };
+            if !url_changed && secret_change.is_none() {
+                return Ok(());
+            }
+            let action = AuditAction::WebhookSettingsChanged;
+            update_audited(w, current, action, secret_change, |model| {
+                if url_changed {
+                    model.callback_url = Set(url);
+                    model.confirmed = Set(false);
+                    model.code = Set(None);
+                    model.code_expires_at = Set(None);
+                    model.confirmation_delivery_id = Set(None);
+                    model.confirmation_retry_at = Set(None);
+                }
+                if let Some(secret) = input.secret.clone() {
+                    model.secret = Set(secret);
+                }
+            })
+            .await
+        },
+    )
     .await
 }
 
@@ -429,8 +469,7 @@ pub async fn subscribe(
         seen.push(filter);
         filters[filter as usize] = ids.clone();
     }
-    write(db, caller, async |w| {
-        let subscriber = find(w.txn(), caller, &input.name).await?;
+    with_subscriber(db, caller, &input.name, async |w, subscriber| {
         for filter in Filter::ALL {
             let ids = &filters[filter as usize];
             if ids.is_empty() {
@@ -485,12 +524,13 @@ pub async fn subscribe(
         }
         .insert(w.txn())
         .await?;
-        w.record(Change {
-            action: AuditAction::WebhookSubscribed,
-            entity_id: subscriber.id,
+        audit(
+            w,
+            AuditAction::WebhookSubscribed,
+            subscriber.id,
             before,
-            after: Some(subscription_json(&model)),
-        });
+            Some(subscription_json(&model)),
+        );
         Ok(())
     })
     .await
@@ -509,27 +549,31 @@ pub async fn unsubscribe(
     caller: &Caller,
     input: Parsed<Unsubscription>,
 ) -> ServiceResult<()> {
-    caller.grant(Operation::ManageWebhooks)?;
-    let input = input?;
-    write(db, caller, async |w| {
-        let subscriber = find(w.txn(), caller, &input.name).await?;
-        let existing = webhook_subscription::Entity::find()
-            .filter(webhook_subscription::Column::SubscriberId.eq(subscriber.id))
-            .filter(webhook_subscription::Column::EventType.eq(input.event_type.as_str()))
-            .one(w.txn())
-            .await?
-            .ok_or_else(|| ServiceError::not_found("Subscription not found"))?;
-        webhook_subscription::Entity::delete_by_id(existing.id)
-            .exec(w.txn())
-            .await?;
-        w.record(Change {
-            action: AuditAction::WebhookUnsubscribed,
-            entity_id: subscriber.id,
-            before: Some(subscription_json(&existing)),
-            after: None,
-        });
-        Ok(())
-    })
+    on_subscriber(
+        db,
+        caller,
+        input,
+        |i| &i.name,
+        async |w, input, subscriber| {
+            let existing = webhook_subscription::Entity::find()
+                .filter(webhook_subscription::Column::SubscriberId.eq(subscriber.id))
+                .filter(webhook_subscription::Column::EventType.eq(input.event_type.as_str()))
+                .one(w.txn())
+                .await?
+                .ok_or_else(|| ServiceError::not_found("Subscription not found"))?;
+            webhook_subscription::Entity::delete_by_id(existing.id)
+                .exec(w.txn())
+                .await?;
+            audit(
+                w,
+                AuditAction::WebhookUnsubscribed,
+                subscriber.id,
+                Some(subscription_json(&existing)),
+                None,
+            );
+            Ok(())
+        },
+    )
     .await
 }
 

@@ -8,11 +8,10 @@ use lms_proto::v1::{
     ContentItem, ListContentItemsRequest, ListContentItemsResponse, PageRequest,
     StreamContentItemsRequest, StreamContentItemsResponse,
 };
-use tonic::Streaming;
 
 use super::{ContentItemJson, write_content_item_with};
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
+use crate::listing::{Filters, Form, Listing, Paged, Streamed, Whole, paged_rpc, streamed_rpc};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -38,19 +37,9 @@ impl Listing for ContentItems {
 }
 
 impl Streamed for ContentItems {
-    type Message = StreamContentItemsResponse;
-    type StreamRequest = StreamContentItemsRequest;
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamContentItemsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamContentItemsResponse>>, tonic::Status> {
-        admin.stream_content_items(request).await
-    }
-
-    fn rows(message: StreamContentItemsResponse) -> Vec<ContentItem> {
-        message.content_items
-    }
+    streamed_rpc!(
+        stream_content_items(StreamContentItemsRequest) -> StreamContentItemsResponse.content_items
+    );
 }
 
 impl Whole for ContentItems {
@@ -64,8 +53,6 @@ impl Whole for ContentItems {
 }
 
 impl Paged for ContentItems {
-    type ListRequest = ListContentItemsRequest;
-    type ListResponse = ListContentItemsResponse;
     const PAGE_ELEMENT: &'static str = "contentItems";
 
     fn list_request(
@@ -83,16 +70,9 @@ impl Paged for ContentItems {
         })
     }
 
-    async fn list(
-        mut admin: Admin,
-        request: tonic::Request<ListContentItemsRequest>,
-    ) -> Result<tonic::Response<ListContentItemsResponse>, tonic::Status> {
-        admin.list_content_items(request).await
-    }
-
-    fn page_of(answer: ListContentItemsResponse) -> (Vec<ContentItem>, String) {
-        (answer.content_items, answer.next_page_token)
-    }
+    paged_rpc!(
+        list_content_items(ListContentItemsRequest) -> ListContentItemsResponse.content_items
+    );
 }
 
 #[cfg(test)]

@@ -7,10 +7,9 @@ use lms_proto::v1::{
     Enrollment, ListEnrollmentsRequest, ListEnrollmentsResponse, PageRequest,
     StreamEnrollmentsRequest, StreamEnrollmentsResponse,
 };
-use tonic::Streaming;
 
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
+use crate::listing::{Filters, Form, Listing, Paged, Streamed, Whole, paged_rpc, streamed_rpc};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -52,19 +51,9 @@ impl Listing for Enrollments {
 }
 
 impl Streamed for Enrollments {
-    type Message = StreamEnrollmentsResponse;
-    type StreamRequest = StreamEnrollmentsRequest;
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamEnrollmentsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamEnrollmentsResponse>>, tonic::Status> {
-        admin.stream_enrollments(request).await
-    }
-
-    fn rows(message: StreamEnrollmentsResponse) -> Vec<Enrollment> {
-        message.enrollments
-    }
+    streamed_rpc!(
+        stream_enrollments(StreamEnrollmentsRequest) -> StreamEnrollmentsResponse.enrollments
+    );
 }
 
 impl Whole for Enrollments {
@@ -79,8 +68,6 @@ impl Whole for Enrollments {
 }
 
 impl Paged for Enrollments {
-    type ListRequest = ListEnrollmentsRequest;
-    type ListResponse = ListEnrollmentsResponse;
     const PAGE_ELEMENT: &'static str = "enrollments";
 
     fn list_request(
@@ -100,16 +87,7 @@ impl Paged for Enrollments {
         })
     }
 
-    async fn list(
-        mut admin: Admin,
-        request: tonic::Request<ListEnrollmentsRequest>,
-    ) -> Result<tonic::Response<ListEnrollmentsResponse>, tonic::Status> {
-        admin.list_enrollments(request).await
-    }
-
-    fn page_of(answer: ListEnrollmentsResponse) -> (Vec<Enrollment>, String) {
-        (answer.enrollments, answer.next_page_token)
-    }
+    paged_rpc!(list_enrollments(ListEnrollmentsRequest) -> ListEnrollmentsResponse.enrollments);
 }
 
 fn flag(value: bool) -> &'static str {

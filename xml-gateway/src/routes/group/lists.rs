@@ -8,10 +8,9 @@ use lms_proto::v1::{
     GroupSummary, ListGroupsRequest, ListGroupsResponse, PageRequest, StreamGroupsRequest,
     StreamGroupsResponse,
 };
-use tonic::Streaming;
 
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
+use crate::listing::{Filters, Form, Listing, Paged, Streamed, Whole, paged_rpc, streamed_rpc};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -50,19 +49,7 @@ impl Listing for Groups {
 }
 
 impl Streamed for Groups {
-    type Message = StreamGroupsResponse;
-    type StreamRequest = StreamGroupsRequest;
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamGroupsRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamGroupsResponse>>, tonic::Status> {
-        admin.stream_groups(request).await
-    }
-
-    fn rows(message: StreamGroupsResponse) -> Vec<GroupSummary> {
-        message.groups
-    }
+    streamed_rpc!(stream_groups(StreamGroupsRequest) -> StreamGroupsResponse.groups);
 }
 
 impl Whole for Groups {
@@ -72,24 +59,13 @@ impl Whole for Groups {
 }
 
 impl Paged for Groups {
-    type ListRequest = ListGroupsRequest;
-    type ListResponse = ListGroupsResponse;
     const PAGE_ELEMENT: &'static str = "groups";
 
     fn list_request(_: Filters, page: PageRequest) -> Result<ListGroupsRequest, GatewayError> {
         Ok(ListGroupsRequest { page: Some(page) })
     }
 
-    async fn list(
-        mut admin: Admin,
-        request: tonic::Request<ListGroupsRequest>,
-    ) -> Result<tonic::Response<ListGroupsResponse>, tonic::Status> {
-        admin.list_groups(request).await
-    }
-
-    fn page_of(answer: ListGroupsResponse) -> (Vec<GroupSummary>, String) {
-        (answer.groups, answer.next_page_token)
-    }
+    paged_rpc!(list_groups(ListGroupsRequest) -> ListGroupsResponse.groups);
 }
 
 /// `isSmart` as a boolean in the whole list, as a digit in pages.

@@ -7,11 +7,10 @@ use axum::extract::State;
 use lms_proto::v1::{
     ContentItemFinalStatus, GetContentItemFinalStatusesRequest, GetContentItemFinalStatusesResponse,
 };
-use tonic::Streaming;
 
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::listing::{self, Admin, Form, Listing, Streamed};
+use crate::listing::{self, Form, Listing, Streamed, streamed_rpc};
 use crate::representation::{Answer, push_json};
 use crate::routes::{NoQuery, PathId, permission_first};
 use crate::xml::writer::XmlWriter;
@@ -76,20 +75,9 @@ impl Listing for FinalStatuses {
 }
 
 impl Streamed for FinalStatuses {
-    type Message = GetContentItemFinalStatusesResponse;
-    type StreamRequest = GetContentItemFinalStatusesRequest;
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<GetContentItemFinalStatusesRequest>,
-    ) -> Result<tonic::Response<Streaming<GetContentItemFinalStatusesResponse>>, tonic::Status>
-    {
-        admin.get_content_item_final_statuses(request).await
-    }
-
-    fn rows(message: GetContentItemFinalStatusesResponse) -> Vec<ContentItemFinalStatus> {
-        message.statuses
-    }
+    streamed_rpc!(
+        get_content_item_final_statuses(GetContentItemFinalStatusesRequest) -> GetContentItemFinalStatusesResponse.statuses
+    );
 }
 
 #[derive(serde::Serialize)]

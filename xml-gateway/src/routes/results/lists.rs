@@ -16,7 +16,7 @@ use lms_proto::v1::{
 use super::score::Score;
 use crate::clip::clip;
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Paged, Window};
+use crate::listing::{Filters, Form, Listing, Paged, Window, paged_rpc};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -74,6 +74,37 @@ impl Selection {
     }
 }
 
+/// `$request` for `$page` holding every field of a [`Selection`], then the fields named after
+/// it (the module list's own filters).
+macro_rules! selected {
+    ($request:ident, $page:expr, $selection:expr $(, $field:ident)*) => {{
+        let Selection {
+            user_ids,
+            course_ids,
+            department_ids,
+            enrollment_ids,
+            completion_statuses,
+            user_statuses,
+            access_date,
+            due_date,
+            completion_date,
+        } = $selection;
+        $request {
+            page: Some($page),
+            user_ids,
+            course_ids,
+            department_ids,
+            enrollment_ids,
+            completion_statuses,
+            user_statuses,
+            access_date,
+            due_date,
+            completion_date,
+            $($field),*
+        }
+    }};
+}
+
 /// A value of `userStatuses`: it travels as a number, so anything that is not one of the
 /// three is refused here.
 fn user_status(text: &str) -> Result<i32, GatewayError> {
@@ -115,15 +146,7 @@ impl Listing for CourseResults {
     }
 
     fn write_json(out: &mut String, row: &LearnerResult, _: Form) {
-        push_json(
-            out,
-            &CourseRowJson {
-                user_id: &row.user_id,
-                course_id: &row.course_id,
-                course_title: &row.course_title,
-                outcome: Outcome::of_course(row),
-            },
-        );
+        push_json(out, &CourseRowJson::of(row));
     }
 
     fn xml_bytes_hint(row: &LearnerResult) -> usize {
@@ -132,8 +155,6 @@ impl Listing for CourseResults {
 }
 
 impl Paged for CourseResults {
-    type ListRequest = ListLearnerResultsRequest;
-    type ListResponse = ListLearnerResultsResponse;
     const PAGE_ELEMENT: &'static str = "results";
 
     fn list_request(
@@ -141,30 +162,12 @@ impl Paged for CourseResults {
         page: PageRequest,
     ) -> Result<ListLearnerResultsRequest, GatewayError> {
         let (selection, _) = Selection::of(filters)?;
-        Ok(ListLearnerResultsRequest {
-            page: Some(page),
-            user_ids: selection.user_ids,
-            course_ids: selection.course_ids,
-            department_ids: selection.department_ids,
-            enrollment_ids: selection.enrollment_ids,
-            completion_statuses: selection.completion_statuses,
-            user_statuses: selection.user_statuses,
-            access_date: selection.access_date,
-            due_date: selection.due_date,
-            completion_date: selection.completion_date,
-        })
+        Ok(selected!(ListLearnerResultsRequest, page, selection))
     }
 
-    async fn list(
-        mut admin: Admin,
-        request: tonic::Request<ListLearnerResultsRequest>,
-    ) -> Result<tonic::Response<ListLearnerResultsResponse>, tonic::Status> {
-        admin.list_learner_results(request).await
-    }
-
-    fn page_of(answer: ListLearnerResultsResponse) -> (Vec<LearnerResult>, String) {
-        (answer.results, answer.next_page_token)
-    }
+    paged_rpc!(
+        list_learner_results(ListLearnerResultsRequest) -> ListLearnerResultsResponse.results
+    );
 }
 
 /// Every enrollment's module result (each content item being its own single module).
@@ -197,17 +200,7 @@ impl Listing for ModuleResults {
     }
 
     fn write_json(out: &mut String, row: &LearnerModuleResult, _: Form) {
-        push_json(
-            out,
-            &ModuleRowJson {
-                user_id: &row.user_id,
-                course_id: &row.course_id,
-                module_id: &row.module_id,
-                module_title: &row.module_title,
-                course_item_id: &row.course_item_id,
-                outcome: Outcome::of_module(row),
-            },
-        );
+        push_json(out, &ModuleRowJson::of(row));
     }
 
     fn xml_bytes_hint(row: &LearnerModuleResult) -> usize {
@@ -216,8 +209,6 @@ impl Listing for ModuleResults {
 }
 
 impl Paged for ModuleResults {
-    type ListRequest = ListLearnerModuleResultsRequest;
-    type ListResponse = ListLearnerModuleResultsResponse;
     const PAGE_ELEMENT: &'static str = "results";
 
     fn list_request(
@@ -229,32 +220,18 @@ impl Paged for ModuleResults {
             own.next().unwrap_or_default(),
             own.next().unwrap_or_default(),
         );
-        Ok(ListLearnerModuleResultsRequest {
-            page: Some(page),
-            user_ids: selection.user_ids,
-            course_ids: selection.course_ids,
-            department_ids: selection.department_ids,
-            enrollment_ids: selection.enrollment_ids,
-            completion_statuses: selection.completion_statuses,
-            user_statuses: selection.user_statuses,
-            access_date: selection.access_date,
-            due_date: selection.due_date,
-            completion_date: selection.completion_date,
+        Ok(selected!(
+            ListLearnerModuleResultsRequest,
+            page,
+            selection,
             module_ids,
-            course_item_ids,
-        })
+            course_item_ids
+        ))
     }
 
-    async fn list(
-        mut admin: Admin,
-        request: tonic::Request<ListLearnerModuleResultsRequest>,
-    ) -> Result<tonic::Response<ListLearnerModuleResultsResponse>, tonic::Status> {
-        admin.list_learner_module_results(request).await
-    }
-
-    fn page_of(answer: ListLearnerModuleResultsResponse) -> (Vec<LearnerModuleResult>, String) {
-        (answer.results, answer.next_page_token)
-    }
+    paged_rpc!(
+        list_learner_module_results(ListLearnerModuleResultsRequest) -> ListLearnerModuleResultsResponse.results
+    );
 }
 
 /// The fields both rows end with, from `accessDate` on, in the interface's order.
@@ -343,6 +320,17 @@ struct CourseRowJson<'a> {
     outcome: Outcome<'a>,
 }
 
+impl<'a> CourseRowJson<'a> {
+    fn of(row: &'a LearnerResult) -> Self {
+        Self {
+            user_id: &row.user_id,
+            course_id: &row.course_id,
+            course_title: &row.course_title,
+            outcome: Outcome::of_course(row),
+        }
+    }
+}
+
 #[derive(serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ModuleRowJson<'a> {
@@ -353,6 +341,19 @@ struct ModuleRowJson<'a> {
     course_item_id: &'a str,
     #[serde(flatten)]
     outcome: Outcome<'a>,
+}
+
+impl<'a> ModuleRowJson<'a> {
+    fn of(row: &'a LearnerModuleResult) -> Self {
+        Self {
+            user_id: &row.user_id,
+            course_id: &row.course_id,
+            module_id: &row.module_id,
+            module_title: &row.module_title,
+            course_item_id: &row.course_item_id,
+            outcome: Outcome::of_module(row),
+        }
+    }
 }
 
 #[cfg(test)]

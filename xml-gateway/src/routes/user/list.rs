@@ -8,12 +8,11 @@ use lms_proto::v1::{
     ListUsersRequest, ListUsersResponse, PageRequest, StreamUsersRequest, StreamUsersResponse,
     UserProfile,
 };
-use tonic::Streaming;
 
 use super::Version;
 use super::render::{ProfileJson, write_profile};
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Paged, Streamed, Whole};
+use crate::listing::{Filters, Form, Listing, Paged, Streamed, Whole, paged_rpc, streamed_rpc};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -63,19 +62,7 @@ impl<G: Generation> Listing for Users<G> {
 }
 
 impl<G: Generation> Streamed for Users<G> {
-    type Message = StreamUsersResponse;
-    type StreamRequest = StreamUsersRequest;
-
-    async fn open(
-        mut admin: Admin,
-        request: tonic::Request<StreamUsersRequest>,
-    ) -> Result<tonic::Response<Streaming<StreamUsersResponse>>, tonic::Status> {
-        admin.stream_users(request).await
-    }
-
-    fn rows(message: StreamUsersResponse) -> Vec<UserProfile> {
-        message.users
-    }
+    streamed_rpc!(stream_users(StreamUsersRequest) -> StreamUsersResponse.users);
 }
 
 impl<G: Generation> Whole for Users<G> {
@@ -91,8 +78,6 @@ impl<G: Generation> Whole for Users<G> {
 }
 
 impl<G: Generation> Paged for Users<G> {
-    type ListRequest = ListUsersRequest;
-    type ListResponse = ListUsersResponse;
     const PAGE_ELEMENT: &'static str = "userProfiles";
 
     fn list_request(filters: Filters, page: PageRequest) -> Result<ListUsersRequest, GatewayError> {
@@ -112,16 +97,7 @@ impl<G: Generation> Paged for Users<G> {
         })
     }
 
-    async fn list(
-        mut admin: Admin,
-        request: tonic::Request<ListUsersRequest>,
-    ) -> Result<tonic::Response<ListUsersResponse>, tonic::Status> {
-        admin.list_users(request).await
-    }
-
-    fn page_of(answer: ListUsersResponse) -> (Vec<UserProfile>, String) {
-        (answer.users, answer.next_page_token)
-    }
+    paged_rpc!(list_users(ListUsersRequest) -> ListUsersResponse.users);
 }
 
 #[cfg(test)]
