@@ -70,6 +70,9 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "\"effective_status\" =",
         "\"learner_id\" =",
         "\"content_item_id\" =",
+        "\"effective_completed_at\" >=",
+        "\"due_at\" >=",
+        "\"access_at\" >=",
         "\"result_tasks\"",
     ] {
         assert!(
@@ -167,6 +170,12 @@ async fn play_the_lists(channel: &Channel, shape: &WorldShape) {
             end_date: Some(end.to_owned()),
         })
     };
+    let day = |days: i64| {
+        (chrono::Utc::now() + chrono::TimeDelta::days(days))
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    let (yesterday, tomorrow) = (day(-1), day(1));
     let filters = [
         pb::ListLearnerResultsRequest::default(),
         pb::ListLearnerResultsRequest {
@@ -198,6 +207,20 @@ async fn play_the_lists(channel: &Channel, shape: &WorldShape) {
                 ids.enrollment(in_scope(shape, 300), 0).to_string(),
                 ids.enrollment(in_scope(shape, 400), 1).to_string(),
             ],
+            ..Default::default()
+        },
+        // Narrow windows, read on their own indexes: the 2,000 results completed today, and
+        // windows no row falls in.
+        pb::ListLearnerResultsRequest {
+            completion_date: window(&yesterday, &tomorrow),
+            ..Default::default()
+        },
+        pb::ListLearnerResultsRequest {
+            due_date: window("1999-01-01", "1999-01-02"),
+            ..Default::default()
+        },
+        pb::ListLearnerResultsRequest {
+            access_date: window("1999-01-01", "1999-01-02"),
             ..Default::default()
         },
         pb::ListLearnerResultsRequest {

@@ -1202,6 +1202,23 @@ async fn pages_hold_every_row_once_and_tokens_belong_to_their_own_listing(stack:
             "pages of {size}"
         );
     }
+    // A date window holding them all is paged on its own index: the same rows, in the same
+    // order, page by page.
+    let in_window = pb::ListLearnerResultsRequest {
+        access_date: Some(pb::DateWindow {
+            start_date: Some("2000-01-01".into()),
+            end_date: Some("2100-01-01".into()),
+        }),
+        ..everyone.clone()
+    };
+    for size in [1, 7, 24] {
+        let walked = walk(&channel, world::OWNER, in_window.clone(), size).await;
+        assert_eq!(
+            enrollment_ids(&walked),
+            enrollment_ids(&whole),
+            "pages of {size} in an access window"
+        );
+    }
     let first = list(
         &channel,
         world::OWNER,

@@ -6,7 +6,8 @@
 //! from the filters so that a filter that selects few rows never walks the account: named
 //! enrollments by primary key; named learners (or the few learners of small departments)
 //! each on `enrollments (learner_id, id)`; named content items on
-//! `enrollments (content_item_id, id)`; named statuses each on
+//! `enrollments (content_item_id, id)`; a date window holding few rows on its own
+//! `(account_id, date, id)` index, put in id order here; named statuses each on
 //! `learner_results (account_id, effective_status, enrollment_id)`; else the account's
 //! results on `(account_id, enrollment_id)`. The walks of several keys are merged here. The
 //! rows walked are then read by key (enrollment, result, learner, item) and the other filters
@@ -21,7 +22,7 @@ use std::{
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use sea_orm::{
-    ColumnTrait as _, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait as _,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait as _,
     QueryFilter as _, QueryOrder as _, QuerySelect as _, prelude::Uuid, sea_query::Expr,
 };
 
@@ -280,6 +281,11 @@ const FEW_LEARNERS: usize = 200;
 /// The fewest rows one statement of a walk reads when it drops some of them.
 const MIN_BATCH: u64 = 500;
 
+/// The most rows of a date window read on the window's own index to page it; a window holding
+/// more past the page's position is paged by the account walk, which then finds its rows often
+/// enough (results.md section 11: a filter that matches few rows must not walk the account).
+const FEW_IN_WINDOW: u64 = 5_000;
+
 impl Walk {
     async fn prepare(
         conn: &impl ConnectionTrait,
@@ -377,6 +383,9 @@ impl Walk {
                 .merged(conn, enrollment::Column::ContentItemId, items, after, limit)
                 .await;
         }
+        if let Some(ids) = self.in_window(conn, after, limit).await? {
+            return Ok(ids);
+        }
         if !filter.statuses.is_empty() {
             let mut merged = BTreeMap::new();
             for status in &filter.statuses {
@@ -400,6 +409,47 @@ impl Walk {
             after,
         );
         Ok(walk.limit(limit).into_tuple().all(conn).await?)
+    }
+
+    /// The first `limit` enrollment ids past `after` of the first date window holding at most
+    /// [`FEW_IN_WINDOW`] rows past it, read on the window's index (`(account_id, date, id)`)
+    /// and put in order here; `None` when no window is that narrow.
+    async fn in_window(
+        &self,
+        conn: &impl ConnectionTrait,
+        after: Option<Uuid>,
+        limit: u64,
+    ) -> ServiceResult<Option<Vec<Uuid>>> {
+        use enrollment::Column as E;
+        use learner_result::Column as R;
+        let (filter, account) = (&self.filter, self.account_id);
+        // `None`: the completion date, on the results; else a date of the enrollments.
+        for (window, date) in [
+            (&filter.completion, None),
+            (&filter.due, Some(E::DueAt)),
+            (&filter.access, Some(E::AccessAt)),
+        ] {
+            if window.is_open() {
+                continue;
+            }
+            let mut ids = match date {
+                None => {
+                    let columns = (R::AccountId, R::EffectiveCompletedAt, R::EnrollmentId);
+                    window_ids::<learner_result::Entity>(conn, window, columns, account, after)
+                        .await?
+                }
+                Some(date) => {
+                    let columns = (E::AccountId, date, E::Id);
+                    window_ids::<enrollment::Entity>(conn, window, columns, account, after).await?
+                }
+            };
+            if ids.len() as u64 <= FEW_IN_WINDOW {
+                ids.sort_unstable();
+                ids.truncate(limit as usize);
+                return Ok(Some(ids));
+            }
+        }
+        Ok(None)
     }
 
     /// One walk per key of `column` on `(column, id)`, merged: the first `limit` of the
@@ -544,6 +594,35 @@ impl Walk {
                     .effective_completed_at
                     .is_some_and(|at| f.completion.contains(at)))
     }
+}
+
+/// Up to [`FEW_IN_WINDOW`] + 1 ids past `after` whose `date` lies in `window`, read on
+/// `(account, date, id)` in the index's order (by date): the caller puts them in id order.
+async fn window_ids<E: sea_orm::EntityTrait>(
+    conn: &impl ConnectionTrait,
+    window: &DateWindow,
+    (account, date, id): (E::Column, E::Column, E::Column),
+    account_id: Uuid,
+    after: Option<Uuid>,
+) -> ServiceResult<Vec<Uuid>> {
+    let mut query = E::find()
+        .select_only()
+        .column(id)
+        .filter(account.eq(account_id));
+    if let Some(start) = window.start {
+        query = query.filter(date.gte(start));
+    }
+    if let Some(end) = window.end {
+        query = query.filter(date.lte(end));
+    }
+    if let Some(after) = after {
+        query = query.filter(id.gt(after));
+    }
+    Ok(query
+        .limit(FEW_IN_WINDOW + 1)
+        .into_tuple()
+        .all(conn)
+        .await?)
 }
 
 /// Every department of the account in the subtrees of `roots`, the roots included.
