@@ -33,6 +33,7 @@ on_both_backends!(
     pages_hold_every_row_once_and_tokens_belong_to_their_own_listing,
     scoped_callers_and_custom_roles_meet_the_results_permissions,
     tasks_are_read_by_their_starter_and_the_accounts_administrators_only,
+    a_recording_removes_its_accounts_tasks_past_their_thirty_days,
     final_statuses_stream_the_active_learners_of_one_item,
     imported_results_read_back_and_a_bad_entry_is_named_with_its_field,
     a_page_walk_while_results_are_recorded_returns_every_row_exactly_once,
@@ -1811,4 +1812,66 @@ async fn imported_results_read_back_and_a_bad_entry_is_named_with_its_field(stac
         Some("2025-02-10T00:00:00+00:00")
     );
     assert!(rows[1].is_overdue);
+}
+
+/// Tasks are kept 30 days (results.md promises at least 7): a recording removes its account's
+/// older ones, and none younger or of another account.
+async fn a_recording_removes_its_accounts_tasks_past_their_thirty_days(stack: &TestStack) {
+    use lms_core::entities::{result_task, user};
+    use sea_orm::{ActiveModelTrait as _, NotSet, Set};
+    let account_of = async |id: &str| {
+        user::Entity::find_by_id(uuid::Uuid::parse_str(id).expect("uuid"))
+            .one(stack.db())
+            .await
+            .expect("read")
+            .expect("the user")
+            .account_id
+    };
+    let (acme_account, globex_account) = (
+        account_of(acme::OWNER).await,
+        account_of(globex::OWNER).await,
+    );
+    let aged = |account_id, started_by: &str, days: i64| result_task::ActiveModel {
+        id: NotSet,
+        account_id: Set(account_id),
+        started_by: Set(uuid::Uuid::parse_str(started_by).expect("uuid")),
+        status: Set("complete".into()),
+        created_at: Set(chrono::Utc::now() - chrono::TimeDelta::days(days)),
+    };
+    let expired = aged(acme_account, acme::OWNER, 31)
+        .insert(stack.db())
+        .await
+        .expect("an expired task");
+    let kept = aged(acme_account, acme::OWNER, 29)
+        .insert(stack.db())
+        .await
+        .expect("a young task");
+    let other = aged(globex_account, globex::OWNER, 40)
+        .insert(stack.db())
+        .await
+        .expect("another account's task");
+
+    let channel = stack.grpc_channel().await;
+    let new = reset(
+        &channel,
+        world::OWNER,
+        "t-retention",
+        acme::WELCOME_COURSE,
+        &[acme::ENGINEER_WELCOME],
+        &[],
+    )
+    .await
+    .expect("reset");
+    let status = |id: i64| task_status(&channel, world::OWNER, id as u64);
+    assert_refused(status(expired.id).await, Code::NotFound, "No task");
+    assert_eq!(status(kept.id).await.ok().as_deref(), Some("complete"));
+    assert_eq!(status(new as i64).await.ok().as_deref(), Some("complete"));
+    assert!(
+        result_task::Entity::find_by_id(other.id)
+            .one(stack.db())
+            .await
+            .expect("read")
+            .is_some(),
+        "another account's tasks stay"
+    );
 }
