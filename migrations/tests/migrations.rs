@@ -110,6 +110,16 @@ const INDEXES: &[(&str, &str, bool)] = &[
         true,
     ),
     (
+        "webhook_subscribers",
+        "idx_webhook_subscribers_pending_events",
+        false,
+    ),
+    (
+        "webhook_subscribers",
+        "idx_webhook_subscribers_confirmation_retry_at",
+        false,
+    ),
+    (
         "webhook_subscriptions",
         "uq_webhook_subscriptions_subscriber_id_event_type",
         true,

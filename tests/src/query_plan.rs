@@ -102,13 +102,25 @@ pub struct BadPlan {
 
 /// Explains every statement of `statements` that reads a large table and returns the bad ones.
 pub async fn check(db: &DatabaseConnection, statements: &BTreeSet<String>) -> Vec<BadPlan> {
+    check_tables(db, statements, &LARGE_TABLES).await
+}
+
+/// Explains every statement of `statements` that reads one of `tables` and returns the bad
+/// ones (a scenario whose own tables are large only in it).
+pub async fn check_tables(
+    db: &DatabaseConnection,
+    statements: &BTreeSet<String>,
+    tables: &[&str],
+) -> Vec<BadPlan> {
     let mut bad = Vec::new();
     for statement in statements {
-        if !touches_large_table(statement) || !is_explainable(statement) {
+        if !words(statement).any(|word| tables.contains(&word.as_str()))
+            || !is_explainable(statement)
+        {
             continue;
         }
         let plan = explain(db, statement).await;
-        if let Some(reason) = problem(db.get_database_backend(), statement, &plan) {
+        if let Some(reason) = problem_among(db.get_database_backend(), statement, &plan, tables) {
             bad.push(BadPlan {
                 statement: statement.clone(),
                 plan,
@@ -128,10 +140,6 @@ fn is_explainable(statement: &str) -> bool {
     matches!(first.as_str(), "SELECT" | "UPDATE" | "DELETE" | "WITH")
 }
 
-fn touches_large_table(statement: &str) -> bool {
-    words(statement).any(|word| LARGE_TABLES.contains(&word.as_str()))
-}
-
 /// Identifiers of a statement, unquoted and lower-cased.
 fn words(statement: &str) -> impl Iterator<Item = String> + '_ {
     statement
@@ -141,11 +149,11 @@ fn words(statement: &str) -> impl Iterator<Item = String> + '_ {
 }
 
 /// The names a large table goes by in `statement`: its own name and its aliases.
-fn large_table_names(statement: &str) -> BTreeSet<String> {
+fn large_table_names(statement: &str, tables: &[&str]) -> BTreeSet<String> {
     let words: Vec<String> = words(statement).collect();
     let mut names = BTreeSet::new();
     for (n, word) in words.iter().enumerate() {
-        if !LARGE_TABLES.contains(&word.as_str()) {
+        if !tables.contains(&word.as_str()) {
             continue;
         }
         names.insert(word.clone());
@@ -268,8 +276,19 @@ fn postgres_parameters(statement: &str) -> usize {
 }
 
 /// Why `plan` is bad for `statement`, if it is.
+#[cfg(test)]
 fn problem(backend: DbBackend, statement: &str, plan: &str) -> Option<String> {
-    let names = large_table_names(statement);
+    problem_among(backend, statement, plan, &LARGE_TABLES)
+}
+
+/// Why `plan` is bad for `statement`, if it is, `tables` being the large ones.
+fn problem_among(
+    backend: DbBackend,
+    statement: &str,
+    plan: &str,
+    tables: &[&str],
+) -> Option<String> {
+    let names = large_table_names(statement, tables);
     // The primary-key scan being read and whether its condition is a range of ids.
     let mut key_range_scan = false;
     for line in plan.lines() {
@@ -298,7 +317,7 @@ fn problem(backend: DbBackend, statement: &str, plan: &str) -> Option<String> {
                         .next()
                         .unwrap_or("")
                         .to_ascii_lowercase();
-                    if LARGE_TABLES.contains(&table.as_str()) {
+                    if tables.contains(&table.as_str()) {
                         return Some(format!("reads `{table}` whole"));
                     }
                 }
@@ -416,6 +435,7 @@ mod tests {
     fn aliases_of_large_tables_are_known() {
         let names = large_table_names(
             "SELECT u.id FROM groups g CROSS JOIN group_members gm JOIN \"users\" AS u ON u.id = gm.user_id",
+            &LARGE_TABLES,
         );
         assert!(names.contains("gm") && names.contains("u") && names.contains("users"));
         assert!(!names.contains("g"));

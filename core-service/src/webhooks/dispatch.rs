@@ -3,8 +3,8 @@
 //! It wakes on this process's commits that recorded events and every poll interval, and
 //! claims subscribers that have work due: a CONFIRMATION to send, or (enabled and confirmed)
 //! events whose retry time has come. A claim is an owner and an expiry on the subscriber's
-//! row, taken with `FOR UPDATE SKIP LOCKED` on PostgreSQL (SQLite has one writer), renewed
-//! before each attempt; a dead process's claim expires and another takes over. While it
+//! row, looked for on the indexes of due work and taken with `FOR UPDATE SKIP LOCKED` on
+//! PostgreSQL (SQLite has one writer), renewed before each attempt; a dead process's claim expires and another takes over. While it
 //! holds the claim, one task per subscriber makes one attempt at a time: the oldest
 //! delivery, formed from at most `batch_max` consecutive events of one type when it is
 //! first attempted, and the next one only after its acknowledgement has committed. No
@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 use rand::Rng as _;
 use sea_orm::{
     ActiveValue::Set,
-    ColumnTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _, QueryOrder as _,
-    QuerySelect as _, TransactionTrait as _,
+    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
+    QueryOrder as _, QuerySelect as _, TransactionTrait as _,
     prelude::{Expr, Uuid},
     sea_query::{Condition, ExprTrait as _, LockBehavior, LockType, Query},
 };
@@ -144,29 +144,76 @@ async fn untraced<T>(work: impl std::future::Future<Output = T>) -> T {
         .await
 }
 
+/// Not claimed by a live process.
+fn unclaimed(now: DateTime<Utc>) -> Condition {
+    Condition::any()
+        .add(S::ClaimExpiresAt.is_null())
+        .add(S::ClaimExpiresAt.lt(now))
+}
+
+/// Events to deliver: enabled, confirmed, events pending, their retry time come. Read on
+/// `(pending_events)`: few subscribers have a backlog at any time.
+fn events_due(now: DateTime<Utc>) -> Condition {
+    Condition::all()
+        .add(S::PendingEvents.gt(0))
+        .add(S::Active.eq(true))
+        .add(S::Confirmed.eq(true))
+        .add(
+            Condition::any()
+                .add(S::EventsRetryAt.is_null())
+                .add(S::EventsRetryAt.lte(now)),
+        )
+}
+
+/// A CONFIRMATION to send, its time come. Read on `(confirmation_retry_at)`; `IS NOT NULL`
+/// tells PostgreSQL's generic plan how few rows that is (a comparison with an unknown time
+/// it guesses to match a third of them).
+fn confirmation_due(now: DateTime<Utc>) -> Condition {
+    Condition::all()
+        .add(S::ConfirmationRetryAt.is_not_null())
+        .add(S::ConfirmationRetryAt.lte(now))
+}
+
 /// The subscribers with work due now, not claimed by a live process.
 fn due(now: DateTime<Utc>) -> Condition {
-    Condition::all()
-        .add(
-            Condition::any()
-                .add(S::ClaimExpiresAt.is_null())
-                .add(S::ClaimExpiresAt.lt(now)),
-        )
-        .add(
-            Condition::any()
-                .add(
-                    Condition::all()
-                        .add(S::Active.eq(true))
-                        .add(S::Confirmed.eq(true))
-                        .add(S::PendingEvents.gt(0))
-                        .add(
-                            Condition::any()
-                                .add(S::EventsRetryAt.is_null())
-                                .add(S::EventsRetryAt.lte(now)),
-                        ),
-                )
-                .add(S::ConfirmationRetryAt.lte(now)),
-        )
+    Condition::all().add(unclaimed(now)).add(
+        Condition::any()
+            .add(events_due(now))
+            .add(confirmation_due(now)),
+    )
+}
+
+/// The reads of a poll that look for work (`Inner::candidates`), each a walk of one index;
+/// for the query-plan checks.
+pub fn poll_reads(backend: sea_orm::DbBackend) -> Vec<String> {
+    let now = Utc::now();
+    [events_due(now), confirmation_due(now)]
+        .into_iter()
+        .map(|work| backend.build(&candidates_query(work, now, 1)).sql)
+        .chain([sea_orm::QueryTrait::build(&backlog_query(), backend).sql])
+        .collect()
+}
+
+/// Up to `limit` unclaimed subscribers with the work `work`.
+fn candidates_query(
+    work: Condition,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> sea_orm::sea_query::SelectStatement {
+    Query::select()
+        .column(S::Id)
+        .from(webhook_subscriber::Entity)
+        .cond_where(Condition::all().add(work).add(unclaimed(now)))
+        .limit(limit)
+        .to_owned()
+}
+
+/// The events waiting in every subscriber, summed over those that have some.
+fn backlog_query() -> sea_orm::Select<webhook_subscriber::Entity> {
+    webhook_subscriber::Entity::find()
+        .select_only()
+        .column_as(S::PendingEvents.sum(), "pending")
+        .filter(S::PendingEvents.gt(0))
 }
 
 /// `update` also recording the subscriber's latest attempt (section 5's `lastAttempt*`).
@@ -210,37 +257,50 @@ impl Inner {
     /// Claims up to `limit` subscribers with work due; their ids.
     async fn claim(&self, limit: usize) -> Result<Vec<Uuid>, sea_orm::DbErr> {
         let now = Utc::now();
-        // Looked for first, with a read: the claim is a write, and on SQLite every write
+        // Looked for first, with reads: the claim is a write, and on SQLite every write
         // takes the database's one write lock, which a poll with nothing due must not
         // contend for with the requests' writes.
-        let any_due: Option<Uuid> = webhook_subscriber::Entity::find()
-            .select_only()
-            .column(S::Id)
-            .filter(due(now))
-            .limit(1)
-            .into_tuple()
-            .one(&self.db)
-            .await?;
-        if any_due.is_none() {
+        let candidates = self.candidates(now, limit).await?;
+        if candidates.is_empty() {
             return Ok(Vec::new());
         }
+        // The condition again, in the write: another process may have claimed one since. On
+        // PostgreSQL the rows another process is claiming are skipped, not waited for.
         let mut due_ids = Query::select();
         due_ids
             .column(S::Id)
             .from(webhook_subscriber::Entity)
-            .cond_where(due(now))
-            .order_by(S::Id, sea_orm::Order::Asc)
-            .limit(limit as u64);
+            .cond_where(Condition::all().add(S::Id.is_in(candidates)).add(due(now)));
         if self.db.get_database_backend() == sea_orm::DbBackend::Postgres {
             due_ids.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked);
         }
         let claimed = webhook_subscriber::Entity::update_many()
             .col_expr(S::ClaimOwner, Expr::value(self.owner))
             .col_expr(S::ClaimExpiresAt, Expr::value(now + lease(&self.settings)))
-            .filter(S::Id.in_subquery(due_ids.to_owned()))
+            .filter(S::Id.in_subquery(due_ids))
             .exec_with_returning(&self.db)
             .await?;
         Ok(claimed.into_iter().map(|row| row.id).collect())
+    }
+
+    /// Up to `limit` unclaimed subscribers with work due, ascending: those with events, then
+    /// those with a confirmation, each read on its own index.
+    async fn candidates(
+        &self,
+        now: DateTime<Utc>,
+        limit: usize,
+    ) -> Result<Vec<Uuid>, sea_orm::DbErr> {
+        let mut ids = Vec::new();
+        for work in [events_due(now), confirmation_due(now)] {
+            let query = candidates_query(work, now, limit as u64);
+            for row in self.db.query_all(&query).await? {
+                ids.push(row.try_get_by_index::<Uuid>(0)?);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        ids.truncate(limit);
+        Ok(ids)
     }
 
     /// Extends this process's claim on `id`; the subscriber as it is now, or `None` when
@@ -659,12 +719,7 @@ impl Inner {
     }
 
     async fn sample_backlog(&self) -> Result<(), sea_orm::DbErr> {
-        let pending: Option<Option<i64>> = webhook_subscriber::Entity::find()
-            .select_only()
-            .column_as(S::PendingEvents.sum(), "pending")
-            .into_tuple()
-            .one(&self.db)
-            .await?;
+        let pending: Option<Option<i64>> = backlog_query().into_tuple().one(&self.db).await?;
         let oldest: Option<DateTime<Utc>> = webhook_event::Entity::find()
             .select_only()
             .column(webhook_event::Column::CreatedAt)

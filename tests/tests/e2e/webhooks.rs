@@ -233,7 +233,15 @@ async fn the_confirmation_flow_then_a_new_user_arrives_signed(stack: &LoopbackSt
             .contains("<lastAttemptResult>200</lastAttemptResult>")
     );
     assert!(!xml.body.contains("lastError"));
-    let all = json_of(&get_json(stack, "/webhook/subscribers", world::ADMIN).await);
+    // The acknowledgement commits just after the receiver has answered.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let all = loop {
+        let all = json_of(&get_json(stack, "/webhook/subscribers", world::ADMIN).await);
+        if all[0]["pendingEvents"] == 0 || std::time::Instant::now() > deadline {
+            break all;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
     assert_eq!(all.as_array().unwrap().len(), 1);
     assert_eq!(all[0]["subscriberName"], "crm");
     assert_eq!(all[0]["pendingEvents"], 0);

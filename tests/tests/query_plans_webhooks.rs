@@ -1,0 +1,118 @@
+//! A dispatcher's poll finds the subscribers with work due on indexes: with 20,000 subscribers
+//! in the database, a handful of them with events or a confirmation due, the reads a poll runs
+//! (`lms_core::webhooks::dispatch::poll_reads`) read neither `webhook_subscribers` whole nor
+//! sort it, on either backend, and a real dispatcher still finds and works off every due
+//! one.
+
+use std::collections::BTreeSet;
+
+use chrono::{TimeDelta, Utc};
+use lms_core::entities::{user, webhook_subscriber};
+use lms_tests::{Backend, TestStack, query_plan, world::acme};
+use sea_orm::{ColumnTrait as _, ConnectionTrait as _, EntityTrait as _, QueryFilter as _};
+use uuid::Uuid;
+
+const SUBSCRIBERS: usize = 20_000;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_sqlite_a_poll_reads_only_the_subscribers_with_work_due() {
+    a_poll_reads_only_the_subscribers_with_work_due(Backend::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_a_poll_reads_only_the_subscribers_with_work_due() {
+    a_poll_reads_only_the_subscribers_with_work_due(Backend::Postgres).await;
+}
+
+async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
+    let Some(stack) = TestStack::start(backend).await else {
+        return;
+    };
+    let account_id = user::Entity::find_by_id(Uuid::parse_str(acme::OWNER).expect("uuid"))
+        .one(stack.db())
+        .await
+        .expect("read")
+        .expect("the owner")
+        .account_id;
+    let now = Utc::now();
+    // Idle subscribers, except every 4,000th, which has events due, and every 5,000th (from
+    // the 2,500th), which has a confirmation due.
+    let subscriber = |n: usize| webhook_subscriber::ActiveModel {
+        id: sea_orm::Set(Uuid::new_v4()),
+        account_id: sea_orm::Set(account_id),
+        name: sea_orm::Set(format!("subscriber {n}")),
+        callback_url: sea_orm::Set("https://hooks.example.com/lms".into()),
+        secret: sea_orm::Set(None),
+        active: sea_orm::Set(true),
+        confirmed: sea_orm::Set(n % 5_000 != 2_500),
+        code: sea_orm::Set(None),
+        code_expires_at: sea_orm::Set(None),
+        confirmation_delivery_id: sea_orm::Set(None),
+        confirmation_attempts: sea_orm::Set(0),
+        confirmation_retry_at: sea_orm::Set(
+            (n % 5_000 == 2_500).then(|| now - TimeDelta::hours(1)),
+        ),
+        pending_events: sea_orm::Set(if n % 4_000 == 0 { 3 } else { 0 }),
+        events_retry_at: sea_orm::Set(None),
+        failures: sea_orm::Set(0),
+        failing_since: sea_orm::Set(None),
+        claim_owner: sea_orm::Set(None),
+        claim_expires_at: sea_orm::Set(None),
+        last_attempt_at: sea_orm::Set(None),
+        last_attempt_result: sea_orm::Set(None),
+        last_error: sea_orm::Set(None),
+        created_at: sea_orm::Set(now),
+        updated_at: sea_orm::Set(now),
+    };
+    for chunk in (0..SUBSCRIBERS).collect::<Vec<_>>().chunks(500) {
+        webhook_subscriber::Entity::insert_many(chunk.iter().map(|n| subscriber(*n)))
+            .exec(stack.db())
+            .await
+            .expect("subscribers");
+    }
+    stack
+        .db()
+        .execute_unprepared("ANALYZE")
+        .await
+        .expect("analysed");
+
+    let statements: BTreeSet<String> =
+        lms_core::webhooks::dispatch::poll_reads(stack.db().get_database_backend())
+            .into_iter()
+            .collect();
+    assert_eq!(statements.len(), 3, "{statements:#?}");
+    let bad = query_plan::check_tables(stack.db(), &statements, &["webhook_subscribers"]).await;
+    assert!(
+        bad.is_empty(),
+        "{}",
+        bad.iter()
+            .map(|bad| format!("{}\n{}\n{}\n", bad.reason, bad.statement, bad.plan))
+            .collect::<String>()
+    );
+
+    // The world's core polls too, through the same reads: it claims every due subscriber
+    // and works it off (the counts name no stored events, so they are set to 0; the
+    // confirmations hold no code, so they are dropped).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let waiting = webhook_subscriber::Entity::find()
+            .filter(
+                sea_orm::Condition::any()
+                    .add(webhook_subscriber::Column::PendingEvents.gt(0))
+                    .add(webhook_subscriber::Column::ConfirmationRetryAt.is_not_null()),
+            )
+            .all(stack.db())
+            .await
+            .expect("read");
+        if waiting.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} subscribers with work due were not claimed within a minute",
+            waiting.len()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    stack.stop().await;
+}
