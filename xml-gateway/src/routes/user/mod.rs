@@ -1,12 +1,14 @@
 //! Users (neighbours.md section 4): `GET /user/{userId}` and `/v2` and the numbered pages of
 //! `POST /user/list` ([`reads`]), the lists `GET /user`, `/user/v2`, `GET|POST /users` and
 //! `/users/v2` ([`list`]), the writes ([`writes`]), the bulk lifecycle calls of provisioning
-//! ([`lifecycle`]); `render` writes profiles in XML and JSON.
+//! ([`lifecycle`]), scheduled deactivation and termination ([`schedule`]); `render` writes
+//! profiles in XML and JSON.
 
 pub(crate) mod lifecycle;
 pub(crate) mod list;
 pub(crate) mod reads;
 pub(crate) mod render;
+pub(crate) mod schedule;
 pub(crate) mod writes;
 
 /// Which generation of the interface a route belongs to: v2 answers name the profile
