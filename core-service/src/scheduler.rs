@@ -20,7 +20,7 @@ use crate::{
     access::UsersChanged,
     domain::schedule::{self, ScheduleKind},
     error::ServiceResult,
-    service::users::{self, CarriedOut},
+    service::users::{self, CarriedOut, DueBatch},
 };
 
 pub const DEFAULT_INTERVAL_MS: u64 = 60_000;
@@ -123,15 +123,13 @@ impl Scheduler {
                     if *stop.borrow() {
                         return Ok(pass);
                     }
-                    let done = users::carry_out_due(
-                        &self.db,
-                        self.told.as_ref(),
+                    let batch = DueBatch {
                         account_id,
                         kind,
-                        &user_ids,
+                        user_ids: &user_ids,
                         today,
-                    )
-                    .await?;
+                    };
+                    let done = users::carry_out_due(&self.db, self.told.as_ref(), batch).await?;
                     pass.add(kind, account_id, done);
                 }
                 if (batch.len() as u64) < BATCH {

@@ -30,8 +30,8 @@ pub use read::{
     stream_users,
 };
 pub use schedule::{
-    CarriedOut, DueChange, by_account, cancel_scheduled_user_status, carry_out_due, due_schedules,
-    schedule_user_status,
+    CarriedOut, DueBatch, DueChange, by_account, cancel_scheduled_user_status, carry_out_due,
+    due_schedules, schedule_user_status,
 };
 
 use sea_orm::{

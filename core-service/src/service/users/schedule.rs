@@ -33,7 +33,7 @@ use crate::service::{
     write::write_unattended,
 };
 use crate::{
-    access::{Caller, Operation, UsersChanged},
+    access::{Caller, Grant, Operation, UsersChanged},
     db::bulk,
     domain::{
         ids::ResourceRef,
@@ -106,12 +106,7 @@ pub async fn schedule_user_status(
     let grant = caller.grant(Operation::UpdateUser)?;
     let kind = kind?;
     let date = date?.day();
-    reachable_user(db, caller, grant, user).await?;
-    let id = user.id("User")?;
-    write(db, caller, async |w| {
-        let current = find_user(w.txn(), caller.account_id, id)
-            .await?
-            .ok_or_else(|| user.not_found("User"))?;
+    write_reachable_user(db, caller, grant, user, async |w, current| {
         let due = date <= today;
         store_date(w, &current, kind, (!due).then_some(date)).await?;
         let status = status_of(kind);
@@ -133,13 +128,28 @@ pub async fn cancel_scheduled_user_status(
 ) -> ServiceResult<()> {
     let grant = caller.grant(Operation::UpdateUser)?;
     let kind = kind?;
+    write_reachable_user(db, caller, grant, user, async |w, current| {
+        store_date(w, &current, kind, None).await
+    })
+    .await
+}
+
+/// Runs `body` in a write with `user` as read in it, once the caller may change that user
+/// (404, then 403 for a scoped caller outside its departments or above its role).
+async fn write_reachable_user(
+    db: &DatabaseConnection,
+    caller: &Caller,
+    grant: Grant,
+    user: &ResourceRef,
+    body: impl AsyncFnOnce(&Write, user::Model) -> ServiceResult<()>,
+) -> ServiceResult<()> {
     reachable_user(db, caller, grant, user).await?;
     let id = user.id("User")?;
     write(db, caller, async |w| {
         let current = find_user(w.txn(), caller.account_id, id)
             .await?
             .ok_or_else(|| user.not_found("User"))?;
-        store_date(w, &current, kind, None).await
+        body(w, current).await
     })
     .await
 }
@@ -234,24 +244,30 @@ pub struct CarriedOut {
     pub kept: Vec<Uuid>,
 }
 
-/// Carries out the changes of `kind` due by `today` of `user_ids`, users of `account_id`:
-/// the dates still due once the account is locked are removed, and the users whose status
-/// the change alters get it (`user.set_active`, no actor, no request id). The rows of an
-/// account owner whose leaving would leave no active owner are kept for a later pass, the
-/// others go ahead without them.
+/// One account's stored changes of one kind that were due by `today`, as a pass read them.
+#[derive(Debug, Clone, Copy)]
+pub struct DueBatch<'a> {
+    pub account_id: Uuid,
+    pub kind: ScheduleKind,
+    /// Users of the account, ascending.
+    pub user_ids: &'a [Uuid],
+    pub today: NaiveDate,
+}
+
+/// Carries out `batch`: the dates still due once the account is locked are removed, and the
+/// users whose status the change alters get it (`user.set_active`, no actor, no request id).
+/// The rows of an account owner whose leaving would leave no active owner are kept for a
+/// later pass, the others go ahead without them.
 pub async fn carry_out_due(
     db: &DatabaseConnection,
     told: &dyn UsersChanged,
-    account_id: Uuid,
-    kind: ScheduleKind,
-    user_ids: &[Uuid],
-    today: NaiveDate,
+    batch: DueBatch<'_>,
 ) -> ServiceResult<CarriedOut> {
-    match carry_out(db, told, account_id, kind, user_ids, today).await {
-        Err(ServiceError::Conflict(_)) if user_ids.len() > 1 => {}
+    match carry_out(db, told, batch).await {
+        Err(ServiceError::Conflict(_)) if batch.user_ids.len() > 1 => {}
         Err(ServiceError::Conflict(_)) => {
             return Ok(CarriedOut {
-                kept: user_ids.to_vec(),
+                kept: batch.user_ids.to_vec(),
                 ..CarriedOut::default()
             });
         }
@@ -259,11 +275,21 @@ pub async fn carry_out_due(
     }
     // Rare (an owner leaving with the others): one at a time finds who must stay.
     let mut all = CarriedOut::default();
-    for id in user_ids {
-        match carry_out(db, told, account_id, kind, &[*id], today).await {
-            Ok(one) => {
-                all.changed += one.changed;
-                all.cleared += one.cleared;
+    for id in batch.user_ids {
+        let one = [*id];
+        match carry_out(
+            db,
+            told,
+            DueBatch {
+                user_ids: &one,
+                ..batch
+            },
+        )
+        .await
+        {
+            Ok(done) => {
+                all.changed += done.changed;
+                all.cleared += done.cleared;
             }
             Err(ServiceError::Conflict(_)) => all.kept.push(*id),
             Err(err) => return Err(err),
@@ -277,11 +303,14 @@ pub async fn carry_out_due(
 async fn carry_out(
     db: &DatabaseConnection,
     told: &dyn UsersChanged,
-    account_id: Uuid,
-    kind: ScheduleKind,
-    user_ids: &[Uuid],
-    today: NaiveDate,
+    batch: DueBatch<'_>,
 ) -> ServiceResult<CarriedOut> {
+    let DueBatch {
+        account_id,
+        kind,
+        user_ids,
+        today,
+    } = batch;
     let date = column(kind);
     write_unattended(db, account_id, told, async |w| {
         let txn = w.txn();

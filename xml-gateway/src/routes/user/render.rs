@@ -270,30 +270,30 @@ mod tests {
 
     #[test]
     fn stored_dates_follow_the_last_sign_in_or_the_added_date_and_precede_the_groups() {
+        let xml_of = |profile: &UserProfile| {
+            let mut xml = XmlWriter::fragment();
+            write_profile(&mut xml, "userProfile", profile);
+            xml.finish()
+        };
         let mut scheduled = profile();
         scheduled.scheduled_termination_date = "2027-01-31".into();
         scheduled.group_ids = vec!["g-1".into()];
-        let mut xml = XmlWriter::fragment();
-        write_profile(&mut xml, "userProfile", &scheduled);
-        let xml = xml.finish();
+        let termination = "<scheduledTerminationDate>2027-01-31</scheduledTerminationDate>";
+        let xml = xml_of(&scheduled);
         assert!(
-            xml.contains(
-                "<addedDate>2026-11-23</addedDate>\
-                 <scheduledTerminationDate>2027-01-31</scheduledTerminationDate><groups>"
-            ),
+            xml.contains(&format!(
+                "<addedDate>2026-11-23</addedDate>{termination}<groups>"
+            )),
             "{xml}"
         );
         scheduled.scheduled_deactivation_date = "2026-12-31".into();
         scheduled.last_sign_in_at = "2026-11-25T08:00:00Z".into();
-        let mut xml = XmlWriter::fragment();
-        write_profile(&mut xml, "userProfileV2", &scheduled);
-        let xml = xml.finish();
+        let xml = xml_of(&scheduled);
         assert!(
-            xml.contains(
+            xml.contains(&format!(
                 "<lastLoginDate>2026-11-25</lastLoginDate>\
-                 <scheduledDeactivationDate>2026-12-31</scheduledDeactivationDate>\
-                 <scheduledTerminationDate>2027-01-31</scheduledTerminationDate><groups>"
-            ),
+                 <scheduledDeactivationDate>2026-12-31</scheduledDeactivationDate>{termination}<groups>"
+            )),
             "{xml}"
         );
         let json = OneProfile(scheduled, Version::V2).to_json();

@@ -13,31 +13,17 @@ use lms_proto::v1::{CancelScheduledUserStatusRequest, ScheduleKind, ScheduleUser
 use crate::body::MaybeBody;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
-use crate::json::{FromJson, JsonError, JsonObject};
 use crate::routes::{NoQuery, PathId};
-use crate::xml::{Element, FromXml, XmlError};
 
 /// `KIND` of the routes: [`ScheduleKind`] as the number the const parameter carries.
 pub(crate) const DEACTIVATION: i32 = ScheduleKind::Deactivation as i32;
 pub(crate) const TERMINATION: i32 = ScheduleKind::Termination as i32;
 
-/// `<request><date>…</date></request>` / `{"date": "…"}`.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct DateBody(Option<String>);
-
-impl FromXml for DateBody {
-    const ROOT: &'static str = "request";
-
-    fn from_root(root: &Element) -> Result<Self, XmlError> {
-        Ok(Self(root.optional_text("date")?))
-    }
-}
-
-impl FromJson for DateBody {
-    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
-        Ok(Self(object.optional_text("date")?))
-    }
-}
+text_body!(
+    /// `<request><date>…</date></request>` / `{"date": "…"}`.
+    DateBody,
+    "date"
+);
 
 /// `POST /user/{userId}/scheduled_deactivation` (`KIND` [`DEACTIVATION`]) and
 /// `/scheduled_termination` ([`TERMINATION`]).
@@ -78,29 +64,4 @@ pub(crate) async fn cancel<const KIND: i32>(
     })
     .await?;
     Ok(StatusCode::OK)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::json::parse_json;
-    use crate::xml::reader::parse_document;
-
-    fn date_xml(body: &str) -> Result<DateBody, XmlError> {
-        DateBody::from_root(&parse_document(body.as_bytes(), DateBody::ROOT)?)
-    }
-
-    #[test]
-    fn the_date_is_read_as_sent_in_either_format() {
-        assert_eq!(
-            date_xml("<request><date> 2026-1-5 </date></request>").unwrap(),
-            DateBody(Some("2026-1-5".into()))
-        );
-        assert_eq!(date_xml("<request/>").unwrap(), DateBody(None));
-        assert!(date_xml("<request><date>a</date><date>b</date></request>").is_err());
-        let json: DateBody = parse_json(br#"{"request": {"date": "2026-12-31"}}"#).unwrap();
-        assert_eq!(json, DateBody(Some("2026-12-31".into())));
-        assert_eq!(parse_json::<DateBody>(b"{}").unwrap(), DateBody(None));
-        assert!(parse_json::<DateBody>(br#"{"date": ["2026-12-31"]}"#).is_err());
-    }
 }
