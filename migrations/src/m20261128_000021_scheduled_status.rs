@@ -39,7 +39,7 @@ impl MigrationTrait for Migration {
                 .alter_table(
                     Table::alter()
                         .table(Users::Table)
-                        .add_column(&mut date_null(column))
+                        .add_column(date_null(column))
                         .take(),
                 )
                 .await?;

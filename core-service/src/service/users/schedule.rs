@@ -210,9 +210,10 @@ pub async fn due_schedules(
         .filter(date.lte(today));
     if let Some(last) = after {
         query = query.filter(
-            Expr::tuple([Expr::col(date).into(), Expr::col(user::Column::Id).into()]).gt(
-                Expr::tuple([Expr::value(last.date), Expr::value(last.user_id)]),
-            ),
+            Expr::tuple([Expr::col(date), Expr::col(user::Column::Id)]).gt(Expr::tuple([
+                Expr::value(last.date),
+                Expr::value(last.user_id),
+            ])),
         );
     }
     let rows: Vec<(Uuid, Uuid, NaiveDate)> = query
