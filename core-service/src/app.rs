@@ -27,6 +27,7 @@ use crate::{
     health,
     in_process::InProcessCore,
     rate_limit::{RateLimitFields, RateLimits},
+    scheduler::Scheduler,
     settings::CoreSettings,
     telemetry,
 };
@@ -46,6 +47,7 @@ pub struct App {
     health: HealthReporter,
     in_process: InProcessCore,
     dispatcher: crate::webhooks::Dispatcher,
+    scheduler: Scheduler,
 }
 
 impl App {
@@ -86,9 +88,15 @@ impl App {
             database: Arc::default(),
             rate_limits: RateLimits::start(&settings.rate_limits, clock),
             webhook_allow_private_networks: settings.webhooks.allow_private_networks,
+            scheduler_date_offset_days: settings.scheduler.date_offset_days,
         });
         let dispatcher =
             crate::webhooks::Dispatcher::new(state.db.clone(), settings.webhooks.clone())?;
+        let scheduler = Scheduler::new(
+            state.db.clone(),
+            state.auth.revision(),
+            settings.scheduler.clone(),
+        );
         let (health, routes) = routes(&state)?;
         Ok(Self {
             in_process: InProcessCore::new(routes.clone()),
@@ -102,6 +110,7 @@ impl App {
             database_probe: Duration::from_millis(settings.database_probe_ms),
             metrics,
             dispatcher,
+            scheduler,
         })
     }
 
@@ -152,8 +161,9 @@ impl App {
                 health.clone(),
             ))
         });
-        let (dispatch_stop, dispatch_stopped) = tokio::sync::watch::channel(false);
-        let dispatch = tokio::spawn(self.dispatcher.run(dispatch_stopped));
+        let (background_stop, background_stopped) = tokio::sync::watch::channel(false);
+        let dispatch = tokio::spawn(self.dispatcher.run(background_stopped.clone()));
+        let schedule = tokio::spawn(self.scheduler.run(background_stopped));
         let shutdown = async move {
             shutdown.await;
             // Health turns NOT_SERVING first, so balancers stop sending before we stop.
@@ -172,8 +182,9 @@ impl App {
             )
             .await;
         self.in_process.stop();
-        let _ = dispatch_stop.send(true);
+        let _ = background_stop.send(true);
         let _ = dispatch.await;
+        let _ = schedule.await;
         served.context("gRPC server failed")?;
         if let Some(task) = file_watch {
             task.abort();

@@ -37,6 +37,8 @@
 //! - [`metrics`]: the core's Prometheus metrics (a leaf: it uses no other module).
 //! - [`health`]: the database probe behind the gRPC health service.
 //! - [`availability`]: requests that need the database refused at once while it is away.
+//! - [`scheduler`]: the scheduled deactivations and terminations every core carries out
+//!   when their day begins (`service::users` stores them and makes each change).
 //! - [`webhooks`]: delivering the events writes record (`service::webhooks`): the
 //!   dispatcher every core runs, its HTTP client with the address checks, signatures.
 //! - [`error`]: [`error::ServiceError`], the one error of the services.
@@ -61,6 +63,7 @@ pub mod import;
 pub mod in_process;
 pub mod metrics;
 pub mod rate_limit;
+pub mod scheduler;
 pub mod service;
 pub mod settings;
 pub mod telemetry;

@@ -115,6 +115,10 @@ pub struct CoreSettings {
     /// Webhook delivery (`docs/spec/webhooks.md`, section 11).
     #[command(flatten)]
     pub webhooks: crate::webhooks::WebhookSettings,
+
+    /// Scheduled deactivation and termination (`docs/spec/provisioning.md`, sections 6 and 14).
+    #[command(flatten)]
+    pub scheduler: crate::scheduler::SchedulerSettings,
 }
 
 impl CoreSettings {
@@ -139,6 +143,7 @@ impl CoreSettings {
             throttled_reply_delay_ms: millis(DEFAULT_THROTTLED_REPLY_DELAY),
             rate_limits: RateLimitSettings::default(),
             webhooks: crate::webhooks::WebhookSettings::default(),
+            scheduler: crate::scheduler::SchedulerSettings::default(),
         }
     }
 
@@ -222,6 +227,7 @@ mod tests {
             built.throttled_reply_delay_ms
         );
         assert_eq!(parsed.rate_limits, built.rate_limits);
+        assert_eq!(parsed.scheduler, built.scheduler);
     }
 
     #[test]

@@ -182,6 +182,8 @@ async fn check_entities(db: &DatabaseConnection) {
         employment_ended: true,
         first_name: "Ada".to_owned(),
         last_name: "Lovelace & <Co>".to_owned(),
+        scheduled_deactivation_date: chrono::NaiveDate::from_ymd_opt(2026, 12, 31),
+        scheduled_termination_date: chrono::NaiveDate::from_ymd_opt(2027, 1, 31),
         created_at: at(5),
         updated_at: at(6),
     };
@@ -223,6 +225,8 @@ async fn check_entities(db: &DatabaseConnection) {
         employment_ended: NotSet,
         first_name: NotSet,
         last_name: NotSet,
+        scheduled_deactivation_date: NotSet,
+        scheduled_termination_date: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
     }
@@ -567,6 +571,8 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         employment_ended: NotSet,
         first_name: NotSet,
         last_name: NotSet,
+        scheduled_deactivation_date: NotSet,
+        scheduled_termination_date: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
     }
@@ -599,6 +605,8 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         employment_ended: NotSet,
         first_name: NotSet,
         last_name: NotSet,
+        scheduled_deactivation_date: NotSet,
+        scheduled_termination_date: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
     }

@@ -60,6 +60,8 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("users", "idx_users_department_id_id_account_id", false),
     ("users", "idx_users_account_id_contact_email_key", false),
     ("users", "uq_users_account_email_address", true),
+    ("users", "idx_users_scheduled_deactivation_date_id", false),
+    ("users", "idx_users_scheduled_termination_date_id", false),
     (
         "user_managed_departments",
         "idx_user_managed_departments_department_id",

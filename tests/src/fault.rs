@@ -3,7 +3,8 @@
 //!
 //! - [`SplitStack`]: the gateway on the test's runtime, the core on a runtime of its own that
 //!   [`SplitStack::kill_core`] drops at once (every task and socket gone, as with SIGKILL) and
-//!   [`SplitStack::restart_core`] starts again on the same port and database.
+//!   [`SplitStack::restart_core`] starts again on the same port and database (with other
+//!   settings: [`SplitStack::restart_core_with`]).
 //! - [`Load`]: workers that create departments and read a group as fast as they are answered,
 //!   each request bounded by a client timeout, until stopped; [`LoadReport`] holds every answer.
 //! - [`LoadReport::assert_answered_without_server_errors`]: every request answered, no 500, no
@@ -137,7 +138,14 @@ impl SplitStack {
 
     /// Starts the core again on the same port and database.
     pub async fn restart_core(&mut self) {
+        self.restart_core_with(|_| {}).await;
+    }
+
+    /// As [`SplitStack::restart_core`], the core's settings first changed by `configure` (as an
+    /// operator restarts with another flag); they stay for later restarts.
+    pub async fn restart_core_with(&mut self, configure: impl FnOnce(&mut CoreSettings)) {
         assert!(self.core.is_none(), "the core is still running");
+        configure(&mut self.core_settings);
         let (core, _) = start_core(self.core_settings.clone()).await;
         self.core = Some(core);
     }

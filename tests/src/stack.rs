@@ -53,6 +53,9 @@ pub struct StackOptions {
     pub rate_limits: RateLimitSettings,
     /// Webhook delivery settings of the core.
     pub webhooks: lms_core::webhooks::WebhookSettings,
+    /// How often the core's scheduler looks for due status changes, and the days added to
+    /// its "today" (a date stored for later falls due at once with a large enough offset).
+    pub scheduler: lms_core::scheduler::SchedulerSettings,
 }
 
 impl StackOptions {
@@ -68,6 +71,7 @@ impl StackOptions {
             throttled_reply_delay: TEST_THROTTLED_REPLY_DELAY,
             rate_limits: RateLimitSettings::off(),
             webhooks: lms_core::webhooks::WebhookSettings::default(),
+            scheduler: lms_core::scheduler::SchedulerSettings::default(),
         }
     }
 }
@@ -131,6 +135,7 @@ impl TestStack {
             .expect("a throttled reply delay in milliseconds fits in u64");
         core.rate_limits = options.rate_limits.clone();
         core.webhooks = options.webhooks.clone();
+        core.scheduler = options.scheduler.clone();
         let clock = ManualClock::default();
         let stack = Stack::build_with_clock(&settings, Arc::new(clock.clone()))
             .await

@@ -132,6 +132,17 @@ fn call(
                 acme::INTERNS
             )),
         ),
+        (
+            "POST",
+            "/user/{user_id}/scheduled_deactivation" | "/user/{user_id}/scheduled_termination",
+        ) => (
+            template.replace("{user_id}", acme::ENGINEER),
+            xml("<request><date>2099-12-31</date></request>".into()),
+        ),
+        (
+            "DELETE",
+            "/user/{user_id}/scheduled_deactivation" | "/user/{user_id}/scheduled_termination",
+        ) => (template.replace("{user_id}", acme::ENGINEER), Body::None),
         ("POST", "/users/activate" | "/users/find_existing") => (
             template.to_owned(),
             xml(format!(

@@ -24,6 +24,7 @@ use crate::routes::group::Groups;
 use crate::routes::points::Points;
 use crate::routes::results::{CourseResults, ModuleResults};
 use crate::routes::user::list::{Users, V1, V2};
+use crate::routes::user::schedule::{self, DEACTIVATION, TERMINATION};
 use crate::routes::user::{lifecycle, reads as user, writes as user_writes};
 use crate::routes::{
     content, department, enrollment, fallback, group, points, results, token, webhook,
@@ -137,6 +138,14 @@ fn routes() -> Routes {
         .route(
             "/user/{user_id}/groups/remove",
             post(lifecycle::remove_from_groups),
+        )
+        .route(
+            "/user/{user_id}/scheduled_deactivation",
+            post(schedule::schedule::<DEACTIVATION>).delete(schedule::cancel::<DEACTIVATION>),
+        )
+        .route(
+            "/user/{user_id}/scheduled_termination",
+            post(schedule::schedule::<TERMINATION>).delete(schedule::cancel::<TERMINATION>),
         )
         .route("/users/activate", post(lifecycle::set_status::<1>))
         .route("/users/deactivate", post(lifecycle::set_status::<3>))

@@ -191,6 +191,12 @@ impl Authenticator {
         &self.cache
     }
 
+    /// What a change made outside any request (the scheduler's) tells, so that the callers
+    /// this process remembers are read again at once.
+    pub fn revision(&self) -> Arc<AuthRevision> {
+        self.revision.clone()
+    }
+
     /// Stops watching the `auth_revisions` row (before the database closes at shutdown);
     /// from then on nothing is answered from memory once the last poll grows old.
     pub fn stop_watching(&self) {

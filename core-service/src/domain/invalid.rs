@@ -115,6 +115,10 @@ pub enum Reason {
     WindowReversed,
     /// A rule of its own field, said as a sentence after the field's name.
     Rule(String),
+    /// Not a day of the calendar written exactly as `YYYY-MM-DD`.
+    NotACalendarDate {
+        raw: String,
+    },
 }
 
 impl Invalid {
@@ -215,6 +219,11 @@ impl fmt::Display for Invalid {
                 write!(f, "{field}: startDate must not be later than endDate")
             }
             Reason::Rule(problem) => write!(f, "{field}: {problem}"),
+            Reason::NotACalendarDate { raw } => write!(
+                f,
+                "{field} '{}' must be a day of the calendar written as YYYY-MM-DD, e.g. 2026-12-31",
+                clip(raw)
+            ),
             Reason::NotAnEnrollmentDate { raw } => write!(
                 f,
                 "{field} '{}' must be a date as YYYY-MM-DD HH:MM:SS (UTC), YYYY-MM-DD or with an offset, e.g. 2019-09-26T10:30:00+00:00",

@@ -16,6 +16,7 @@
 //! - [`content`]: [`content::AddedDate`] and [`content::ViewUrl`] of content items.
 //! - [`page`]: [`page::Page`], where a keyset page starts, and the opaque page tokens.
 //! - [`roles`]: built-in roles and custom-role permissions.
+//! - [`schedule`]: scheduled status changes: their kind, their day, and "today".
 //! - [`results`]: completion statuses, scores, result dates and windows, a tracked result.
 //! - [`webhook`]: subscriber names, callback URLs and the address rules of deliveries,
 //!   event types and their filters.
@@ -32,6 +33,7 @@ pub mod page;
 pub mod profile_fields;
 pub mod results;
 pub mod roles;
+pub mod schedule;
 pub mod text;
 pub mod webhook;
 

@@ -39,6 +39,11 @@ pub struct Model {
     /// The profile's `LAST_NAME`; empty when never given.
     #[sea_orm(column_type = "String(StringLen::N(255))")]
     pub last_name: String,
+    /// The UTC day the user is to be deactivated (status 3 if still active); `None`: not
+    /// scheduled. Cleared when carried out.
+    pub scheduled_deactivation_date: Option<Date>,
+    /// The UTC day the user's employment is to end (status 5); `None`: not scheduled.
+    pub scheduled_termination_date: Option<Date>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

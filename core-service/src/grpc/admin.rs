@@ -12,6 +12,7 @@ use crate::{
     domain::{
         ids::{IdList, ResourceRef},
         page::{Listing, Page},
+        schedule::{self, ScheduledDate},
     },
     entities::{department, group},
     error::ServiceResult,
@@ -683,6 +684,38 @@ impl AdminService for AdminApi {
         let user = ResourceRef::parse(user_id);
         users::remove_user_from_groups(&self.state.db, &caller, &user, group_ids).await?;
         Ok(Response::new(pb::RemoveUserFromGroupsResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ScheduleUserStatus")]
+    async fn schedule_user_status(
+        &self,
+        request: Request<pb::ScheduleUserStatusRequest>,
+    ) -> Result<Response<pb::ScheduleUserStatusResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::ScheduleUserStatusRequest {
+            user_id,
+            kind,
+            date,
+        } = request.into_inner();
+        let kind = convert::schedule_kind(kind);
+        let date = ScheduledDate::parse("date", &date);
+        let today = schedule::today(self.state.scheduler_date_offset_days);
+        let user = ResourceRef::parse(user_id);
+        users::schedule_user_status(&self.state.db, &caller, &user, kind, date, today).await?;
+        Ok(Response::new(pb::ScheduleUserStatusResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/CancelScheduledUserStatus")]
+    async fn cancel_scheduled_user_status(
+        &self,
+        request: Request<pb::CancelScheduledUserStatusRequest>,
+    ) -> Result<Response<pb::CancelScheduledUserStatusResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let pb::CancelScheduledUserStatusRequest { user_id, kind } = request.into_inner();
+        let kind = convert::schedule_kind(kind);
+        let user = ResourceRef::parse(user_id);
+        users::cancel_scheduled_user_status(&self.state.db, &caller, &user, kind).await?;
+        Ok(Response::new(pb::CancelScheduledUserStatusResponse {}))
     }
 }
 

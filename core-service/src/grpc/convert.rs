@@ -15,6 +15,7 @@ use crate::{
         names::{DepartmentCode, DepartmentName, GroupName, ProjectName},
         profile_fields::ProfileFields,
         roles::Role,
+        schedule::ScheduleKind,
         text::{Description, MAX_NAME_CHARS, MAX_TYPE_CHARS, required_text},
     },
     service::{
@@ -353,6 +354,10 @@ pub(super) fn user_profile(profile: users::UserProfile) -> pb::UserProfile {
         (false, true) => 5,
     };
     let ids = |ids: Vec<Uuid>| ids.iter().map(ToString::to_string).collect();
+    let day = |date: Option<chrono::NaiveDate>| {
+        date.map(|day| day.format("%Y-%m-%d").to_string())
+            .unwrap_or_default()
+    };
     pb::UserProfile {
         user_id: user.id.to_string(),
         role: pb_role(user.role).into(),
@@ -380,6 +385,8 @@ pub(super) fn user_profile(profile: users::UserProfile) -> pb::UserProfile {
             .collect(),
         group_ids: ids(group_ids),
         managed_department_ids: ids(managed_department_ids),
+        scheduled_deactivation_date: day(user.scheduled_deactivation_date),
+        scheduled_termination_date: day(user.scheduled_termination_date),
         first_name: user.first_name,
         last_name: user.last_name,
     }
@@ -530,6 +537,21 @@ pub(super) fn profile_changes(
 const MANAGEABLE: &str = "manageableDepartmentIds";
 
 /// Neighbours 4.10's codes; the SOAP interface refused others the same way.
+/// The kind of a scheduled status change; INVALID_ARGUMENT naming `kind` when not set.
+pub(super) fn schedule_kind(kind: i32) -> Result<ScheduleKind, Invalid> {
+    match pb::ScheduleKind::try_from(kind) {
+        Ok(pb::ScheduleKind::Deactivation) => Ok(ScheduleKind::Deactivation),
+        Ok(pb::ScheduleKind::Termination) => Ok(ScheduleKind::Termination),
+        Ok(pb::ScheduleKind::Unspecified) | Err(_) => Err(Invalid::new(
+            "kind",
+            Reason::NotOneOf {
+                raw: kind.to_string(),
+                allowed: "SCHEDULE_KIND_DEACTIVATION, SCHEDULE_KIND_TERMINATION".to_owned(),
+            },
+        )),
+    }
+}
+
 pub(super) fn user_status(status: u32) -> Result<users::UserStatus, Invalid> {
     use users::UserStatus;
     match status {

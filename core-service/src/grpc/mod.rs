@@ -38,6 +38,9 @@ pub struct CoreState {
     pub rate_limits: Arc<RateLimits>,
     /// Whether callbacks may name loopback, private and link-local addresses.
     pub webhook_allow_private_networks: bool,
+    /// Days added to the UTC date where scheduled status changes ask what day it is
+    /// (`--scheduler-date-offset-days`).
+    pub scheduler_date_offset_days: i32,
 }
 
 pub type SharedState = Arc<CoreState>;

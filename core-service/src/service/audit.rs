@@ -59,10 +59,12 @@ pub enum AuditAction {
     WebhookSubscribed,
     WebhookUnsubscribed,
     WebhookGaveUp,
+    /// A user's scheduled deactivation or termination date set or removed.
+    UserScheduled,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 38] = [
+    pub const ALL: [AuditAction; 39] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -101,6 +103,7 @@ impl AuditAction {
         AuditAction::WebhookSubscribed,
         AuditAction::WebhookUnsubscribed,
         AuditAction::WebhookGaveUp,
+        AuditAction::UserScheduled,
     ];
 
     /// The stored value.
@@ -144,6 +147,7 @@ impl AuditAction {
             AuditAction::WebhookSubscribed => "webhook_subscriber.subscribe",
             AuditAction::WebhookUnsubscribed => "webhook_subscriber.unsubscribe",
             AuditAction::WebhookGaveUp => "webhook_subscriber.give_up",
+            AuditAction::UserScheduled => "user.schedule",
         }
     }
 
@@ -169,7 +173,8 @@ impl AuditAction {
             | AuditAction::PointsAwarded
             | AuditAction::PointsWithdrawn
             | AuditAction::UserUpdated
-            | AuditAction::UserDeleted => AuditEntity::User,
+            | AuditAction::UserDeleted
+            | AuditAction::UserScheduled => AuditEntity::User,
             AuditAction::GroupCreated
             | AuditAction::GroupUpdated
             | AuditAction::GroupMembersAdded

@@ -1,6 +1,7 @@
 //! Users: read them ([`read`]), add, change and delete them ([`edit`], one function per
 //! operation for the HTTP interface and `lms.v1.DirectoryService` alike), their profile
-//! fields ([`fields`]), and the bulk lifecycle calls of provisioning ([`lifecycle`]). Here:
+//! fields ([`fields`]), the bulk lifecycle calls of provisioning ([`lifecycle`]) and scheduled
+//! deactivation and termination ([`schedule`]). Here:
 //! what those share, the writes of a new user, a password and a status.
 //!
 //! A password is hashed through the [`Verifier`] before the account's write transaction
@@ -13,6 +14,7 @@ mod edit;
 mod fields;
 mod lifecycle;
 mod read;
+mod schedule;
 
 pub use edit::{
     NamedIds, NewProfile, ProfileChanges, UserStatus, add_user, change_password, change_status,
@@ -26,6 +28,10 @@ pub use lifecycle::{
 pub use read::{
     NumberedPage, UserFilter, UserList, UserProfile, get_user, list_users, numbered_users,
     stream_users,
+};
+pub use schedule::{
+    CarriedOut, DueBatch, DueChange, by_account, cancel_scheduled_user_status, carry_out_due,
+    due_schedules, schedule_user_status,
 };
 
 use sea_orm::{
@@ -212,6 +218,8 @@ pub(super) async fn insert_user(
             contact_email_key: Set(contact_email.as_deref().map(email_key)),
             contact_email: Set(contact_email),
             employment_ended: Set(false),
+            scheduled_deactivation_date: Set(None),
+            scheduled_termination_date: Set(None),
             first_name: Set(names.first),
             last_name: Set(names.last),
             created_at: Set(now),

@@ -1,4 +1,5 @@
-//! The one way a change is written: [`write()`].
+//! The one way a change is written: [`write()`] (or, for the core's own scheduled changes,
+//! [`write_unattended`]).
 //!
 //! It opens a transaction, takes the account's write lock, runs the body, writes the
 //! audit rows the body recorded, commits, and only then tells this process's
@@ -36,7 +37,7 @@ use super::{
     webhooks::outbox::{self, Event},
 };
 use crate::{
-    access::Caller,
+    access::{Caller, UsersChanged},
     entities::account,
     error::{ServiceError, ServiceResult},
 };
@@ -107,8 +108,41 @@ pub async fn write<T, F>(db: &DatabaseConnection, caller: &Caller, body: F) -> S
 where
     F: AsyncFnOnce(&Write) -> ServiceResult<T>,
 {
+    write_as(db, &Actor::from(caller), || caller.users_changed(), body).await
+}
+
+/// [`write()`] for a change nobody asked for through the interface (the scheduler's): its
+/// audit rows name no actor and no request id, and `told` (this process's authenticator)
+/// learns of a change to who a user is.
+pub async fn write_unattended<T, F>(
+    db: &DatabaseConnection,
+    account_id: Uuid,
+    told: &dyn UsersChanged,
+    body: F,
+) -> ServiceResult<T>
+where
+    F: AsyncFnOnce(&Write) -> ServiceResult<T>,
+{
+    write_as(
+        db,
+        &Actor::system(account_id),
+        || told.users_changed(),
+        body,
+    )
+    .await
+}
+
+async fn write_as<T, F>(
+    db: &DatabaseConnection,
+    actor: &Actor,
+    users_changed_told: impl FnOnce(),
+    body: F,
+) -> ServiceResult<T>
+where
+    F: AsyncFnOnce(&Write) -> ServiceResult<T>,
+{
     let txn = db.begin().await?;
-    lock_account(&txn, caller.account_id).await?;
+    lock_account(&txn, actor.account_id).await?;
     let write = Write {
         txn,
         changes: Mutex::new(Vec::new()),
@@ -131,16 +165,16 @@ where
     };
     let changes = changes.into_inner().unwrap_or_else(PoisonError::into_inner);
     // Dropping the transaction on an error here rolls it back.
-    audit::insert(&txn, &Actor::from(caller), changes).await?;
+    audit::insert(&txn, actor, changes).await?;
     let events = events.into_inner().unwrap_or_else(PoisonError::into_inner);
-    let recorded = outbox::record(&txn, caller.account_id, events).await?;
+    let recorded = outbox::record(&txn, actor.account_id, events).await?;
     txn.commit().await?;
     crate::db::sqlite_file::confirm_committed(db).map_err(ServiceError::Unavailable)?;
     if recorded > 0 {
         outbox::committed().notify_one();
     }
     if users_changed.into_inner() {
-        caller.users_changed();
+        users_changed_told();
     }
     Ok(value)
 }
@@ -229,6 +263,8 @@ mod tests {
             contact_email: Set(None),
             contact_email_key: Set(None),
             employment_ended: Set(false),
+            scheduled_deactivation_date: Set(None),
+            scheduled_termination_date: Set(None),
             first_name: Set(String::new()),
             last_name: Set(String::new()),
             created_at: Set(now),

@@ -1,10 +1,11 @@
-//! The bulk lifecycle calls of directory provisioning (provisioning.md sections 2 to 5).
+//! The bulk lifecycle calls of directory provisioning (provisioning.md sections 2 to 5) and
+//! scheduled deactivation and termination (section 6).
 
 use super::Resource;
 use super::node::{Node, object};
 use super::operation::{Media, Operation, both};
 use super::schema::{
-    Others, bounded_id_list, element, id, id_in, reference, required, with_xml_name,
+    Others, bounded_id_list, element, formatted, id, id_in, reference, required, with_xml_name,
 };
 
 const TAG: &str = "Users";
@@ -47,7 +48,72 @@ fn set_status(
         .errors(&[403])
 }
 
+/// The stored date of one kind of scheduled change: `POST` sets it, `DELETE` removes it.
+struct Scheduled {
+    path: &'static str,
+    ids: [&'static str; 2],
+    summaries: [&'static str; 2],
+    /// What the change does at its date.
+    change: &'static str,
+}
+
+fn scheduled(kind: Scheduled) -> [Operation; 2] {
+    let Scheduled {
+        path,
+        ids: [set_id, cancel_id],
+        summaries: [set_summary, cancel_summary],
+        change,
+    } = kind;
+    let set = Operation::post(path, TAG, set_id)
+        .describe(
+            set_summary,
+            &format!(
+                "A date after today (the UTC date plus `--scheduler-date-offset-days`) is stored, replacing the date of this kind; the profile shows it. At 00:00 UTC of that day the core {change}, as the bulk call would, with a `user.set_active` audit row naming no actor, and removes the date; a core that was down then does it at its next start, and several cores do it once. A date on or before today is carried out at once in this request, and nothing of this kind stays stored. Storing or removing a date is audited as `user.schedule` (both dates before and after); setting the date already stored changes nothing. 400 naming `date` unless it is a day of the calendar written exactly `YYYY-MM-DD`; 409 when a change made at once would leave no active account owner. {CHANGERS}"
+            ),
+        )
+        .path_id("user_id", "The user.")
+        .body(
+            "The day, `YYYY-MM-DD` (UTC). The XML root is `request`.",
+            vec![
+                Media::xml(reference("ScheduledDate"))
+                    .example("<request><date>2026-12-31</date></request>"),
+                Media::json(reference("ScheduledDate")).example(object! { "date" => "2026-12-31" }),
+            ],
+        )
+        .empty(200, "Stored, or carried out; the body is empty.")
+        .errors(&[403, 409]);
+    let cancel = Operation::delete(path, TAG, cancel_id)
+        .describe(
+            cancel_summary,
+            &format!(
+                "Removes the stored date of this kind, audited as `user.schedule`; with none stored it changes nothing and answers 200 too. {CHANGERS}"
+            ),
+        )
+        .path_id("user_id", "The user.")
+        .empty(200, "No date of this kind is stored; the body is empty.")
+        .errors(&[403]);
+    [set, cancel]
+}
+
 pub(crate) fn resource() -> Resource {
+    let [schedule_deactivation, cancel_deactivation] = scheduled(Scheduled {
+        path: "/user/{user_id}/scheduled_deactivation",
+        ids: ["scheduleUserDeactivation", "cancelUserDeactivation"],
+        summaries: [
+            "Schedule a user's deactivation",
+            "Cancel a scheduled deactivation",
+        ],
+        change: "sets status 3 if the user is still active",
+    });
+    let [schedule_termination, cancel_termination] = scheduled(Scheduled {
+        path: "/user/{user_id}/scheduled_termination",
+        ids: ["scheduleUserTermination", "cancelUserTermination"],
+        summaries: [
+            "Schedule the end of a user's employment",
+            "Cancel a scheduled end of employment",
+        ],
+        change: "sets status 5 if the user has status 1 or 3",
+    });
     let operations = vec![
         set_status(
             "/users/activate",
@@ -112,6 +178,10 @@ pub(crate) fn resource() -> Resource {
             )
             .empty(200, "Done; the body is empty.")
             .errors(&[403]),
+        schedule_deactivation,
+        cancel_deactivation,
+        schedule_termination,
+        cancel_termination,
     ];
     Resource {
         operations,
@@ -122,6 +192,7 @@ pub(crate) fn resource() -> Resource {
                 ids_body("groupIds", "A plain group."),
             ),
             ("FoundUserIds".into(), found_ids()),
+            ("ScheduledDate".into(), scheduled_date()),
         ],
     }
 }
@@ -138,6 +209,22 @@ fn ids_body(name: &'static str, item: &str) -> Node {
                 "1 to 10,000 ids; repeated ids count once.",
                 1,
                 10_000,
+            ),
+        )],
+        Others::Ignored,
+    )
+}
+
+/// `<request><date>YYYY-MM-DD</date></request>`.
+fn scheduled_date() -> Node {
+    element(
+        "request",
+        "The day a scheduled change falls due.",
+        vec![required(
+            "date",
+            formatted(
+                "date",
+                "A day of the calendar written exactly `YYYY-MM-DD` (UTC): `2026-1-5` and `2026-02-30` are refused.",
             ),
         )],
         Others::Ignored,

@@ -385,6 +385,20 @@ fn profile(element_name: &str) -> Node {
                     "When the user last made an authenticated request, `YYYY-MM-DD` (UTC); absent when never.",
                 ),
             ),
+            optional(
+                "scheduledDeactivationDate",
+                formatted(
+                    "date",
+                    "The UTC day a scheduled deactivation falls due, `YYYY-MM-DD`; absent when none is stored (`POST /user/{user_id}/scheduled_deactivation`).",
+                ),
+            ),
+            optional(
+                "scheduledTerminationDate",
+                formatted(
+                    "date",
+                    "The UTC day a scheduled end of employment falls due, `YYYY-MM-DD`; absent when none is stored (`POST /user/{user_id}/scheduled_termination`).",
+                ),
+            ),
             optional("groups", {
                 let mut groups = id_list(
                     id("A group."),

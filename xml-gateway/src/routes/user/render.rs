@@ -72,6 +72,11 @@ fn last_login_date(profile: &UserProfile) -> Option<&str> {
     Some(date(&profile.last_sign_in_at)).filter(|date| !date.is_empty())
 }
 
+/// A stored date the core sends (`YYYY-MM-DD`), when there is one.
+fn stored_date(date: &str) -> Option<&str> {
+    Some(date).filter(|date| !date.is_empty())
+}
+
 fn write_ids(xml: &mut XmlWriter, name: &str, ids: &[String]) {
     if ids.is_empty() {
         return;
@@ -101,6 +106,21 @@ pub(crate) fn write_profile(xml: &mut XmlWriter, element: &str, profile: &UserPr
         .text_element("addedDate", date(&profile.added_at));
     if let Some(last) = last_login_date(profile) {
         xml.text_element("lastLoginDate", last);
+    }
+    // Each shown only while stored (provisioning.md section 6).
+    for (name, date) in [
+        (
+            "scheduledDeactivationDate",
+            &profile.scheduled_deactivation_date,
+        ),
+        (
+            "scheduledTerminationDate",
+            &profile.scheduled_termination_date,
+        ),
+    ] {
+        if let Some(date) = stored_date(date) {
+            xml.text_element(name, date);
+        }
     }
     write_ids(xml, "groups", &profile.group_ids);
     write_ids(
@@ -147,6 +167,10 @@ pub(crate) struct ProfileJson<'a> {
     added_date: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     last_login_date: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduled_deactivation_date: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scheduled_termination_date: Option<&'a str>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     groups: &'a [String],
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
@@ -167,6 +191,8 @@ impl<'a> ProfileJson<'a> {
                 .collect(),
             added_date: date(&profile.added_at),
             last_login_date: last_login_date(profile),
+            scheduled_deactivation_date: stored_date(&profile.scheduled_deactivation_date),
+            scheduled_termination_date: stored_date(&profile.scheduled_termination_date),
             groups: &profile.group_ids,
             manageable_department_ids: &profile.managed_department_ids,
             user_roles: [UserRoleJson {
@@ -212,6 +238,8 @@ mod tests {
             status: 0,
             last_sign_in_at: String::new(),
             fields: vec![],
+            scheduled_deactivation_date: String::new(),
+            scheduled_termination_date: String::new(),
         }
     }
 
@@ -237,6 +265,41 @@ mod tests {
         assert_eq!(
             OneProfile(profile(), Version::V2).to_json(),
             r#"{"role":"department_administrator","roleId":"r-1","userId":"u-1","departmentId":"d-1","status":3,"fields":[{"name":"FIRST_NAME","value":""},{"name":"LAST_NAME","value":""},{"name":"LOGIN","value":"a&b@x"},{"name":"EMAIL","value":"a&b@x"}],"addedDate":"2026-11-23","manageableDepartmentIds":["d-1"],"userRoles":[{"roleId":"r-1","roleType":"department_administrator","manageableDepartmentIds":["d-1"]}]}"#
+        );
+    }
+
+    #[test]
+    fn stored_dates_follow_the_last_sign_in_or_the_added_date_and_precede_the_groups() {
+        let xml_of = |profile: &UserProfile| {
+            let mut xml = XmlWriter::fragment();
+            write_profile(&mut xml, "userProfile", profile);
+            xml.finish()
+        };
+        let mut scheduled = profile();
+        scheduled.scheduled_termination_date = "2027-01-31".into();
+        scheduled.group_ids = vec!["g-1".into()];
+        let termination = "<scheduledTerminationDate>2027-01-31</scheduledTerminationDate>";
+        let xml = xml_of(&scheduled);
+        assert!(
+            xml.contains(&format!(
+                "<addedDate>2026-11-23</addedDate>{termination}<groups>"
+            )),
+            "{xml}"
+        );
+        scheduled.scheduled_deactivation_date = "2026-12-31".into();
+        scheduled.last_sign_in_at = "2026-11-25T08:00:00Z".into();
+        let xml = xml_of(&scheduled);
+        assert!(
+            xml.contains(&format!(
+                "<lastLoginDate>2026-11-25</lastLoginDate>\
+                 <scheduledDeactivationDate>2026-12-31</scheduledDeactivationDate>{termination}<groups>"
+            )),
+            "{xml}"
+        );
+        let json = OneProfile(scheduled, Version::V2).to_json();
+        assert!(
+            json.contains(r#""lastLoginDate":"2026-11-25","scheduledDeactivationDate":"2026-12-31","scheduledTerminationDate":"2027-01-31","groups":["g-1"]"#),
+            "{json}"
         );
     }
 

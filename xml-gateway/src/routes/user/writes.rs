@@ -199,41 +199,17 @@ impl FromJson for NewUserBody {
     }
 }
 
-/// `<request><password>…</password></request>` / `{"password": "…"}`.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct PasswordBody(Option<String>);
+text_body!(
+    /// `<request><password>…</password></request>` / `{"password": "…"}`.
+    PasswordBody,
+    "password"
+);
 
-impl FromXml for PasswordBody {
-    const ROOT: &'static str = "request";
-
-    fn from_root(root: &Element) -> Result<Self, XmlError> {
-        Ok(Self(root.optional_text("password")?))
-    }
-}
-
-impl FromJson for PasswordBody {
-    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
-        Ok(Self(object.optional_text("password")?))
-    }
-}
-
-/// `<request><status>3</status></request>` / `{"status": 3}`.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct StatusBody(Option<String>);
-
-impl FromXml for StatusBody {
-    const ROOT: &'static str = "request";
-
-    fn from_root(root: &Element) -> Result<Self, XmlError> {
-        Ok(Self(root.optional_text("status")?))
-    }
-}
-
-impl FromJson for StatusBody {
-    fn from_object(object: &JsonObject<'_>) -> Result<Self, JsonError> {
-        Ok(Self(object.optional_text("status")?))
-    }
-}
+text_body!(
+    /// `<request><status>3</status></request>` / `{"status": 3}`.
+    StatusBody,
+    "status"
+);
 
 #[tracing::instrument(skip_all)]
 pub(crate) async fn add_user(
