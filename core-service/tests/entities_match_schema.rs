@@ -184,6 +184,8 @@ async fn check_entities(db: &DatabaseConnection) {
         last_name: "Lovelace & <Co>".to_owned(),
         created_at: at(5),
         updated_at: at(6),
+        external_id: Some("00u1ext".to_owned()),
+        scim_removed: true,
     };
     round_trip(db, owner.clone(), user_id).await;
     round_trip(
@@ -225,6 +227,8 @@ async fn check_entities(db: &DatabaseConnection) {
         last_name: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
+        external_id: NotSet,
+        scim_removed: NotSet,
     }
     .insert(db)
     .await
@@ -259,6 +263,9 @@ async fn check_entities(db: &DatabaseConnection) {
             account_id,
             name: "Interns".to_owned(),
             smart_department_id: None,
+            external_id: Some("g-ext".to_owned()),
+            created_at: Some(at(5)),
+            updated_at: Some(at(6)),
         },
         group_id,
     )
@@ -271,6 +278,9 @@ async fn check_entities(db: &DatabaseConnection) {
             account_id,
             name: "All of Sales".to_owned(),
             smart_department_id: Some(child_id),
+            external_id: None,
+            created_at: None,
+            updated_at: None,
         },
         smart_group_id,
     )
@@ -569,6 +579,8 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         last_name: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
+        external_id: NotSet,
+        scim_removed: NotSet,
     }
     .insert(db)
     .await
@@ -601,6 +613,8 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         last_name: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
+        external_id: NotSet,
+        scim_removed: NotSet,
     }
     .insert(db)
     .await

@@ -39,6 +39,7 @@ mod m20261126_000017_user_directory_profile;
 mod m20261126_000018_user_email_unique;
 mod m20261127_000019_learner_results;
 mod m20261127_000020_webhooks;
+mod m20261128_000022_scim;
 mod schema;
 
 /// What [`migrate`] did: the migrations it applied, oldest first.
@@ -110,6 +111,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000018_user_email_unique::Migration),
             Box::new(m20261127_000019_learner_results::Migration),
             Box::new(m20261127_000020_webhooks::Migration),
+            Box::new(m20261128_000022_scim::Migration),
         ]
     }
 }

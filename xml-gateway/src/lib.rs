@@ -70,7 +70,7 @@ mod telemetry;
 mod transport;
 mod xml;
 
-pub use app::{App, route_templates, router};
+pub use app::{App, route_templates, router, router_with_public_url};
 pub use core_client::CoreClient;
 pub use openapi::openapi_json;
 pub use settings::{

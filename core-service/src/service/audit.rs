@@ -59,10 +59,16 @@ pub enum AuditAction {
     WebhookSubscribed,
     WebhookUnsubscribed,
     WebhookGaveUp,
+    /// Removed by SCIM `DELETE`: deactivated, out of its groups, hidden from SCIM.
+    UserDeprovisioned,
+    /// Brought back by a SCIM `POST` naming its `userName`.
+    UserReprovisioned,
+    /// Members taken out of a plain group (SCIM `PATCH`).
+    GroupMembersRemoved,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 38] = [
+    pub const ALL: [AuditAction; 41] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -101,6 +107,9 @@ impl AuditAction {
         AuditAction::WebhookSubscribed,
         AuditAction::WebhookUnsubscribed,
         AuditAction::WebhookGaveUp,
+        AuditAction::UserDeprovisioned,
+        AuditAction::UserReprovisioned,
+        AuditAction::GroupMembersRemoved,
     ];
 
     /// The stored value.
@@ -144,6 +153,9 @@ impl AuditAction {
             AuditAction::WebhookSubscribed => "webhook_subscriber.subscribe",
             AuditAction::WebhookUnsubscribed => "webhook_subscriber.unsubscribe",
             AuditAction::WebhookGaveUp => "webhook_subscriber.give_up",
+            AuditAction::UserDeprovisioned => "user.deprovision",
+            AuditAction::UserReprovisioned => "user.reprovision",
+            AuditAction::GroupMembersRemoved => "group.remove_members",
         }
     }
 
@@ -169,10 +181,13 @@ impl AuditAction {
             | AuditAction::PointsAwarded
             | AuditAction::PointsWithdrawn
             | AuditAction::UserUpdated
-            | AuditAction::UserDeleted => AuditEntity::User,
+            | AuditAction::UserDeleted
+            | AuditAction::UserDeprovisioned
+            | AuditAction::UserReprovisioned => AuditEntity::User,
             AuditAction::GroupCreated
             | AuditAction::GroupUpdated
             | AuditAction::GroupMembersAdded
+            | AuditAction::GroupMembersRemoved
             | AuditAction::GroupDeleted
             | AuditAction::GroupMembersReplaced => AuditEntity::Group,
             AuditAction::ProjectCreated => AuditEntity::Project,

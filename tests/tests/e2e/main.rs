@@ -37,6 +37,7 @@ mod reflection;
 mod replicas;
 mod results_grpc;
 mod results_http;
+mod scim;
 mod smart_group_members;
 mod tenant_isolation;
 mod tokens;
