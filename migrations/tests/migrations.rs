@@ -60,6 +60,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("users", "idx_users_department_id_id_account_id", false),
     ("users", "idx_users_account_id_contact_email_key", false),
     ("users", "uq_users_account_email_address", true),
+    ("users", "uq_users_account_id_external_id", true),
     (
         "user_managed_departments",
         "idx_user_managed_departments_department_id",
@@ -102,6 +103,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("audit_log", "idx_audit_log_account_id_created_at", false),
     ("audit_log", "idx_audit_log_actor_user_id", false),
     ("api_clients", "idx_api_clients_user_id", false),
+    ("api_clients", "idx_api_clients_secret_hash", false),
     ("api_tokens", "idx_api_tokens_client_id", false),
     ("api_tokens", "idx_api_tokens_expires_at", false),
     (

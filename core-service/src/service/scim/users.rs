@@ -77,17 +77,21 @@ impl ScimUsers<'_> {
     pub async fn list(&self, query: &ListQuery) -> ScimResult<ListPage> {
         let page = Page::parse(query)?;
         let mut select = visible(self.caller.account_id);
-        if let Some(raw) = query.filter.as_deref().filter(|raw| !raw.trim().is_empty()) {
+        let filter = query.filter.as_deref().filter(|raw| !raw.trim().is_empty());
+        if let Some(raw) = filter {
             for comparison in filter::parse(raw)? {
                 select = select.filter(condition(&comparison)?);
             }
+        } else {
+            select = select.order_by_asc(user::Column::Id);
         }
+        // Every filterable attribute is a unique key: a filtered list holds one user at most,
+        // found by its index, and sorting it would only add a sort to the plan.
         let total_results = select.clone().count(self.db).await?;
         let rows = if page.count == 0 {
             Vec::new()
         } else {
             select
-                .order_by_asc(user::Column::Id)
                 .offset(page.offset())
                 .limit(page.count)
                 .all(self.db)
