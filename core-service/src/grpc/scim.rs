@@ -148,6 +148,74 @@ fn deleted(done: Result<(), ScimError>) -> Result<Response<pb::ScimDeleted>, Sta
     Ok(Response::new(pb::ScimDeleted {}))
 }
 
+/// Which resources a call is about.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Users,
+    Groups,
+}
+
+/// What a call does with one resource.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Get,
+    Create,
+    Replace,
+    Patch,
+}
+
+impl ScimApi {
+    async fn list(
+        &self,
+        request: Request<pb::ScimListRequest>,
+        kind: Kind,
+    ) -> Result<Response<pb::ScimListResponse>, Status> {
+        let caller = self.caller(&request).await?;
+        let (query, view) = list_parts(request.into_inner());
+        listed(match kind {
+            Kind::Users => self.users(&caller, &view).list(&query).await,
+            Kind::Groups => self.groups(&caller, &view).list(&query).await,
+        })
+    }
+
+    async fn resource(
+        &self,
+        request: Request<pb::ScimResourceRequest>,
+        kind: Kind,
+        op: Op,
+    ) -> Result<Response<pb::ScimResource>, Status> {
+        let caller = self.caller(&request).await?;
+        let request = request.into_inner();
+        let view = resource_view(&request);
+        let (id, body) = (request.id.as_str(), request.body.as_str());
+        let (users, groups) = (self.users(&caller, &view), self.groups(&caller, &view));
+        resource(match (kind, op) {
+            (Kind::Users, Op::Get) => users.get(id).await,
+            (Kind::Users, Op::Create) => users.create(body).await,
+            (Kind::Users, Op::Replace) => users.replace(id, body).await,
+            (Kind::Users, Op::Patch) => users.patch(id, body).await,
+            (Kind::Groups, Op::Get) => groups.get(id).await,
+            (Kind::Groups, Op::Create) => groups.create(body).await,
+            (Kind::Groups, Op::Replace) => groups.replace(id, body).await,
+            (Kind::Groups, Op::Patch) => groups.patch(id, body).await,
+        })
+    }
+
+    async fn delete(
+        &self,
+        request: Request<pb::ScimResourceRequest>,
+        kind: Kind,
+    ) -> Result<Response<pb::ScimDeleted>, Status> {
+        let caller = self.caller(&request).await?;
+        let request = request.into_inner();
+        let view = resource_view(&request);
+        deleted(match kind {
+            Kind::Users => self.users(&caller, &view).delete(&request.id).await,
+            Kind::Groups => self.groups(&caller, &view).delete(&request.id).await,
+        })
+    }
+}
+
 #[tonic::async_trait]
 impl ScimService for ScimApi {
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/ListUsers")]
@@ -155,9 +223,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimListRequest>,
     ) -> Result<Response<pb::ScimListResponse>, Status> {
-        let caller = self.caller(&request).await?;
-        let (query, view) = list_parts(request.into_inner());
-        listed(self.users(&caller, &view).list(&query).await)
+        self.list(request, Kind::Users).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/GetUser")]
@@ -165,10 +231,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(self.users(&caller, &view).get(&request.id).await)
+        self.resource(request, Kind::Users, Op::Get).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/CreateUser")]
@@ -176,10 +239,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(self.users(&caller, &view).create(&request.body).await)
+        self.resource(request, Kind::Users, Op::Create).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/ReplaceUser")]
@@ -187,14 +247,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(
-            self.users(&caller, &view)
-                .replace(&request.id, &request.body)
-                .await,
-        )
+        self.resource(request, Kind::Users, Op::Replace).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/PatchUser")]
@@ -202,14 +255,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(
-            self.users(&caller, &view)
-                .patch(&request.id, &request.body)
-                .await,
-        )
+        self.resource(request, Kind::Users, Op::Patch).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/DeleteUser")]
@@ -217,10 +263,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimDeleted>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        deleted(self.users(&caller, &view).delete(&request.id).await)
+        self.delete(request, Kind::Users).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/ListGroups")]
@@ -228,9 +271,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimListRequest>,
     ) -> Result<Response<pb::ScimListResponse>, Status> {
-        let caller = self.caller(&request).await?;
-        let (query, view) = list_parts(request.into_inner());
-        listed(self.groups(&caller, &view).list(&query).await)
+        self.list(request, Kind::Groups).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/GetGroup")]
@@ -238,10 +279,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(self.groups(&caller, &view).get(&request.id).await)
+        self.resource(request, Kind::Groups, Op::Get).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/CreateGroup")]
@@ -249,10 +287,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(self.groups(&caller, &view).create(&request.body).await)
+        self.resource(request, Kind::Groups, Op::Create).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/ReplaceGroup")]
@@ -260,14 +295,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(
-            self.groups(&caller, &view)
-                .replace(&request.id, &request.body)
-                .await,
-        )
+        self.resource(request, Kind::Groups, Op::Replace).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/PatchGroup")]
@@ -275,14 +303,7 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimResource>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        resource(
-            self.groups(&caller, &view)
-                .patch(&request.id, &request.body)
-                .await,
-        )
+        self.resource(request, Kind::Groups, Op::Patch).await
     }
 
     #[tracing::instrument(skip_all, name = "lms.v1.ScimService/DeleteGroup")]
@@ -290,9 +311,6 @@ impl ScimService for ScimApi {
         &self,
         request: Request<pb::ScimResourceRequest>,
     ) -> Result<Response<pb::ScimDeleted>, Status> {
-        let caller = self.caller(&request).await?;
-        let request = request.into_inner();
-        let view = resource_view(&request);
-        deleted(self.groups(&caller, &view).delete(&request.id).await)
+        self.delete(request, Kind::Groups).await
     }
 }

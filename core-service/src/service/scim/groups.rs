@@ -498,7 +498,7 @@ fn condition(comparison: &filter::Comparison) -> ScimResult<SimpleExpr> {
         "externalid" => group::Column::ExternalId.eq(value),
         "id" => match parse_uuid(value) {
             Some(id) => group::Column::Id.eq(id),
-            None => Expr::value(false).into(),
+            None => Expr::value(false),
         },
         other => {
             return Err(ScimError::invalid_filter(format!(
@@ -540,16 +540,7 @@ async fn find_plain(
     account_id: Uuid,
     raw: &str,
 ) -> ScimResult<group::Model> {
-    let found = match parse_uuid(raw) {
-        Some(id) => {
-            plain(account_id)
-                .filter(group::Column::Id.eq(id))
-                .one(conn)
-                .await?
-        }
-        None => None,
-    };
-    found.ok_or_else(|| ScimError::not_found("Group", raw))
+    super::find_by_raw_id(conn, plain(account_id), group::Column::Id, raw, "Group").await
 }
 
 /// Those of `raw` ids that name users SCIM sees in the account.
@@ -580,27 +571,23 @@ async fn members_of(
     conn: &impl ConnectionTrait,
     groups: &[Uuid],
 ) -> ScimResult<HashMap<Uuid, Vec<(Uuid, String)>>> {
-    let mut members: HashMap<Uuid, Vec<(Uuid, String)>> = HashMap::new();
+    let mut rows: Vec<(Uuid, Uuid, String)> = Vec::new();
     for chunk in crate::db::bulk::in_chunks(groups) {
-        let rows: Vec<(Uuid, Uuid, String)> = group_member::Entity::find()
-            .select_only()
-            .column(group_member::Column::GroupId)
-            .column(user::Column::Id)
-            .column(user::Column::Email)
-            .inner_join(user::Entity)
-            .filter(group_member::Column::GroupId.is_in(chunk.iter().copied()))
-            .filter(user::Column::ScimRemoved.eq(false))
-            .into_tuple()
-            .all(conn)
-            .await?;
-        for (group, user, name) in rows {
-            members.entry(group).or_default().push((user, name));
-        }
+        rows.extend(
+            group_member::Entity::find()
+                .select_only()
+                .column(group_member::Column::GroupId)
+                .column(user::Column::Id)
+                .column(user::Column::Email)
+                .inner_join(user::Entity)
+                .filter(group_member::Column::GroupId.is_in(chunk.iter().copied()))
+                .filter(user::Column::ScimRemoved.eq(false))
+                .into_tuple::<(Uuid, Uuid, String)>()
+                .all(conn)
+                .await?,
+        );
     }
-    for list in members.values_mut() {
-        list.sort_unstable();
-    }
-    Ok(members)
+    Ok(super::grouped(rows))
 }
 
 fn group_resource(row: &group::Model, members: Vec<(Uuid, String)>, location: &str) -> Value {

@@ -19,7 +19,11 @@ pub mod groups;
 mod patch;
 pub mod users;
 
-use sea_orm::DbErr;
+use std::collections::HashMap;
+
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter as _, Select, prelude::Uuid,
+};
 use serde_json::{Map, Value};
 
 use crate::error::ServiceError;
@@ -258,6 +262,37 @@ fn meta(
         "lastModified": time(modified),
         "location": location,
     })
+}
+
+/// The row of `select` whose `id` column is the id `raw` names; 404 naming `what` when it
+/// is malformed or names nothing `select` sees.
+async fn find_by_raw_id<E: EntityTrait>(
+    conn: &impl ConnectionTrait,
+    select: Select<E>,
+    id: impl ColumnTrait,
+    raw: &str,
+    what: &str,
+) -> ScimResult<E::Model> {
+    let found = match crate::domain::ids::parse_uuid(raw) {
+        Some(parsed) => select.filter(id.eq(parsed)).one(conn).await?,
+        None => None,
+    };
+    found.ok_or_else(|| ScimError::not_found(what, raw))
+}
+
+/// `(key, id, name)` rows as each key's `(id, name)` list, ascending: a user's groups, a
+/// group's members.
+fn grouped(
+    rows: impl IntoIterator<Item = (Uuid, Uuid, String)>,
+) -> HashMap<Uuid, Vec<(Uuid, String)>> {
+    let mut lists: HashMap<Uuid, Vec<(Uuid, String)>> = HashMap::new();
+    for (key, id, name) in rows {
+        lists.entry(key).or_default().push((id, name));
+    }
+    for list in lists.values_mut() {
+        list.sort_unstable();
+    }
+    lists
 }
 
 /// The request body as a JSON object; anything else is `invalidSyntax`.

@@ -116,7 +116,7 @@ fn normalize_path(index: usize, raw: &str) -> ScimResult<String> {
             c if in_string || c.is_ascii_alphanumeric() || " .:_-$".contains(c) => {}
             _ => well_formed = false,
         }
-        if depth < 0 || depth > 1 {
+        if !(0..=1).contains(&depth) {
             well_formed = false;
         }
     }

@@ -432,7 +432,7 @@ fn condition(comparison: &filter::Comparison) -> ScimResult<SimpleExpr> {
         "id" => match parse_uuid(value) {
             Some(id) => user::Column::Id.eq(id),
             // A malformed id names nobody.
-            None => Expr::value(false).into(),
+            None => Expr::value(false),
         },
         "emails.value" | filter::WORK_EMAIL => {
             let address = Func::coalesce([
@@ -441,7 +441,7 @@ fn condition(comparison: &filter::Comparison) -> ScimResult<SimpleExpr> {
             ]);
             let key = email_key(value);
             if key.is_empty() {
-                Expr::value(false).into()
+                Expr::value(false)
             } else {
                 Expr::expr(address).eq(key)
             }
@@ -460,16 +460,7 @@ async fn find_visible(
     account_id: Uuid,
     raw: &str,
 ) -> ScimResult<user::Model> {
-    let found = match parse_uuid(raw) {
-        Some(id) => {
-            visible(account_id)
-                .filter(user::Column::Id.eq(id))
-                .one(conn)
-                .await?
-        }
-        None => None,
-    };
-    found.ok_or_else(|| ScimError::not_found("User", raw))
+    super::find_by_raw_id(conn, visible(account_id), user::Column::Id, raw, "User").await
 }
 
 async fn users_row(
@@ -601,27 +592,23 @@ async fn groups_of(
     conn: &impl ConnectionTrait,
     users: &[Uuid],
 ) -> ScimResult<HashMap<Uuid, Vec<(Uuid, String)>>> {
-    let mut groups: HashMap<Uuid, Vec<(Uuid, String)>> = HashMap::new();
+    let mut rows: Vec<(Uuid, Uuid, String)> = Vec::new();
     for chunk in crate::db::bulk::in_chunks(users) {
-        let rows: Vec<(Uuid, Uuid, String)> = group_member::Entity::find()
-            .select_only()
-            .column(group_member::Column::UserId)
-            .column(group::Column::Id)
-            .column(group::Column::Name)
-            .inner_join(group::Entity)
-            .filter(group_member::Column::UserId.is_in(chunk.iter().copied()))
-            .filter(group::Column::SmartDepartmentId.is_null())
-            .into_tuple()
-            .all(conn)
-            .await?;
-        for (user, id, name) in rows {
-            groups.entry(user).or_default().push((id, name));
-        }
+        rows.extend(
+            group_member::Entity::find()
+                .select_only()
+                .column(group_member::Column::UserId)
+                .column(group::Column::Id)
+                .column(group::Column::Name)
+                .inner_join(group::Entity)
+                .filter(group_member::Column::UserId.is_in(chunk.iter().copied()))
+                .filter(group::Column::SmartDepartmentId.is_null())
+                .into_tuple::<(Uuid, Uuid, String)>()
+                .all(conn)
+                .await?,
+        );
     }
-    for list in groups.values_mut() {
-        list.sort_unstable();
-    }
-    Ok(groups)
+    Ok(super::grouped(rows))
 }
 
 /// The names of the departments of `rows`.

@@ -161,7 +161,12 @@ pub(crate) async fn serve(State(state): State<ScimState>, request: Request) -> R
         (Some("schemas"), urn, 1 | 2) => {
             only_get(&method).unwrap_or_else(|| discovery::schemas(&base, urn.map(String::as_str)))
         }
-        (Some("users"), id, 1 | 2) => {
+        (Some(resources @ ("users" | "groups")), id, 1 | 2) => {
+            let kind = if resources == "users" {
+                Kind::Users
+            } else {
+                Kind::Groups
+            };
             let call = Call {
                 state: &state,
                 request_id: &request_id,
@@ -169,18 +174,7 @@ pub(crate) async fn serve(State(state): State<ScimState>, request: Request) -> R
                 base,
                 query,
             };
-            call.resource(Kind::Users, id.map(String::as_str), &method, body)
-                .await
-        }
-        (Some("groups"), id, 1 | 2) => {
-            let call = Call {
-                state: &state,
-                request_id: &request_id,
-                headers: &parts.headers,
-                base,
-                query,
-            };
-            call.resource(Kind::Groups, id.map(String::as_str), &method, body)
+            call.resource(kind, id.map(String::as_str), &method, body)
                 .await
         }
         _ => ScimAnswer::error(
@@ -222,6 +216,23 @@ fn location_base(state: &ScimState, headers: &HeaderMap) -> String {
         }
     };
     format!("{base}/scim/v2")
+}
+
+/// One `lms.v1.ScimService` call `$method` of the [`Call`] `$call`, with its request id and
+/// token; a failure returns from the function.
+macro_rules! scim_call {
+    ($call:expr, $token:expr, $message:expr, $method:ident) => {
+        $call
+            .state
+            .core
+            .scim(
+                $call.request_id,
+                $token,
+                $message,
+                |mut scim, request| async move { scim.$method(request).await },
+            )
+            .await?
+    };
 }
 
 /// One call of `/Users` or `/Groups`, with what every such call carries.
@@ -330,26 +341,9 @@ impl Call<'_> {
             attributes: self.parameter("attributes"),
             excluded_attributes: self.parameter("excludedAttributes"),
         };
-        let core = &self.state.core;
         let page: ScimListResponse = match kind {
-            Kind::Users => {
-                core.scim(
-                    self.request_id,
-                    token,
-                    message,
-                    |mut scim, request| async move { scim.list_users(request).await },
-                )
-                .await?
-            }
-            Kind::Groups => {
-                core.scim(
-                    self.request_id,
-                    token,
-                    message,
-                    |mut scim, request| async move { scim.list_groups(request).await },
-                )
-                .await?
-            }
+            Kind::Users => scim_call!(self, token, message, list_users),
+            Kind::Groups => scim_call!(self, token, message, list_groups),
         };
         let resources: Vec<Value> = page
             .resources
@@ -383,25 +377,15 @@ impl Call<'_> {
             attributes: self.parameter("attributes"),
             excluded_attributes: self.parameter("excludedAttributes"),
         };
-        let core = &self.state.core;
-        let id = self.request_id;
-        macro_rules! call {
-            ($method:ident) => {
-                core.scim(id, token, message, |mut scim, request| async move {
-                    scim.$method(request).await
-                })
-                .await?
-            };
-        }
         let resource: ScimResource = match (kind, write) {
-            (Kind::Users, Write::Get) => call!(get_user),
-            (Kind::Users, Write::Create) => call!(create_user),
-            (Kind::Users, Write::Replace) => call!(replace_user),
-            (Kind::Users, Write::Patch) => call!(patch_user),
-            (Kind::Groups, Write::Get) => call!(get_group),
-            (Kind::Groups, Write::Create) => call!(create_group),
-            (Kind::Groups, Write::Replace) => call!(replace_group),
-            (Kind::Groups, Write::Patch) => call!(patch_group),
+            (Kind::Users, Write::Get) => scim_call!(self, token, message, get_user),
+            (Kind::Users, Write::Create) => scim_call!(self, token, message, create_user),
+            (Kind::Users, Write::Replace) => scim_call!(self, token, message, replace_user),
+            (Kind::Users, Write::Patch) => scim_call!(self, token, message, patch_user),
+            (Kind::Groups, Write::Get) => scim_call!(self, token, message, get_group),
+            (Kind::Groups, Write::Create) => scim_call!(self, token, message, create_group),
+            (Kind::Groups, Write::Replace) => scim_call!(self, token, message, replace_group),
+            (Kind::Groups, Write::Patch) => scim_call!(self, token, message, patch_group),
         };
         let body = serde_json::from_str(&resource.json).map_err(|error| {
             GatewayError::Internal(anyhow::anyhow!("the core's SCIM JSON: {error}"))
@@ -422,26 +406,9 @@ impl Call<'_> {
             location_base: self.base.clone(),
             ..ScimResourceRequest::default()
         };
-        let core = &self.state.core;
         match kind {
-            Kind::Users => {
-                core.scim(
-                    self.request_id,
-                    token,
-                    message,
-                    |mut scim, request| async move { scim.delete_user(request).await },
-                )
-                .await?
-            }
-            Kind::Groups => {
-                core.scim(
-                    self.request_id,
-                    token,
-                    message,
-                    |mut scim, request| async move { scim.delete_group(request).await },
-                )
-                .await?
-            }
+            Kind::Users => scim_call!(self, token, message, delete_user),
+            Kind::Groups => scim_call!(self, token, message, delete_group),
         };
         Ok(ScimAnswer {
             status: StatusCode::NO_CONTENT,
