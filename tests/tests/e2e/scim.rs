@@ -6,7 +6,8 @@
 
 use lms_core::entities::audit_log;
 use lms_tests::{
-    Reply, TestStack, get_json, json_of, on_both_backends, post_json,
+    Backend, Reply, TestStack, get_json, json_of, on_both_backends, post_json,
+    testkit::Fixture,
     world::{self, Login, acme},
 };
 use reqwest::Method;
@@ -22,6 +23,8 @@ on_both_backends!(
     a_token_of_one_account_is_blind_to_another,
     groups_and_their_members_follow_scim_writes,
 );
+
+lms_tests::testkit::on_both_backends!(ImportedScim => the_import_makes_scim_clients_and_external_ids);
 
 const USER: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
 const ENTERPRISE: &str = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
@@ -785,4 +788,54 @@ async fn groups_and_their_members_follow_scim_writes(stack: &TestStack) {
 
 fn urlencode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// The world, imported with a SCIM client acting as Acme's administrator and a user carrying an
+/// `externalId` (provisioning.md section 13).
+struct ImportedScim {
+    stack: TestStack,
+}
+
+const IMPORTED_CLIENT: &str = "0191a000-0000-7000-8000-000000000901";
+const IMPORTED_TOKEN: &str = "4f1c2b3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5";
+const IMPORTED_USER: &str = "0191a000-0000-7000-8000-000000000902";
+
+impl Fixture for ImportedScim {
+    async fn start(backend: Backend) -> Option<Self> {
+        let mut document = world::document();
+        world::add_rows(
+            &mut document,
+            0,
+            "users",
+            vec![json!({
+                "id": IMPORTED_USER, "email": "imported@acme.example.com",
+                "password": world::PASSWORD, "role": "learner", "departmentId": acme::ROOT,
+                "externalId": "00u-imported",
+            })],
+        );
+        document["accounts"][0]["apiClients"] = json!([{
+            "clientId": IMPORTED_CLIENT, "clientSecret": IMPORTED_TOKEN,
+            "userId": acme::ADMIN, "scim": true,
+        }]);
+        let stack = world::stack_holding(backend, document).await?;
+        Some(Self { stack })
+    }
+
+    async fn stop(self) {
+        self.stack.stop().await;
+    }
+}
+
+async fn the_import_makes_scim_clients_and_external_ids(fixture: &ImportedScim) {
+    let stack = &fixture.stack;
+    let path = format!(
+        "/Users?filter={}",
+        urlencode(r#"externalId eq "00u-imported""#)
+    );
+    let (status, list, _) = scim(stack, Method::GET, &path, IMPORTED_TOKEN, None).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["Resources"][0]["id"], IMPORTED_USER);
+    let listed = json_of(&get_json(stack, "/scim_tokens", world::OWNER).await);
+    assert_eq!(listed[0]["clientId"], IMPORTED_CLIENT);
+    assert_eq!(listed[0]["userId"], acme::ADMIN);
 }
