@@ -457,6 +457,8 @@ fn bearer_token(headers: &HeaderMap) -> Option<String> {
     let token = match value.split_once(' ') {
         Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
         Some(_) => return None,
+        // The scheme without a token is no token.
+        None if value.eq_ignore_ascii_case("bearer") => return None,
         None => value,
     };
     (!token.is_empty()).then(|| token.to_owned())
