@@ -8,7 +8,7 @@ use std::{future::Future, net::SocketAddr, sync::Arc, time::Duration};
 use anyhow::Context as _;
 use lms_proto::v1::{
     admin_service_server::AdminServiceServer, directory_service_server::DirectoryServiceServer,
-    webhook_service_server::WebhookServiceServer,
+    scim_service_server::ScimServiceServer, webhook_service_server::WebhookServiceServer,
 };
 use tokio::net::TcpListener;
 use tonic::{
@@ -22,7 +22,8 @@ use crate::{
     availability::Gate,
     db::{self, sqlite_file::FileWatch},
     grpc::{
-        CoreState, SharedState, admin::AdminApi, directory::DirectoryApi, webhooks::WebhookApi,
+        CoreState, SharedState, admin::AdminApi, directory::DirectoryApi, scim::ScimApi,
+        webhooks::WebhookApi,
     },
     health,
     in_process::InProcessCore,
@@ -224,6 +225,10 @@ fn routes(state: &SharedState) -> anyhow::Result<(HealthReporter, Routes)> {
         ))
         .add_service(Gate::new(
             RateLimitFields::new(WebhookServiceServer::new(WebhookApi::new(state.clone()))),
+            state.database.clone(),
+        ))
+        .add_service(Gate::new(
+            ScimServiceServer::new(ScimApi::new(state.clone())),
             state.database.clone(),
         ))
         .prepare();

@@ -68,6 +68,12 @@ pub async fn set_all(health: &HealthReporter, serving: bool) {
             status,
         )
         .await;
+    health
+        .set_service_status(
+            <lms_proto::v1::scim_service_server::ScimServiceServer<crate::grpc::scim::ScimApi> as tonic::server::NamedService>::NAME,
+            status,
+        )
+        .await;
 }
 
 /// Probes the database until aborted, keeping `health` in step with it.

@@ -186,6 +186,8 @@ async fn check_entities(db: &DatabaseConnection) {
         scheduled_termination_date: chrono::NaiveDate::from_ymd_opt(2027, 1, 31),
         created_at: at(5),
         updated_at: at(6),
+        external_id: Some("00u1ext".to_owned()),
+        scim_removed: true,
     };
     round_trip(db, owner.clone(), user_id).await;
     round_trip(
@@ -229,6 +231,8 @@ async fn check_entities(db: &DatabaseConnection) {
         scheduled_termination_date: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
+        external_id: NotSet,
+        scim_removed: NotSet,
     }
     .insert(db)
     .await
@@ -263,6 +267,9 @@ async fn check_entities(db: &DatabaseConnection) {
             account_id,
             name: "Interns".to_owned(),
             smart_department_id: None,
+            external_id: Some("g-ext".to_owned()),
+            created_at: Some(at(5)),
+            updated_at: Some(at(6)),
         },
         group_id,
     )
@@ -275,6 +282,9 @@ async fn check_entities(db: &DatabaseConnection) {
             account_id,
             name: "All of Sales".to_owned(),
             smart_department_id: Some(child_id),
+            external_id: None,
+            created_at: None,
+            updated_at: None,
         },
         smart_group_id,
     )
@@ -575,6 +585,8 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         scheduled_termination_date: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
+        external_id: NotSet,
+        scim_removed: NotSet,
     }
     .insert(db)
     .await
@@ -609,6 +621,8 @@ async fn unique_keys_are_conflicts(db: &DatabaseConnection, account_id: Uuid, ro
         scheduled_termination_date: NotSet,
         created_at: Set(at(7)),
         updated_at: Set(at(7)),
+        external_id: NotSet,
+        scim_removed: NotSet,
     }
     .insert(db)
     .await

@@ -38,6 +38,11 @@ pub struct StackSettings {
 
     #[command(flatten)]
     pub http_server: HttpServerSettings,
+
+    /// The service's external base URL (`https://lms.example.com`), for SCIM's
+    /// `meta.location` and `Location`; unset: `http://` and the request's `Host`.
+    #[arg(long = "public-url", env = "LMS_PUBLIC_URL")]
+    pub public_url: Option<String>,
 }
 
 impl StackSettings {
@@ -48,6 +53,7 @@ impl StackSettings {
             http_addr: DEFAULT_HTTP_ADDR,
             core_timeout_ms: DEFAULT_CORE_TIMEOUT_MS,
             http_server: HttpServerSettings::default(),
+            public_url: None,
         }
     }
 
@@ -85,6 +91,7 @@ impl Stack {
             // One recorder serves both halves, at the core's metrics address.
             metrics_addr: None,
             server: settings.http_server.clone(),
+            public_url: settings.public_url.clone(),
         };
         // The gateway calls its core without a transport; other callers use the gRPC port.
         let client = CoreClient::in_process(core.in_process(), gateway_settings.core_timeout());

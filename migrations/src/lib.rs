@@ -40,6 +40,7 @@ mod m20261126_000018_user_email_unique;
 mod m20261127_000019_learner_results;
 mod m20261127_000020_webhooks;
 mod m20261128_000021_scheduled_status;
+mod m20261128_000022_scim;
 mod m20261128_000023_webhook_due_indexes;
 mod schema;
 
@@ -113,6 +114,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000019_learner_results::Migration),
             Box::new(m20261127_000020_webhooks::Migration),
             Box::new(m20261128_000021_scheduled_status::Migration),
+            Box::new(m20261128_000022_scim::Migration),
             Box::new(m20261128_000023_webhook_due_indexes::Migration),
         ]
     }

@@ -62,6 +62,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("users", "uq_users_account_email_address", true),
     ("users", "idx_users_scheduled_deactivation_date_id", false),
     ("users", "idx_users_scheduled_termination_date_id", false),
+    ("users", "uq_users_account_id_external_id", true),
     (
         "user_managed_departments",
         "idx_user_managed_departments_department_id",
@@ -104,6 +105,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("audit_log", "idx_audit_log_account_id_created_at", false),
     ("audit_log", "idx_audit_log_actor_user_id", false),
     ("api_clients", "idx_api_clients_user_id", false),
+    ("api_clients", "idx_api_clients_secret_hash", false),
     ("api_tokens", "idx_api_tokens_client_id", false),
     ("api_tokens", "idx_api_tokens_expires_at", false),
     (

@@ -19,6 +19,12 @@ pub mod metadata {
     /// An access token from `IssueToken`; a call carrying it is authenticated by it alone.
     pub const TOKEN: &str = "x-auth-token";
     pub const REQUEST_ID: &str = "x-request-id";
+    /// A SCIM token (provisioning.md section 7): authenticates `ScimService` calls only.
+    pub const SCIM_TOKEN: &str = "x-scim-token";
+    /// On a `ScimService` failure: the HTTP status to answer with.
+    pub const SCIM_STATUS: &str = "scim-status";
+    /// On a `ScimService` failure: the SCIM `scimType`, when there is one.
+    pub const SCIM_TYPE: &str = "scim-type";
     /// Seconds to wait, set on RESOURCE_EXHAUSTED when a login is throttled or a caller or
     /// account is past its rate limit.
     pub const RETRY_AFTER: &str = "retry-after";

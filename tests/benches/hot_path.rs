@@ -527,6 +527,7 @@ fn run_role(role: &str) {
                 core_urls: vec![std::env::var("LMS_CORE_URL").expect("LMS_CORE_URL")],
                 core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
                 metrics_addr: None,
+                public_url: None,
                 server: Default::default(),
             })
             .await
@@ -651,6 +652,7 @@ fn run() {
             core_urls: vec![format!("http://{grpc_addr}")],
             core_timeout_ms: lms_gateway::DEFAULT_CORE_TIMEOUT_MS,
             metrics_addr: None,
+            public_url: None,
             server: Default::default(),
         })
         .await

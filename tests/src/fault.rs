@@ -104,6 +104,7 @@ impl SplitStack {
             core_urls: vec![format!("http://{}", core.1)],
             core_timeout_ms: GATEWAY_CORE_TIMEOUT.as_millis() as u64,
             metrics_addr: None,
+            public_url: None,
             server: Default::default(),
         })
         .await

@@ -455,6 +455,7 @@ pub fn write_world(
                     vec![]
                 },
                 active: true,
+                external_id: None,
             }
         }),
     )?;
@@ -542,6 +543,7 @@ pub fn write_world(
             client_id: ids.api_client(*login).to_string(),
             client_secret: WORLD_CLIENT_SECRET.to_owned(),
             user_id: ids.user(login.user()).to_string(),
+            scim: false,
         }),
     )?;
     doc.raw("}]}")?;

@@ -278,6 +278,7 @@ impl TestStack {
         let client = directory
             .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
                 user_id: user_id.to_owned(),
+                scim: false,
             }))
             .await
             .expect("a client")

@@ -48,6 +48,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         play_the_department_directory(&stack, &shape).await;
         groups::play_groups_and_points(&stack, &shape).await;
         play_the_user_directory(&stack, &shape).await;
+        play_the_scim_filters(&stack, &shape).await;
     })
     .await;
     // The recorder saw the statements of authentication, the group read, the points read
@@ -66,6 +67,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "actor_user_id",
         "DELETE FROM \"users\"",
         "OFFSET",
+        "external_id",
     ] {
         assert!(
             statements
@@ -336,6 +338,45 @@ async fn play_the_bulk_lifecycle_calls(stack: &TestStack, shape: &WorldShape) {
     let groups = serde_json::json!({ "groupIds": [ids.plain_group()] }).to_string();
     let (status, answer) = with_body(stack, shape, RoleLogin::Owner, &path, &groups).await;
     assert_eq!(status, 200, "{answer}");
+}
+
+/// SCIM's user filters (provisioning.md section 15): `userName`, `externalId` and an e-mail
+/// address, each one index lookup, and the unfiltered list a walk of `(account_id, id)`.
+async fn play_the_scim_filters(stack: &TestStack, shape: &WorldShape) {
+    let (status, made) = with_body(stack, shape, RoleLogin::Owner, "/scim_tokens", "{}").await;
+    assert_eq!(status, 201, "{made}");
+    let made: serde_json::Value = serde_json::from_str(&made).expect("JSON");
+    let token = made["token"].as_str().expect("a token");
+    let email = lms_tests::large_world::user_email(500);
+    for filter in [
+        format!("userName eq \"{}\"", email.to_uppercase()),
+        "externalId eq \"00u-nobody\"".to_owned(),
+        format!("emails.value eq \"{email}\""),
+        format!("userName eq \"{email}\" and externalId eq \"x\""),
+    ] {
+        let encoded: String = form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+        let path = format!("/scim/v2/Users?filter={encoded}");
+        let status = scim_get(stack, &path, token).await;
+        assert_eq!(status, 200, "{filter}");
+    }
+    for path in [
+        "/scim/v2/Users?count=10",
+        "/scim/v2/Users?startIndex=900&count=10",
+    ] {
+        assert_eq!(scim_get(stack, path, token).await, 200, "{path}");
+    }
+}
+
+async fn scim_get(stack: &TestStack, path: &str, token: &str) -> u16 {
+    stack
+        .http
+        .get(format!("{}{path}", stack.base_url))
+        .header("Authorization", format!("Bearer {token}"))
+        .send()
+        .await
+        .expect("the gateway answers")
+        .status()
+        .as_u16()
 }
 
 /// `POST path` with a JSON `body` as `login`; status and body.

@@ -36,6 +36,8 @@ struct Made {
     task: Option<String>,
     /// The confirmation code `POST /webhook/code/send` made, read from the database.
     code: Option<String>,
+    /// The SCIM client `POST /scim_tokens` made.
+    scim_client: Option<String>,
 }
 
 /// A successful call of `method` on `template`: its path and body. `None` for a route this
@@ -217,6 +219,14 @@ fn call(
             format!("/task/{}/status", made.task.as_deref().unwrap_or("1")),
             Body::None,
         ),
+        ("GET" | "POST", "/scim_tokens") => (template.to_owned(), Body::None),
+        ("DELETE", "/scim_tokens/{client_id}") => (
+            format!(
+                "/scim_tokens/{}",
+                made.scim_client.as_deref().unwrap_or(ANY_ID)
+            ),
+            Body::None,
+        ),
         ("POST", "/api/v3/token") => (
             template.to_owned(),
             Body::Form(
@@ -309,6 +319,7 @@ async fn every_route_is_counted_under_its_template_after_a_successful_call(stack
     let made = DirectoryServiceClient::new(stack.grpc_channel().await)
         .create_api_client(world::OWNER.grpc_request(CreateApiClientRequest {
             user_id: acme::ADMIN.to_owned(),
+            scim: false,
         }))
         .await
         .expect("the owner makes an API client")
@@ -346,6 +357,9 @@ async fn every_route_is_counted_under_its_template_after_a_successful_call(stack
         );
         if (method, *template) == (&Method::POST, "/department") {
             made.department = text_of(&reply.body, "response");
+        }
+        if (method, *template) == (&Method::POST, "/scim_tokens") {
+            made.scim_client = text_of(&reply.body, "clientId");
         }
         if (method, *template) == (&Method::POST, "/statistics/course") {
             made.task = text_of(&reply.body, "taskId");

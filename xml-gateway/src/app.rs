@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use axum::Router;
-use axum::routing::{MethodRouter, delete, get, post};
+use axum::routing::{MethodRouter, any, delete, get, post};
 use tokio::net::TcpListener;
 use tower::Layer as _;
 
@@ -23,11 +23,12 @@ use crate::routes::enrollment::Enrollments;
 use crate::routes::group::Groups;
 use crate::routes::points::Points;
 use crate::routes::results::{CourseResults, ModuleResults};
+use crate::routes::scim::{self, ScimState};
 use crate::routes::user::list::{Users, V1, V2};
 use crate::routes::user::schedule::{self, DEACTIVATION, TERMINATION};
 use crate::routes::user::{lifecycle, reads as user, writes as user_writes};
 use crate::routes::{
-    content, department, enrollment, fallback, group, points, results, token, webhook,
+    content, department, enrollment, fallback, group, points, results, scim_tokens, token, webhook,
 };
 use crate::server;
 use crate::settings::{GatewaySettings, HttpServerSettings};
@@ -40,8 +41,14 @@ use crate::telemetry::{observe, observe_probe};
 /// every response), the request's span, log line and metrics, the RateLimit fields of the
 /// core's answer (interface routes only), then the representation layer
 /// (XML or JSON, chosen once from `Accept`, for answers and errors alike; always JSON for the
-/// token endpoint, whose answers RFC 6749 defines).
+/// token endpoint, whose answers RFC 6749 defines). SCIM (`/scim/v2`) sits beside the
+/// interface with its own JSON and errors ([`routes::scim`](crate::routes::scim)).
 pub fn router(core: CoreClient) -> Router {
+    router_with_public_url(core, None)
+}
+
+/// [`router`], SCIM's `meta.location` under `public_url` (else `http://` and the `Host`).
+pub fn router_with_public_url(core: CoreClient, public_url: Option<String>) -> Router {
     let Routes {
         interface,
         token,
@@ -64,6 +71,10 @@ pub fn router(core: CoreClient) -> Router {
                 .router
                 .layer(axum::middleware::from_fn(represent_as_json)),
         )
+        .merge(scim_routes(ScimState {
+            core: core.clone(),
+            public_url,
+        }))
         .layer(axum::middleware::from_fn(observe))
         .layer(axum::middleware::from_fn(assign_request_id))
         .with_state(core.clone());
@@ -74,6 +85,16 @@ pub fn router(core: CoreClient) -> Router {
         .layer(axum::middleware::from_fn(assign_request_id))
         .with_state(core);
     probes.fallback_service(axum::middleware::map_request(paths::canonicalize).layer(routes))
+}
+
+/// `/scim/v2` and everything under it: one handler, since SCIM's resource segments match in
+/// any letter case. Not among [`route_templates`]: SCIM describes itself (its discovery
+/// endpoints), not in the OpenAPI document.
+fn scim_routes(state: ScimState) -> Router<CoreClient> {
+    Router::new()
+        .route("/scim/v2", any(scim::serve))
+        .route("/scim/v2/{*rest}", any(scim::serve))
+        .with_state(state)
 }
 
 /// The template of every route the gateway serves (each path as the router matches it, as
@@ -224,7 +245,15 @@ fn routes() -> Routes {
         )
         .route("/webhook/subscriber/info", get(webhook::subscriber_info))
         .route("/webhook/subscribers", get(webhook::subscribers))
-        .route("/webhook/remove", post(webhook::remove));
+        .route("/webhook/remove", post(webhook::remove))
+        .route(
+            "/scim_tokens",
+            get(scim_tokens::list_scim_tokens).post(scim_tokens::create_scim_token),
+        )
+        .route(
+            "/scim_tokens/{client_id}",
+            delete(scim_tokens::revoke_scim_token),
+        );
     let token = Table::default().route(
         "/api/v3/token",
         post(token::issue_token).fallback(fallback::method_not_allowed),
@@ -309,7 +338,7 @@ impl App {
         Ok(App {
             listener,
             local_addr,
-            router: router(core),
+            router: router_with_public_url(core, settings.public_url.clone()),
             server: settings.server,
             max_connections,
             metrics,

@@ -12,6 +12,7 @@ use std::time::Duration;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use lms_proto::v1::admin_service_client::AdminServiceClient;
+use lms_proto::v1::scim_service_client::ScimServiceClient;
 use lms_proto::v1::webhook_service_client::WebhookServiceClient;
 use lms_runtime::Outage;
 use tonic::metadata::MetadataValue;
@@ -166,6 +167,35 @@ impl CoreClient {
                 self.replicas.webhooks(replica),
                 caller.request(message.clone(), Some(self.timeout)),
             )
+        })
+        .await
+    }
+
+    /// [`Self::unary`] for `lms.v1.ScimService`, authenticated by a SCIM token (metadata
+    /// `x-scim-token`) rather than a caller's credentials. A token that cannot travel as
+    /// metadata is no token: UNAUTHENTICATED without a call.
+    pub(crate) async fn scim<M, T, Fut>(
+        &self,
+        request_id: &RequestId,
+        token: &str,
+        message: M,
+        call: impl Fn(ScimServiceClient<CoreChannel>, tonic::Request<M>) -> Fut,
+    ) -> Result<T, GatewayError>
+    where
+        M: Clone,
+        Fut: Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    {
+        let Ok(token) = MetadataValue::try_from(token) else {
+            return Err(GatewayError::Core(tonic::Status::unauthenticated(
+                "Authentication failed.",
+            )));
+        };
+        self.unary_on(|replica| {
+            let mut request = request_to_core(message.clone(), request_id, Some(self.timeout));
+            request
+                .metadata_mut()
+                .insert(lms_proto::metadata::SCIM_TOKEN, token.clone());
+            call(self.replicas.scim(replica), request)
         })
         .await
     }

@@ -122,6 +122,13 @@ impl ErrorParts {
 }
 
 impl GatewayError {
+    /// The status, message and `Retry-After` of the mapping table, for answers whose error
+    /// body is not this interface's (SCIM's, `routes::scim`).
+    pub(crate) fn status_message(self) -> (StatusCode, String, Option<HeaderValue>) {
+        let parts = self.into_parts();
+        (parts.status, parts.message, parts.retry_after)
+    }
+
     /// The mapping table: status, message and extra headers. Logs what operators must see.
     fn into_parts(self) -> ErrorParts {
         match self {

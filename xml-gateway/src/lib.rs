@@ -15,8 +15,10 @@
 //!   results lists) and trailing `/`, removed before routing.
 //! - `clip`: the one bound on caller input quoted back in messages.
 //! - `routes/`: one module per resource (`department`, `group`, `enrollment`, `content`,
-//!   `points`, `results`), each handler a thin translation to one RPC; `fallback` answers 404
-//!   and 405.
+//!   `points`, `results`, `scim_tokens`), each handler a thin translation to one RPC; `fallback`
+//!   answers 404 and 405. `routes/scim/`: SCIM 2.0 under `/scim/v2` (its own routing in any
+//!   letter case, token, media types and RFC 7644 error bodies; `discovery` serves the fixed
+//!   documents), calling `lms.v1.ScimService`.
 //! - `listing/`: every list once: the `Listing` trait each resource's list implements (with
 //!   `Streamed`, `Whole` and `Paged` for its answers), the query (filters, date windows,
 //!   paging) and body readers, the whole list streamed from the core as it arrives, the page.
@@ -70,7 +72,7 @@ mod telemetry;
 mod transport;
 mod xml;
 
-pub use app::{App, route_templates, router};
+pub use app::{App, route_templates, router, router_with_public_url};
 pub use core_client::CoreClient;
 pub use openapi::openapi_json;
 pub use settings::{

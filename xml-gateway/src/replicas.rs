@@ -116,6 +116,14 @@ impl Replicas {
         lms_proto::v1::webhook_service_client::WebhookServiceClient::new(self.call_channel(replica))
     }
 
+    /// A client of `lms.v1.ScimService` on `replica`.
+    pub(crate) fn scim(
+        &self,
+        replica: usize,
+    ) -> lms_proto::v1::scim_service_client::ScimServiceClient<CoreChannel> {
+        lms_proto::v1::scim_service_client::ScimServiceClient::new(self.call_channel(replica))
+    }
+
     /// A client for health checks, which are background work and make no spans.
     pub(crate) fn health(&self, replica: usize) -> HealthClient<CoreTransport> {
         HealthClient::new(self.members[replica].channel.clone())

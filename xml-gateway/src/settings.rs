@@ -132,6 +132,11 @@ pub struct GatewaySettings {
     /// Address serving Prometheus metrics at `GET /metrics` (off unless set).
     #[arg(long, env = "LMS_METRICS_ADDR")]
     pub metrics_addr: Option<SocketAddr>,
+
+    /// The service's external base URL (`https://lms.example.com`), for SCIM's
+    /// `meta.location` and `Location`; unset: `http://` and the request's `Host`.
+    #[arg(long = "public-url", env = "LMS_PUBLIC_URL")]
+    pub public_url: Option<String>,
 }
 
 impl GatewaySettings {

@@ -110,6 +110,9 @@ impl Authenticator {
             .column(account::Column::Url)
             .join(JoinType::InnerJoin, api_client::Relation::User.def())
             .join(JoinType::InnerJoin, user::Relation::Account.def())
+            // A SCIM client's secret is good for /scim/v2 only (provisioning.md section 7):
+            // refused here like an unknown client.
+            .filter(api_client::Column::Scim.eq(false))
             .into_tuple::<(String, bool, bool, Uuid, Uuid, Role, Option<Uuid>, String)>()
             .one(&self.db)
             .await?;
@@ -221,6 +224,54 @@ impl Authenticator {
             return Err(ServiceError::Unauthenticated);
         }
         self.sign_ins.record(caller.user_id);
+        Ok((caller, client_id))
+    }
+
+    /// The caller a SCIM token stands for (provisioning.md section 7), with its client's id,
+    /// or UNAUTHENTICATED when it is no SCIM client's secret, the client is revoked, or its
+    /// user is not an active account owner or administrator. Two indexed reads (the client by
+    /// `api_clients.secret_hash`, then its user by primary key); an owner's or administrator's
+    /// caller needs no role details.
+    pub async fn authenticate_scim(
+        &self,
+        token: &str,
+        request_id: Option<String>,
+    ) -> ServiceResult<(Caller, Uuid)> {
+        let token = token.trim();
+        if token.is_empty() || token.len() > MAX_SECRET_CHARS {
+            return Err(ServiceError::Unauthenticated);
+        }
+        // Two lookups, each by its index (the client by its secret's hash, then its user by
+        // primary key): joined in one statement, PostgreSQL's generic plan may hash the whole
+        // of `users` against the client.
+        let client = api_client::Entity::find()
+            .select_only()
+            .column(api_client::Column::Id)
+            .column(api_client::Column::UserId)
+            .filter(api_client::Column::SecretHash.eq(secret_hash(token)))
+            .filter(api_client::Column::Scim.eq(true))
+            .filter(api_client::Column::Revoked.eq(false))
+            .into_tuple::<(Uuid, Uuid)>()
+            .one(&self.db)
+            .await?;
+        let Some((client_id, user_id)) = client else {
+            return Err(ServiceError::Unauthenticated);
+        };
+        let row = user::Entity::find_by_id(user_id)
+            .select_only()
+            .columns(USER_COLUMNS)
+            .column(account::Column::Url)
+            .join(JoinType::InnerJoin, user::Relation::Account.def())
+            .filter(user::Column::Active.eq(true))
+            .filter(user::Column::Role.is_in([Role::AccountOwner, Role::AccountAdministrator]))
+            .into_tuple::<(Uuid, Uuid, Role, Option<Uuid>, String)>()
+            .one(&self.db)
+            .await?;
+        let Some((user_id, account_id, role, custom_role_id, account_url)) = row else {
+            return Err(ServiceError::Unauthenticated);
+        };
+        let user = (user_id, account_id, role, custom_role_id, account_url);
+        let (caller, _) = self.caller_with_rights(user, request_id).await?;
         Ok((caller, client_id))
     }
 

@@ -17,13 +17,15 @@ pub enum UniqueKey {
     UserLogin,
     /// `uq_users_account_email_address` (migration 18).
     UserEmail,
+    /// `uq_users_account_id_external_id` (migration 22): a SCIM `externalId`.
+    UserExternalId,
     /// A primary key, or a unique key without a message of its own.
     Row,
 }
 
 /// How each named unique key shows in the error: PostgreSQL names the index, SQLite
 /// lists its columns (or, for an index on an expression, names it).
-const NAMED_KEYS: [(UniqueKey, &str, &str); 4] = [
+const NAMED_KEYS: [(UniqueKey, &str, &str); 5] = [
     (UniqueKey::AccountUrl, "uq_accounts_url", "accounts.url"),
     (
         UniqueKey::AccountUrl,
@@ -40,6 +42,11 @@ const NAMED_KEYS: [(UniqueKey, &str, &str); 4] = [
         "uq_users_account_email_address",
         "index 'uq_users_account_email_address'",
     ),
+    (
+        UniqueKey::UserExternalId,
+        "uq_users_account_id_external_id",
+        "users.account_id, users.external_id",
+    ),
 ];
 
 impl UniqueKey {
@@ -50,6 +57,9 @@ impl UniqueKey {
             UniqueKey::UserLogin => "A user with this login already exists in the account.",
             UniqueKey::UserEmail => {
                 "A user with this e-mail address already exists in the account."
+            }
+            UniqueKey::UserExternalId => {
+                "A user with this externalId already exists in the account."
             }
             UniqueKey::Row => "A row with the same key already exists.",
         }

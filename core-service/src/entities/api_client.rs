@@ -13,6 +13,8 @@ pub struct Model {
     /// SHA-256 of the secret, lower-case hex.
     pub secret_hash: String,
     pub revoked: bool,
+    /// The secret is a SCIM token: good for `/scim/v2` only (provisioning.md section 7).
+    pub scim: bool,
     pub created_at: DateTimeUtc,
 }
 

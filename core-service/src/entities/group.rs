@@ -13,6 +13,12 @@ pub struct Model {
     pub name: String,
     /// Set for a smart group: its members are the users in this department's subtree.
     pub smart_department_id: Option<Uuid>,
+    /// The identity provider's id (SCIM `externalId`), not unique.
+    #[sea_orm(column_type = "String(StringLen::N(255))", nullable)]
+    pub external_id: Option<String>,
+    /// Set on every write; groups older than SCIM hold the upgrade time.
+    pub created_at: Option<DateTimeUtc>,
+    pub updated_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -46,6 +46,11 @@ pub struct Model {
     pub scheduled_termination_date: Option<Date>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
+    /// The identity provider's id (SCIM `externalId`), unique per account where set.
+    #[sea_orm(column_type = "String(StringLen::N(255))", nullable)]
+    pub external_id: Option<String>,
+    /// Removed by SCIM `DELETE`: hidden from SCIM, still read by REST.
+    pub scim_removed: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

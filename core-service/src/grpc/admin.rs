@@ -17,6 +17,7 @@ use crate::{
     entities::{department, group},
     error::ServiceResult,
     service::{
+        api_clients,
         content::{self, ContentFilter},
         departments, enrollments,
         groups::{self, Membership},
@@ -716,6 +717,50 @@ impl AdminService for AdminApi {
         let user = ResourceRef::parse(user_id);
         users::cancel_scheduled_user_status(&self.state.db, &caller, &user, kind).await?;
         Ok(Response::new(pb::CancelScheduledUserStatusResponse {}))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/CreateScimToken")]
+    async fn create_scim_token(
+        &self,
+        request: Request<pb::CreateScimTokenRequest>,
+    ) -> Result<Response<pb::CreateScimTokenResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let user_id = request.into_inner().user_id;
+        let (made, user_id) =
+            api_clients::create_scim_token(&self.state.db, &caller, &user_id).await?;
+        Ok(Response::new(pb::CreateScimTokenResponse {
+            client_id: made.client_id.to_string(),
+            user_id: user_id.to_string(),
+            token: made.client_secret,
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListScimTokens")]
+    async fn list_scim_tokens(
+        &self,
+        request: Request<pb::ListScimTokensRequest>,
+    ) -> Result<Response<pb::ListScimTokensResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let seen = api_clients::ClientsSeen::ScimOnly;
+        let clients = api_clients::list_api_clients(&self.state.db, &caller, seen).await?;
+        Ok(Response::new(pb::ListScimTokensResponse {
+            scim_tokens: clients
+                .into_iter()
+                .map(super::directory::api_client)
+                .collect(),
+        }))
+    }
+
+    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/RevokeScimToken")]
+    async fn revoke_scim_token(
+        &self,
+        request: Request<pb::RevokeScimTokenRequest>,
+    ) -> Result<Response<pb::RevokeScimTokenResponse>, Status> {
+        let caller = caller(&self.state, &request).await?;
+        let client = ResourceRef::parse(request.into_inner().client_id);
+        let seen = api_clients::ClientsSeen::ScimOnly;
+        api_clients::revoke_api_client(&self.state.db, &caller, client, seen).await?;
+        Ok(Response::new(pb::RevokeScimTokenResponse {}))
     }
 }
 

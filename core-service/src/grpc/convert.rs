@@ -96,6 +96,7 @@ impl TryFrom<pb::CreateUserRequest> for NewProfile {
                 &req.managed_department_ids,
             )?,
             active: req.active,
+            external_id: None,
         })
     }
 }
@@ -148,6 +149,7 @@ impl TryFrom<pb::CreateGroupRequest> for NewGroup {
                 req.smart_department_id.as_deref(),
             )?,
             user_ids: IdList::default(),
+            external_id: None,
         })
     }
 }
@@ -266,6 +268,7 @@ impl TryFrom<pb::AddGroupRequest> for NewGroup {
             name: GroupName::parse(&req.name)?,
             smart_department_id: None,
             user_ids: IdList::parse("userIds", &req.user_ids)?,
+            external_id: None,
         })
     }
 }
@@ -457,6 +460,7 @@ pub(super) fn new_profile(req: pb::AddUserRequest) -> Result<users::NewProfile, 
         department_id: parse_field_id("departmentId", &req.department_id)?,
         managed_department_ids: IdList::parse(MANAGEABLE, &req.managed_department_ids)?,
         active: true,
+        external_id: None,
     })
 }
 
@@ -530,6 +534,7 @@ pub(super) fn profile_changes(
                 field: MANAGEABLE,
                 ids,
             }),
+        external_id: None,
     })
 }
 

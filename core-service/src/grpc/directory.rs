@@ -183,8 +183,13 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::CreateApiClientRequest>,
     ) -> Result<Response<pb::CreateApiClientResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
-        let user_id = request.into_inner().user_id;
-        let made = api_clients::create_api_client(&self.state.db, &caller, &user_id).await?;
+        let pb::CreateApiClientRequest { user_id, scim } = request.into_inner();
+        let kind = if scim {
+            api_clients::ClientKind::Scim
+        } else {
+            api_clients::ClientKind::Api
+        };
+        let made = api_clients::create_api_client(&self.state.db, &caller, &user_id, kind).await?;
         Ok(Response::new(pb::CreateApiClientResponse {
             client_id: made.client_id.to_string(),
             client_secret: made.client_secret,
@@ -197,16 +202,11 @@ impl DirectoryService for DirectoryApi {
         request: Request<pb::ListApiClientsRequest>,
     ) -> Result<Response<pb::ListApiClientsResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
-        let clients = api_clients::list_api_clients(&self.state.db, &caller).await?;
+        let clients =
+            api_clients::list_api_clients(&self.state.db, &caller, api_clients::ClientsSeen::All)
+                .await?;
         Ok(Response::new(pb::ListApiClientsResponse {
-            api_clients: clients
-                .into_iter()
-                .map(|client| pb::ApiClient {
-                    client_id: client.id.to_string(),
-                    user_id: client.user_id.to_string(),
-                    revoked: client.revoked,
-                })
-                .collect(),
+            api_clients: clients.into_iter().map(api_client).collect(),
         }))
     }
 
@@ -217,7 +217,8 @@ impl DirectoryService for DirectoryApi {
     ) -> Result<Response<pb::RevokeApiClientResponse>, Status> {
         let caller = directory_caller(&self.state, &request).await?;
         let client = ResourceRef::parse(request.into_inner().client_id);
-        api_clients::revoke_api_client(&self.state.db, &caller, client).await?;
+        let seen = api_clients::ClientsSeen::All;
+        api_clients::revoke_api_client(&self.state.db, &caller, client, seen).await?;
         Ok(Response::new(pb::RevokeApiClientResponse {}))
     }
     #[tracing::instrument(skip_all, name = "lms.v1.DirectoryService/RecordResults")]
@@ -240,4 +241,14 @@ async fn directory_caller<T>(state: &SharedState, request: &Request<T>) -> Resul
     let caller = caller(state, request).await?;
     caller.grant(Operation::ManageDirectory)?;
     Ok(caller)
+}
+
+/// An API client as `lms.v1` shows it, without its secret.
+pub(super) fn api_client(client: crate::entities::api_client::Model) -> pb::ApiClient {
+    pb::ApiClient {
+        client_id: client.id.to_string(),
+        user_id: client.user_id.to_string(),
+        revoked: client.revoked,
+        scim: client.scim,
+    }
 }

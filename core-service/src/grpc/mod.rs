@@ -4,6 +4,7 @@
 //! - [`admin`]: `lms.v1.AdminService`, the operations of the XML interface.
 //! - [`directory`]: `lms.v1.DirectoryService`, the writes of internal services.
 //! - [`webhooks`]: `lms.v1.WebhookService`, the `/webhook` calls.
+//! - [`scim`]: `lms.v1.ScimService`, `/scim/v2` (authenticated by a SCIM token).
 //! - `convert`: `lms.v1` requests into the services' parsed inputs (`TryFrom`).
 //! - `results`: learner results messages into the results services' inputs, and back.
 //! - [`request`]: credentials and request id from gRPC metadata, and the caller's rate.
@@ -13,6 +14,7 @@ mod convert;
 pub mod directory;
 pub mod request;
 mod results;
+pub mod scim;
 pub mod status;
 pub mod webhooks;
 

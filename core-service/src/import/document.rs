@@ -104,6 +104,9 @@ pub struct UserEntry {
     pub managed_department_ids: Vec<String>,
     #[serde(default = "active_by_default")]
     pub active: bool,
+    /// The identity provider's id (SCIM `externalId`), unique per account, case-sensitive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
 }
 
 fn active_by_default() -> bool {
@@ -224,6 +227,10 @@ pub struct ApiClientEntry {
     pub client_id: String,
     pub client_secret: String,
     pub user_id: String,
+    /// A SCIM client (provisioning.md section 13): its secret is the SCIM token, and its user
+    /// must be an account owner or administrator.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scim: bool,
 }
 
 /// Secrets never appear in `Debug` output.

@@ -152,7 +152,7 @@ pub(super) fn custom_role_permissions(plan: &Plan) -> impl Iterator<Item = [Valu
     )
 }
 
-pub(super) const USERS: Table<11> = Table {
+pub(super) const USERS: Table<12> = Table {
     name: "users",
     columns: [
         "id",
@@ -166,6 +166,7 @@ pub(super) const USERS: Table<11> = Table {
         "active",
         "created_at",
         "updated_at",
+        "external_id",
     ],
     pg_types: [
         "uuid",
@@ -179,6 +180,7 @@ pub(super) const USERS: Table<11> = Table {
         "bool",
         "timestamptz",
         "timestamptz",
+        "text",
     ],
 };
 
@@ -187,7 +189,7 @@ pub(super) const USERS: Table<11> = Table {
 pub(super) fn users(
     plan: &Plan,
     now: DateTime<Utc>,
-) -> Result<impl Iterator<Item = [Value; 11]> + '_, ImportError> {
+) -> Result<impl Iterator<Item = [Value; 12]> + '_, ImportError> {
     let unhashed = plan
         .accounts
         .iter()
@@ -219,6 +221,7 @@ pub(super) fn users(
                 Value::from(row.active),
                 Value::from(now),
                 Value::from(now),
+                Value::from(row.external_id.clone()),
             ]
         },
     ))
@@ -447,7 +450,7 @@ pub(super) fn user_points(plan: &Plan) -> impl Iterator<Item = [Value; 3]> + '_ 
     )
 }
 
-pub(super) const API_CLIENTS: Table<6> = Table {
+pub(super) const API_CLIENTS: Table<7> = Table {
     name: "api_clients",
     columns: [
         "id",
@@ -456,14 +459,23 @@ pub(super) const API_CLIENTS: Table<6> = Table {
         "secret_hash",
         "revoked",
         "created_at",
+        "scim",
     ],
-    pg_types: ["uuid", "uuid", "uuid", "text", "bool", "timestamptz"],
+    pg_types: [
+        "uuid",
+        "uuid",
+        "uuid",
+        "text",
+        "bool",
+        "timestamptz",
+        "bool",
+    ],
 };
 
 pub(super) fn api_clients(
     plan: &Plan,
     now: DateTime<Utc>,
-) -> impl Iterator<Item = [Value; 6]> + '_ {
+) -> impl Iterator<Item = [Value; 7]> + '_ {
     per_account(
         plan,
         |account| &account.api_clients,
@@ -475,6 +487,7 @@ pub(super) fn api_clients(
                 text(&row.secret_hash),
                 Value::from(false),
                 Value::from(now),
+                Value::from(row.scim),
             ]
         },
     )

@@ -61,10 +61,16 @@ pub enum AuditAction {
     WebhookGaveUp,
     /// A user's scheduled deactivation or termination date set or removed.
     UserScheduled,
+    /// Removed by SCIM `DELETE`: deactivated, out of its groups, hidden from SCIM.
+    UserDeprovisioned,
+    /// Brought back by a SCIM `POST` naming its `userName`.
+    UserReprovisioned,
+    /// Members taken out of a plain group (SCIM `PATCH`).
+    GroupMembersRemoved,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 39] = [
+    pub const ALL: [AuditAction; 42] = [
         AuditAction::DepartmentCreated,
         AuditAction::DepartmentUpdated,
         AuditAction::DepartmentDeleted,
@@ -104,6 +110,9 @@ impl AuditAction {
         AuditAction::WebhookUnsubscribed,
         AuditAction::WebhookGaveUp,
         AuditAction::UserScheduled,
+        AuditAction::UserDeprovisioned,
+        AuditAction::UserReprovisioned,
+        AuditAction::GroupMembersRemoved,
     ];
 
     /// The stored value.
@@ -148,6 +157,9 @@ impl AuditAction {
             AuditAction::WebhookUnsubscribed => "webhook_subscriber.unsubscribe",
             AuditAction::WebhookGaveUp => "webhook_subscriber.give_up",
             AuditAction::UserScheduled => "user.schedule",
+            AuditAction::UserDeprovisioned => "user.deprovision",
+            AuditAction::UserReprovisioned => "user.reprovision",
+            AuditAction::GroupMembersRemoved => "group.remove_members",
         }
     }
 
@@ -174,10 +186,13 @@ impl AuditAction {
             | AuditAction::PointsWithdrawn
             | AuditAction::UserUpdated
             | AuditAction::UserDeleted
-            | AuditAction::UserScheduled => AuditEntity::User,
+            | AuditAction::UserScheduled
+            | AuditAction::UserDeprovisioned
+            | AuditAction::UserReprovisioned => AuditEntity::User,
             AuditAction::GroupCreated
             | AuditAction::GroupUpdated
             | AuditAction::GroupMembersAdded
+            | AuditAction::GroupMembersRemoved
             | AuditAction::GroupDeleted
             | AuditAction::GroupMembersReplaced => AuditEntity::Group,
             AuditAction::ProjectCreated => AuditEntity::Project,

@@ -11,7 +11,7 @@ mod members;
 
 pub use edit::{create_group, delete_group, update_group};
 pub use list::{GroupList, list_groups, stream_groups};
-pub use members::{Membership, change_members};
+pub use members::{Membership, change_members, insert_members, stored_members};
 
 use sea_orm::prelude::Uuid;
 
@@ -34,6 +34,8 @@ pub struct NewGroup {
     pub smart_department_id: Option<Uuid>,
     /// A plain group's first members; may be empty.
     pub user_ids: IdList,
+    /// The identity provider's id (SCIM `externalId`); REST never sets it.
+    pub external_id: Option<String>,
 }
 
 /// Absent fields stay as they are.

@@ -18,7 +18,9 @@
 //! - [`points`]: read as a stream; `change` (award, withdraw, add).
 //! - [`results`]: learner results: the lists, an administrator's status, resets, the
 //!   tracked results, tasks.
-//! - [`api_clients`]: create, list and revoke the clients of the token endpoint.
+//! - [`api_clients`]: create, list and revoke the clients of the token endpoint, and SCIM
+//!   tokens.
+//! - [`scim`]: SCIM 2.0 Users and Groups, as SCIM JSON, through the services above.
 //! - [`webhooks`]: subscribers and subscriptions (`subscribers`), the events a write
 //!   records for them (`outbox`), and what subscriber info shows.
 //! - [`keyset`]: keyset paging and streaming shared by every listing.
@@ -46,6 +48,7 @@ pub mod keyset;
 pub mod lookups;
 pub mod points;
 pub mod results;
+pub mod scim;
 pub mod users;
 pub mod webhooks;
 pub mod write;

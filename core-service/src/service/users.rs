@@ -17,10 +17,10 @@ mod read;
 mod schedule;
 
 pub use edit::{
-    NamedIds, NewProfile, ProfileChanges, UserStatus, add_user, change_password, change_status,
-    delete_user, update_user,
+    NamedIds, NewProfile, ProfileChanges, UserStatus, add_user, apply_profile_changes,
+    change_password, change_status, delete_user, update_user,
 };
-pub use fields::email_of;
+pub use fields::{address_taken, email_of, fields_of};
 pub use lifecycle::{
     change_statuses, find_existing_users, move_users_to_department, remove_user_from_groups,
     set_users_status,
@@ -147,12 +147,20 @@ pub struct NewUser {
     pub fields: ProfileFields,
     /// Plain groups the user joins.
     pub group_ids: IdList,
-    pub password: PlainPassword,
+    /// Absent: the user gets a hash no password matches, and signs in once one is set.
+    pub password: Option<PlainPassword>,
     pub role: RoleChoice,
     pub department_id: Uuid,
     pub managed_department_ids: IdList,
     pub active: bool,
+    /// The identity provider's id (SCIM `externalId`), unique in the account.
+    pub external_id: Option<String>,
 }
+
+/// The password hash of a user made without a password: not a PHC string, so no password
+/// verifies against it, and making it costs no argon2id (provisioning.md section 15: a burst
+/// of SCIM creates must not queue on the hasher).
+pub const UNMATCHABLE_PASSWORD_HASH: &str = "!no password set";
 
 #[derive(Debug, Clone)]
 pub struct PasswordChange {
@@ -174,8 +182,12 @@ pub(super) async fn insert_user(
     caller: &Caller,
     new: NewUser,
 ) -> ServiceResult<Uuid> {
-    let password_hash = verifier.hash(new.password.expose()).await?;
+    let password_hash = match &new.password {
+        Some(password) => verifier.hash(password.expose()).await?,
+        None => UNMATCHABLE_PASSWORD_HASH.to_owned(),
+    };
     let managed = new.managed_department_ids.into_inner();
+    let external_id = new.external_id;
     let (login, role, department_id, active) = (new.login, new.role, new.department_id, new.active);
     let names = new.names;
     let contact_email = fields::new_contact(&login, new.email.as_ref());
@@ -224,6 +236,8 @@ pub(super) async fn insert_user(
             last_name: Set(names.last),
             created_at: Set(now),
             updated_at: Set(now),
+            external_id: Set(external_id),
+            scim_removed: Set(false),
         }
         .insert(txn)
         .await?;
@@ -273,24 +287,34 @@ pub(super) async fn store_password(
         .ok_or_else(|| user.not_found("User"))?;
     let password_hash = verifier.hash(password.expose()).await?;
     write(db, caller, async |w| {
-        let txn = w.txn();
-        let current = find_user(txn, caller.account_id, id)
+        let current = find_user(w.txn(), caller.account_id, id)
             .await?
             .ok_or_else(|| user.not_found("User"))?;
-        let mut updated: user::ActiveModel = current.into();
-        updated.password_hash = Set(password_hash);
-        updated.updated_at = Set(chrono::Utc::now());
-        updated.update(txn).await?;
-        w.record(Change {
-            action: AuditAction::UserPasswordSet,
-            entity_id: id,
-            // Never the hash itself.
-            before: None,
-            after: Some(json!({ "passwordChanged": true })),
-        });
-        Ok(())
+        set_password_hash(w, current, password_hash).await
     })
     .await
+}
+
+/// Stores `password_hash` (made before the transaction opened) as `current`'s password, with
+/// its audit row, inside a write.
+pub async fn set_password_hash(
+    w: &super::write::Write,
+    current: user::Model,
+    password_hash: String,
+) -> ServiceResult<()> {
+    let id = current.id;
+    let mut updated: user::ActiveModel = current.into();
+    updated.password_hash = Set(password_hash);
+    updated.updated_at = Set(chrono::Utc::now());
+    updated.update(w.txn()).await?;
+    w.record(Change {
+        action: AuditAction::UserPasswordSet,
+        entity_id: id,
+        // Never the hash itself.
+        before: None,
+        after: Some(json!({ "passwordChanged": true })),
+    });
+    Ok(())
 }
 
 /// Sets the status for a caller already allowed to ([`change_status`]) through
@@ -382,6 +406,7 @@ pub(super) fn user_snapshot(user: &user::Model, managed: &[Uuid]) -> serde_json:
         "active": user.active,
         "firstName": user.first_name,
         "lastName": user.last_name,
+        "externalId": user.external_id,
     })
 }
 
@@ -396,7 +421,7 @@ pub(super) fn fields_snapshot(fields: &[ProfileField]) -> serde_json::Value {
 
 /// The user of the account whose login has `key` (logins are unique per account, compared
 /// case-insensitively through the key).
-pub(super) async fn login_owner(
+pub async fn login_owner(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     key: &str,

@@ -269,6 +269,8 @@ mod tests {
             last_name: Set(String::new()),
             created_at: Set(now),
             updated_at: Set(now),
+            external_id: Set(None),
+            scim_removed: Set(false),
         }
         .insert(&db)
         .await

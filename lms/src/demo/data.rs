@@ -165,6 +165,7 @@ pub fn demo_account() -> DemoAccount {
             department_id: login.department.to_owned(),
             managed_department_ids: login.managed.iter().map(|id| (*id).to_owned()).collect(),
             active: true,
+            external_id: None,
         })
         .collect();
     let printed_logins = logins

@@ -283,6 +283,7 @@ async fn a_token_client_calls_every_operation_with_either_token_style(stack: &Te
     let made = DirectoryServiceClient::new(stack.grpc_channel().await)
         .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
             user_id: acme::ADMIN.to_owned(),
+            scim: false,
         }))
         .await
         .expect("the owner makes an API client")

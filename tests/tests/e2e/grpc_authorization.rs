@@ -159,6 +159,14 @@ async fn call_every_admin_method(
                 }
             )
         ),
+        call!(
+            "CreateScimToken",
+            admin.create_scim_token(login, pb::CreateScimTokenRequest::default())
+        ),
+        call!(
+            "ListScimTokens",
+            admin.list_scim_tokens(login, pb::ListScimTokensRequest {})
+        ),
     ];
     // The department CreateDepartment made, empty, where the caller may make one (the owner);
     // otherwise its own department (the learner's), which it must not delete either. (One call
@@ -581,7 +589,7 @@ fn assert_every_call_allowed(outcomes: Vec<(&'static str, Result<(), Status>)>) 
 async fn a_learner_is_denied_every_admin_method_and_nothing_changes(stack: &TestStack) {
     let before = stack.snapshot().await;
     let outcomes = call_every_admin_method(stack.grpc_channel().await, Some(world::LEARNER)).await;
-    assert_eq!(outcomes.len(), 13);
+    assert_eq!(outcomes.len(), 15);
     assert_every_call_refused(outcomes, Code::PermissionDenied, "the learner");
     let outcomes =
         call_every_group_and_points_method(stack.grpc_channel().await, Some(world::LEARNER)).await;

@@ -38,6 +38,7 @@ mod replicas;
 mod results_grpc;
 mod results_http;
 mod scheduled_status;
+mod scim;
 mod smart_group_members;
 mod tenant_isolation;
 mod tokens;

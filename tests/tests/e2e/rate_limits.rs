@@ -119,6 +119,7 @@ async fn globex_bearer(stack: &TestStack) -> String {
         .create_api_client(
             world::GLOBEX_OWNER.grpc_request(pb::CreateApiClientRequest {
                 user_id: globex::OWNER.to_owned(),
+                scim: false,
             }),
         )
         .await

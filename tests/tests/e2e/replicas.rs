@@ -18,6 +18,7 @@ async fn gateway(core_urls: Vec<String>) -> (String, tokio::sync::oneshot::Sende
         core_timeout_ms: 10_000,
         server: HttpServerSettings::default(),
         metrics_addr: None,
+        public_url: None,
     };
     let app = App::build(settings).await.expect("the gateway starts");
     let base_url = format!("http://{}", app.local_addr());

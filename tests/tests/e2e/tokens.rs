@@ -47,6 +47,7 @@ async fn new_client(stack: &TestStack, user: &str) -> (String, String) {
         .await
         .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
             user_id: user.to_owned(),
+            scim: false,
         }))
         .await
         .expect("the owner makes an API client")
@@ -575,6 +576,7 @@ async fn only_owners_and_administrators_manage_api_clients(stack: &TestStack) {
         let refused = directory
             .create_api_client(login.grpc_request(pb::CreateApiClientRequest {
                 user_id: login.id.to_owned(),
+                scim: false,
             }))
             .await
             .expect_err("only owners and administrators make API clients");
@@ -583,6 +585,7 @@ async fn only_owners_and_administrators_manage_api_clients(stack: &TestStack) {
     let made = directory
         .create_api_client(world::ADMIN.grpc_request(pb::CreateApiClientRequest {
             user_id: acme::LEARNER.to_owned(),
+            scim: false,
         }))
         .await
         .expect("an administrator makes one")
@@ -598,6 +601,7 @@ async fn only_owners_and_administrators_manage_api_clients(stack: &TestStack) {
             client_id: made.client_id.clone(),
             user_id: acme::LEARNER.to_owned(),
             revoked: false,
+            scim: false,
         }]
     );
     // Another account's clients are invisible: nothing listed, and revoking is a 404.
@@ -620,6 +624,7 @@ async fn only_owners_and_administrators_manage_api_clients(stack: &TestStack) {
     let refused = directory
         .create_api_client(world::OWNER.grpc_request(pb::CreateApiClientRequest {
             user_id: lms_tests::world::globex::WORKER.to_owned(),
+            scim: false,
         }))
         .await
         .expect_err("a user of another account");

@@ -25,6 +25,7 @@ mod points;
 mod provisioning;
 mod results;
 mod schema;
+mod scim_tokens;
 mod service;
 mod token;
 mod users;
@@ -69,6 +70,7 @@ fn resources() -> Vec<Resource> {
         departments::resource(),
         users::resource(),
         provisioning::resource(),
+        scim_tokens::resource(),
         groups::resource(),
         enrollments::resource(),
         content::resource(),

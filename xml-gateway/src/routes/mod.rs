@@ -8,6 +8,8 @@ pub(crate) mod fallback;
 pub(crate) mod group;
 pub(crate) mod points;
 pub(crate) mod results;
+pub(crate) mod scim;
+pub(crate) mod scim_tokens;
 pub(crate) mod token;
 pub(crate) mod user;
 pub(crate) mod webhook;

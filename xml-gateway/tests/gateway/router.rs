@@ -569,6 +569,7 @@ async fn the_app_binds_port_zero_serves_and_shuts_down_gracefully() {
         core_urls: vec![format!("http://127.0.0.1:{}", closed_port().await)],
         core_timeout_ms: 2_000,
         metrics_addr: None,
+        public_url: None,
         server: Default::default(),
     };
     let app = App::build(settings).await.unwrap();
@@ -610,6 +611,7 @@ async fn an_invalid_core_url_is_refused_at_start_up() {
         core_urls: vec!["not a url".to_owned()],
         core_timeout_ms: 1_000,
         metrics_addr: None,
+        public_url: None,
         server: Default::default(),
     };
     assert!(App::build(settings).await.is_err());

@@ -31,6 +31,7 @@ impl Server {
             core_urls: vec![core_url],
             core_timeout_ms: 200,
             metrics_addr: None,
+            public_url: None,
             server,
         })
         .await
@@ -312,6 +313,7 @@ async fn an_idle_timeout_not_longer_than_the_core_deadline_is_refused_at_start()
         core_urls: vec!["http://127.0.0.1:1".to_owned()],
         core_timeout_ms: 10_000,
         metrics_addr: None,
+        public_url: None,
         server: HttpServerSettings {
             idle_timeout_ms: 10_000,
             ..HttpServerSettings::default()

@@ -6,7 +6,7 @@ use super::{
 };
 use crate::{
     auth::tokens::secret_hash,
-    domain::client_secret::ClientSecret,
+    domain::{client_secret::ClientSecret, roles::Role},
     import::{ImportError, document::ApiClientEntry},
 };
 
@@ -28,10 +28,24 @@ impl AccountCheck {
         let secret = ClientSecret::parse(&client.client_secret).map_err(refused(&entry))?;
         let user_id = reference(&entry, "userId", &client.user_id)?;
         require(&entry, "userId", user_id, &self.known.users, "user")?;
+        if client.scim {
+            // A SCIM token acts on the whole account (provisioning.md section 13).
+            let may = self.plan.users.iter().any(|user| {
+                user.id == user_id
+                    && matches!(user.role, Role::AccountOwner | Role::AccountAdministrator)
+            });
+            if !may {
+                return Err(ImportError::invalid(
+                    &entry,
+                    "userId of a SCIM client must name an account owner or administrator",
+                ));
+            }
+        }
         self.plan.api_clients.push(ApiClientRow {
             id,
             user_id,
             secret_hash: secret_hash(secret.expose()),
+            scim: client.scim,
         });
         Ok(())
     }

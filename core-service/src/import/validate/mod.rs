@@ -179,6 +179,7 @@ impl Validator {
             },
             known: Known::default(),
             logins: HashMap::new(),
+            external_ids: HashMap::new(),
             points_given: HashMap::new(),
             enrollment_index: None,
         })
@@ -223,6 +224,8 @@ pub(crate) struct AccountCheck {
     /// Each login key, with the index of the user entry that has it (names are written out
     /// only for a refusal: a hundred thousand of them would weigh more than the keys).
     logins: HashMap<String, u32>,
+    /// Each SCIM `externalId`, with the index of the user entry that has it.
+    external_ids: HashMap<String, u32>,
     /// Each user given points, with the index of the points entry.
     points_given: HashMap<Uuid, u32>,
     /// The account's enrollments by id, made when its first result is checked: each with

@@ -151,6 +151,7 @@ pub(crate) struct UserRow {
     pub(crate) department_id: Uuid,
     pub(crate) managed_department_ids: BTreeSet<Uuid>,
     pub(crate) active: bool,
+    pub(crate) external_id: Option<String>,
 }
 
 #[derive(Debug)]
@@ -214,4 +215,6 @@ pub(crate) struct ApiClientRow {
     pub(crate) user_id: Uuid,
     /// SHA-256 of the secret, as the RPC-made clients store it.
     pub(crate) secret_hash: String,
+    /// A SCIM client: the secret is a SCIM token.
+    pub(crate) scim: bool,
 }

@@ -136,6 +136,24 @@ impl AccountCheck {
             &known.departments,
             "department",
         )?;
+        let external_id = user.external_id.clone().filter(|given| !given.is_empty());
+        if let Some(external_id) = &external_id {
+            if external_id.chars().count() > 255 {
+                return Err(ImportError::invalid(
+                    &entry,
+                    "externalId must be at most 255 characters long",
+                ));
+            }
+            if let Some(&first) = self.external_ids.get(external_id) {
+                let first = self.user_label(first as usize);
+                return Err(ImportError::invalid(
+                    &entry,
+                    format!("externalId is used twice in this account (also by {first})"),
+                ));
+            }
+            self.external_ids.insert(external_id.clone(), i as u32);
+        }
+        let known = &mut self.known;
         known.users.insert(id);
         self.plan.users.push(UserRow {
             id,
@@ -147,6 +165,7 @@ impl AccountCheck {
             department_id,
             managed_department_ids,
             active: user.active,
+            external_id,
         });
         Ok(())
     }

@@ -42,6 +42,7 @@ pub async fn create_group(
         name,
         smart_department_id: smart,
         user_ids,
+        external_id,
     } = new?;
     let users = user_ids.into_inner();
     if smart.is_some() && !users.is_empty() {
@@ -66,7 +67,8 @@ pub async fn create_group(
         if grant == Grant::InScope {
             refuse_outside_scope(txn, caller, &users).await?;
         }
-        let created = insert_group(txn, caller.account_id, name.into_inner(), smart).await?;
+        let created =
+            insert_group(txn, caller.account_id, name.into_inner(), smart, external_id).await?;
         insert_members(txn, created.id, &users).await?;
         w.record(Change {
             action: AuditAction::GroupCreated,
@@ -106,6 +108,7 @@ pub async fn update_group(
             .ok_or_else(|| group.not_found("Group"))?;
         let mut updated: group::ActiveModel = current.clone().into();
         updated.name = Set(name.into_inner());
+        updated.updated_at = Set(Some(chrono::Utc::now()));
         let updated = updated.update(txn).await?;
         w.record(Change {
             action: AuditAction::GroupUpdated,
@@ -176,12 +179,17 @@ async fn insert_group(
     account_id: Uuid,
     name: String,
     smart_department_id: Option<Uuid>,
+    external_id: Option<String>,
 ) -> ServiceResult<group::Model> {
+    let now = chrono::Utc::now();
     Ok(group::ActiveModel {
         id: Set(new_id()),
         account_id: Set(account_id),
         name: Set(name),
         smart_department_id: Set(smart_department_id),
+        external_id: Set(external_id),
+        created_at: Set(Some(now)),
+        updated_at: Set(Some(now)),
     }
     .insert(txn)
     .await?)

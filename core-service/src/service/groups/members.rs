@@ -145,7 +145,7 @@ async fn members_among(
 ///
 /// Sorted here, not by the database: PostgreSQL may fetch the range through a bitmap scan,
 /// which loses the key order and would sort every member again.
-pub(super) async fn stored_members(
+pub async fn stored_members(
     conn: &impl ConnectionTrait,
     group_id: Uuid,
 ) -> ServiceResult<Vec<Uuid>> {
@@ -176,7 +176,7 @@ pub(super) async fn refuse_outside_scope(
 }
 
 /// Stores `users` as members of `group_id`, none of whom is one yet.
-pub(super) async fn insert_members(
+pub async fn insert_members(
     conn: &impl ConnectionTrait,
     group_id: Uuid,
     users: &[Uuid],

@@ -59,6 +59,8 @@ pub struct NewProfile {
     pub managed_department_ids: IdList,
     /// Inactive users are refused at sign-in (`POST /user` adds active ones).
     pub active: bool,
+    /// The identity provider's id (SCIM `externalId`); REST never sets it.
+    pub external_id: Option<String>,
 }
 
 /// The status codes of neighbours 4.10: 1 active, 3 blocked, 5 employment ended (both 3 and
@@ -90,11 +92,7 @@ pub async fn add_user(
             }
         }
     }
-    let password = match new.password {
-        Some(password) => password,
-        None => PlainPassword::parse(&unknown_password())
-            .map_err(|invalid| ServiceError::from(anyhow::anyhow!("{invalid}")))?,
-    };
+    let password = new.password;
     let new = NewUser {
         login: new.login,
         names: new.names,
@@ -106,6 +104,7 @@ pub async fn add_user(
         department_id: new.department_id,
         managed_department_ids: new.managed_department_ids,
         active: new.active,
+        external_id: new.external_id,
     };
     users::insert_user(db, verifier, caller, new).await
 }
@@ -151,6 +150,8 @@ pub struct ProfileChanges {
     pub department_id: Option<Uuid>,
     /// The whole new set of managed departments, when given.
     pub managed_department_ids: Option<NamedIds>,
+    /// The new SCIM `externalId` (`Some(None)` clears it), when given.
+    pub external_id: Option<Option<String>>,
 }
 
 /// An id list with the name the request gives it, for the messages naming it
@@ -190,8 +191,23 @@ pub async fn update_user(
             }
         }
     }
-    let id = user.id("User")?;
     write(db, caller, async |w| {
+        apply_profile_changes(w, caller, &user, &changes).await
+    })
+    .await
+}
+
+/// Applies `changes` to the user `user` names inside a write, for a caller already allowed to
+/// ([`update_user`], and SCIM's writes, which add their own changes in the same transaction).
+/// Changing nothing records nothing.
+pub async fn apply_profile_changes(
+    w: &crate::service::write::Write,
+    caller: &Caller,
+    user: &ResourceRef,
+    changes: &ProfileChanges,
+) -> ServiceResult<()> {
+    let id = user.id("User")?;
+    {
         let txn = w.txn();
         let current = find_user(txn, caller.account_id, id)
             .await?
@@ -230,6 +246,9 @@ pub async fn update_user(
         }
         if let Some(last) = &changes.last_name {
             next.last_name = last.clone();
+        }
+        if let Some(external_id) = &changes.external_id {
+            next.external_id = external_id.clone();
         }
         if let Some(role) = &changes.role {
             role.check_exists(txn, caller.account_id).await?;
@@ -282,6 +301,7 @@ pub async fn update_user(
             updated.role = Set(next.role);
             updated.custom_role_id = Set(next.custom_role_id);
             updated.department_id = Set(next.department_id);
+            updated.external_id = Set(next.external_id.clone());
             updated.updated_at = Set(chrono::Utc::now());
             next = updated.update(txn).await?;
         }
@@ -302,8 +322,7 @@ pub async fn update_user(
             after: Some(after),
         });
         Ok(())
-    })
-    .await
+    }
 }
 
 /// Deletes the user with what only it owns: memberships, managed departments, points,
@@ -447,14 +466,4 @@ fn refuse_above_scope(role: Role) -> ServiceResult<()> {
         ));
     }
     Ok(())
-}
-
-/// 32 random letters and digits (190 bits): a password no one is told.
-fn unknown_password() -> String {
-    use rand::Rng as _;
-    rand::rng()
-        .sample_iter(rand::distr::Alphanumeric)
-        .take(32)
-        .map(char::from)
-        .collect()
 }

@@ -60,7 +60,7 @@ pub fn email_of(user: &user::Model) -> &str {
 /// The user other than `except` whose e-mail address is `address` (compared
 /// case-insensitively): e-mail addresses are unique in an account like logins (neighbours
 /// 4.7), whether held apart or as the login. An empty address is no address.
-pub(super) async fn address_taken(
+pub async fn address_taken(
     conn: &impl ConnectionTrait,
     account_id: Uuid,
     address: &str,
@@ -153,7 +153,7 @@ pub(super) async fn store_fields(
 }
 
 /// The profile fields of `users`, each list ascending by name.
-pub(super) async fn fields_of(
+pub async fn fields_of(
     conn: &impl ConnectionTrait,
     users: &[Uuid],
 ) -> ServiceResult<HashMap<Uuid, Vec<ProfileField>>> {
