@@ -9,8 +9,9 @@
 use std::collections::{BTreeSet, HashMap};
 
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
-    PaginatorTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, Select, Set,
+    ActiveModelTrait as _, ColumnTrait as _, Condition, ConnectionTrait, DatabaseConnection,
+    EntityTrait as _, PaginatorTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _,
+    Select, Set,
     prelude::{Expr, Uuid},
     sea_query::{ExprTrait as _, Func, SimpleExpr},
 };
@@ -571,23 +572,16 @@ async fn members_of(
     conn: &impl ConnectionTrait,
     groups: &[Uuid],
 ) -> ScimResult<HashMap<Uuid, Vec<(Uuid, String)>>> {
-    let mut rows: Vec<(Uuid, Uuid, String)> = Vec::new();
-    for chunk in crate::db::bulk::in_chunks(groups) {
-        rows.extend(
-            group_member::Entity::find()
-                .select_only()
-                .column(group_member::Column::GroupId)
-                .column(user::Column::Id)
-                .column(user::Column::Email)
-                .inner_join(user::Entity)
-                .filter(group_member::Column::GroupId.is_in(chunk.iter().copied()))
-                .filter(user::Column::ScimRemoved.eq(false))
-                .into_tuple::<(Uuid, Uuid, String)>()
-                .all(conn)
-                .await?,
-        );
-    }
-    Ok(super::grouped(rows))
+    let visible = Condition::all().add(user::Column::ScimRemoved.eq(false));
+    let columns = (user::Column::Id, user::Column::Email);
+    super::memberships::<user::Entity>(
+        conn,
+        groups,
+        group_member::Column::GroupId,
+        columns,
+        visible,
+    )
+    .await
 }
 
 fn group_resource(row: &group::Model, members: Vec<(Uuid, String)>, location: &str) -> Value {

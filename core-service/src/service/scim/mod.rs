@@ -22,10 +22,12 @@ pub mod users;
 use std::collections::HashMap;
 
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter as _, Select, prelude::Uuid,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter as _, QuerySelect as _, Select,
+    prelude::Uuid,
 };
 use serde_json::{Map, Value};
 
+use crate::entities::group_member;
 use crate::error::ServiceError;
 
 pub const USER_SCHEMA: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
@@ -280,19 +282,41 @@ async fn find_by_raw_id<E: EntityTrait>(
     found.ok_or_else(|| ScimError::not_found(what, raw))
 }
 
-/// `(key, id, name)` rows as each key's `(id, name)` list, ascending: a user's groups, a
-/// group's members.
-fn grouped(
-    rows: impl IntoIterator<Item = (Uuid, Uuid, String)>,
-) -> HashMap<Uuid, Vec<(Uuid, String)>> {
+/// What `group_members` joins each of `keys` (a user's or a group's id, in column `key`) to:
+/// the `(id, name)` of the rows of `E` (a user's groups, a group's members) that `visible`
+/// keeps, ascending, per key.
+async fn memberships<E>(
+    conn: &impl ConnectionTrait,
+    keys: &[Uuid],
+    key: group_member::Column,
+    (id, name): (E::Column, E::Column),
+    visible: sea_orm::Condition,
+) -> ScimResult<HashMap<Uuid, Vec<(Uuid, String)>>>
+where
+    E: EntityTrait,
+    group_member::Entity: sea_orm::Related<E>,
+{
     let mut lists: HashMap<Uuid, Vec<(Uuid, String)>> = HashMap::new();
-    for (key, id, name) in rows {
-        lists.entry(key).or_default().push((id, name));
+    for chunk in crate::db::bulk::in_chunks(keys) {
+        let rows: Vec<(Uuid, Uuid, String)> = group_member::Entity::find()
+            .select_only()
+            .column(key)
+            .column(id)
+            .column(name)
+            .inner_join(E::default())
+            .filter(key.is_in(chunk.iter().copied()))
+            .filter(visible.clone())
+            .into_tuple()
+            .all(conn)
+            .await?;
+        for (key, id, name) in rows {
+            lists.entry(key).or_default().push((id, name));
+        }
     }
     for list in lists.values_mut() {
         list.sort_unstable();
     }
-    lists
+    Ok(lists)
 }
 
 /// The request body as a JSON object; anything else is `invalidSyntax`.

@@ -11,8 +11,9 @@
 use std::collections::HashMap;
 
 use sea_orm::{
-    ActiveModelTrait as _, ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _,
-    PaginatorTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, Select, Set,
+    ActiveModelTrait as _, ColumnTrait as _, Condition, ConnectionTrait, DatabaseConnection,
+    EntityTrait as _, PaginatorTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _,
+    Select, Set,
     prelude::{Expr, Uuid},
     sea_query::{ExprTrait as _, Func, SimpleExpr},
 };
@@ -592,23 +593,10 @@ async fn groups_of(
     conn: &impl ConnectionTrait,
     users: &[Uuid],
 ) -> ScimResult<HashMap<Uuid, Vec<(Uuid, String)>>> {
-    let mut rows: Vec<(Uuid, Uuid, String)> = Vec::new();
-    for chunk in crate::db::bulk::in_chunks(users) {
-        rows.extend(
-            group_member::Entity::find()
-                .select_only()
-                .column(group_member::Column::UserId)
-                .column(group::Column::Id)
-                .column(group::Column::Name)
-                .inner_join(group::Entity)
-                .filter(group_member::Column::UserId.is_in(chunk.iter().copied()))
-                .filter(group::Column::SmartDepartmentId.is_null())
-                .into_tuple::<(Uuid, Uuid, String)>()
-                .all(conn)
-                .await?,
-        );
-    }
-    Ok(super::grouped(rows))
+    let plain = Condition::all().add(group::Column::SmartDepartmentId.is_null());
+    let columns = (group::Column::Id, group::Column::Name);
+    super::memberships::<group::Entity>(conn, users, group_member::Column::UserId, columns, plain)
+        .await
 }
 
 /// The names of the departments of `rows`.
