@@ -52,7 +52,7 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
         confirmation_retry_at: sea_orm::Set(
             (n % 5_000 == 2_500).then(|| now - TimeDelta::hours(1)),
         ),
-        pending_events: sea_orm::Set(if n % 4_000 == 0 { 3 } else { 0 }),
+        pending_events: sea_orm::Set(if n.is_multiple_of(4_000) { 3 } else { 0 }),
         events_retry_at: sea_orm::Set(None),
         failures: sea_orm::Set(0),
         failing_since: sea_orm::Set(None),
