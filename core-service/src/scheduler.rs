@@ -21,6 +21,7 @@ use crate::{
     domain::schedule::{self, ScheduleKind},
     error::ServiceResult,
     service::users::{self, CarriedOut, DueBatch},
+    telemetry::untraced,
 };
 
 pub const DEFAULT_INTERVAL_MS: u64 = 60_000;
@@ -83,9 +84,7 @@ impl Scheduler {
             if *stop.borrow() {
                 break;
             }
-            // One trace per pass, apart from any request's.
-            let span = tracing::info_span!(parent: None, "scheduler.pass");
-            let passed = self.pass(&stop).instrument(span).await;
+            let passed = self.pass(&stop).await;
             match passed {
                 Ok(pass) if pass == Pass::default() => {}
                 Ok(pass) => tracing::info!(
@@ -114,7 +113,9 @@ impl Scheduler {
         for kind in ScheduleKind::ALL {
             let mut after = None;
             loop {
-                let batch = users::due_schedules(&self.db, kind, today, after, BATCH).await?;
+                // Looking makes no trace; each change made is one, apart from any request's.
+                let batch =
+                    untraced(users::due_schedules(&self.db, kind, today, after, BATCH)).await?;
                 let Some(last) = batch.last() else {
                     break;
                 };
@@ -129,7 +130,15 @@ impl Scheduler {
                         user_ids: &user_ids,
                         today,
                     };
-                    let done = users::carry_out_due(&self.db, self.told.as_ref(), batch).await?;
+                    let span = tracing::info_span!(
+                        parent: None,
+                        "scheduler.carry_out",
+                        lms.account_id = %account_id,
+                        lms.users = user_ids.len()
+                    );
+                    let done = users::carry_out_due(&self.db, self.told.as_ref(), batch)
+                        .instrument(span)
+                        .await?;
                     pass.add(kind, account_id, done);
                 }
                 if (batch.len() as u64) < BATCH {

@@ -253,6 +253,14 @@ fn log_call(call: &Call, code: Code, latency: Duration) {
 }
 
 /// The upper-case name gRPC gives a status code (`NOT_FOUND`).
+/// `work` with no spans: a background poll (the webhook dispatcher's, the scheduler's) makes a
+/// trace only when it finds work, so that a trace every poll does not bury the requests'.
+pub(crate) async fn untraced<T>(work: impl std::future::Future<Output = T>) -> T {
+    use tracing::instrument::WithSubscriber as _;
+    work.with_subscriber(tracing::subscriber::NoSubscriber::default())
+        .await
+}
+
 pub fn code_name(code: Code) -> &'static str {
     match code {
         Code::Ok => "OK",

@@ -13,7 +13,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use tracing::{Instrument as _, instrument::WithSubscriber as _};
+use tracing::Instrument as _;
 
 use chrono::{DateTime, Utc};
 use rand::Rng as _;
@@ -42,6 +42,7 @@ use crate::{
         audit::{self, Actor, AuditAction, Change},
         webhooks::outbox,
     },
+    telemetry::untraced,
 };
 
 /// The delivery machinery of one process.
@@ -135,13 +136,6 @@ impl Dispatcher {
         tasks.shutdown().await;
         untraced(inner.release_all()).await;
     }
-}
-
-/// Polling makes no spans, like the auth revision's: a trace every poll would bury the
-/// requests' traces. What it finds is logged by the caller, outside.
-async fn untraced<T>(work: impl std::future::Future<Output = T>) -> T {
-    work.with_subscriber(tracing::subscriber::NoSubscriber::default())
-        .await
 }
 
 /// Not claimed by a live process.
