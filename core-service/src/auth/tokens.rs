@@ -190,10 +190,7 @@ impl Authenticator {
         token: &str,
         request_id: Option<String>,
     ) -> ServiceResult<(Caller, Uuid)> {
-        let token = token.trim();
-        if token.is_empty() || token.len() > MAX_SECRET_CHARS {
-            return Err(ServiceError::Unauthenticated);
-        }
+        let token = presented(token)?;
         let token_hash = secret_hash(token);
         let row = api_token::Entity::find_by_id(token_hash.clone())
             .select_only()
@@ -237,10 +234,7 @@ impl Authenticator {
         token: &str,
         request_id: Option<String>,
     ) -> ServiceResult<(Caller, Uuid)> {
-        let token = token.trim();
-        if token.is_empty() || token.len() > MAX_SECRET_CHARS {
-            return Err(ServiceError::Unauthenticated);
-        }
+        let token = presented(token)?;
         // Two lookups, each by its index (the client by its secret's hash, then its user by
         // primary key): joined in one statement, PostgreSQL's generic plan may hash the whole
         // of `users` against the client.
@@ -319,6 +313,16 @@ fn rights_fingerprint(custom_role_id: Option<Uuid>, caller: &Caller) -> String {
 /// Compares without stopping at the first difference.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// A token as presented, trimmed; one that is empty or longer than any secret is refused
+/// before anything is read.
+fn presented(token: &str) -> ServiceResult<&str> {
+    let token = token.trim();
+    if token.is_empty() || token.len() > MAX_SECRET_CHARS {
+        return Err(ServiceError::Unauthenticated);
+    }
+    Ok(token)
 }
 
 #[cfg(test)]

@@ -718,48 +718,16 @@ async fn the_scheduler_makes_a_change_when_its_day_begins_and_ends_the_users_sig
 ) {
     let db = stack.db();
     let token = stack.bearer_for(acme::LEARNER).await;
-    assert_done(
-        &schedule(
-            stack,
-            &deactivation(acme::LEARNER),
-            world::OWNER,
-            "r1",
-            &day(3),
-        )
-        .await,
-    );
-    assert_done(
-        &schedule(
-            stack,
-            &termination(acme::SUPPORTER),
-            world::OWNER,
-            "r2",
-            &day(2),
-        )
-        .await,
-    );
-    // Not due yet on a core three days ahead.
-    assert_done(
-        &schedule(
-            stack,
-            &termination(acme::ENGINEER),
-            world::OWNER,
-            "r3",
-            &day(4),
-        )
-        .await,
-    );
-    // Due, but a deactivation changes only an active user: its date just goes.
-    assert_done(
-        &schedule(
-            stack,
-            &deactivation(acme::FORMER_ADMIN),
-            world::OWNER,
-            "r4",
-            &day(1),
-        )
-        .await,
-    );
+    for (path, request_id, days) in [
+        (deactivation(acme::LEARNER), "r1", 3),
+        (termination(acme::SUPPORTER), "r2", 2),
+        // Not due yet on a core three days ahead.
+        (termination(acme::ENGINEER), "r3", 4),
+        // Due, but a deactivation changes only an active user: its date just goes.
+        (deactivation(acme::FORMER_ADMIN), "r4", 1),
+    ] {
+        assert_done(&schedule(stack, &path, world::OWNER, request_id, &day(days)).await);
+    }
     assert!(signs_in(&stack.base_url, world::LEARNER.email).await);
 
     // This stack's own scheduler ("today" is today) leaves them stored; a second core three

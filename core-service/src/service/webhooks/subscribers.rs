@@ -137,18 +137,39 @@ async fn with_subscriber<T>(
     .await
 }
 
+/// What names the subscriber a call is on.
+trait Named {
+    fn name(&self) -> &str;
+}
+
+impl Named for String {
+    fn name(&self) -> &str {
+        self
+    }
+}
+
+macro_rules! named_by_field {
+    ($($input:ty),*) => {$(
+        impl Named for $input {
+            fn name(&self) -> &str {
+                &self.name
+            }
+        }
+    )*};
+}
+named_by_field!(Confirmation, NewSettings, Unsubscription);
+
 /// A call on one named subscriber: the webhooks grant (403), the parsed input (400), then
-/// [`with_subscriber`] with the name `name` reads from the input.
-async fn on_subscriber<I, T>(
+/// [`with_subscriber`] with the name the input gives.
+async fn on_subscriber<I: Named, T>(
     db: &DatabaseConnection,
     caller: &Caller,
     input: Parsed<I>,
-    name: fn(&I) -> &str,
     body: impl AsyncFnOnce(&Write, &I, webhook_subscriber::Model) -> ServiceResult<T>,
 ) -> ServiceResult<T> {
     caller.grant(Operation::ManageWebhooks)?;
     let input = input?;
-    with_subscriber(db, caller, name(&input), async |w, current| {
+    with_subscriber(db, caller, input.name(), async |w, current| {
         body(w, &input, current).await
     })
     .await
@@ -253,7 +274,7 @@ pub async fn send_code(
     caller: &Caller,
     name: Parsed<String>,
 ) -> ServiceResult<()> {
-    on_subscriber(db, caller, name, String::as_str, async |w, _, current| {
+    on_subscriber(db, caller, name, async |w, _, current| {
         let now = Utc::now();
         let id = current.id;
         let mut model = current.into_active_model();
@@ -277,43 +298,37 @@ pub async fn confirm(
     caller: &Caller,
     input: Parsed<Confirmation>,
 ) -> ServiceResult<()> {
-    on_subscriber(
-        db,
-        caller,
-        input,
-        |i| &i.name,
-        async |w, input, current| {
-            let matches = current
-                .code
-                .as_ref()
-                .is_some_and(|code| code.0.eq_ignore_ascii_case(input.code.0.trim()))
-                && current
-                    .code_expires_at
-                    .is_some_and(|until| until > Utc::now());
-            if !matches {
-                return Err(ServiceError::invalid(
-                    "code: it is not the latest code sent to the subscriber, or it has expired; \
+    on_subscriber(db, caller, input, async |w, input, current| {
+        let matches = current
+            .code
+            .as_ref()
+            .is_some_and(|code| code.0.eq_ignore_ascii_case(input.code.0.trim()))
+            && current
+                .code_expires_at
+                .is_some_and(|until| until > Utc::now());
+        if !matches {
+            return Err(ServiceError::invalid(
+                "code: it is not the latest code sent to the subscriber, or it has expired; \
                  send a new one with /webhook/code/send.",
-                ));
-            }
-            update_audited(
-                w,
-                current,
-                AuditAction::WebhookSubscriberConfirmed,
-                None,
-                |model| {
-                    model.confirmed = Set(true);
-                    model.confirmation_delivery_id = Set(None);
-                    model.confirmation_retry_at = Set(None);
-                    // A new run: the give-up clock starts again, and the oldest delivery goes now.
-                    model.events_retry_at = Set(None);
-                    model.failures = Set(0);
-                    model.failing_since = Set(None);
-                },
-            )
-            .await
-        },
-    )
+            ));
+        }
+        update_audited(
+            w,
+            current,
+            AuditAction::WebhookSubscriberConfirmed,
+            None,
+            |model| {
+                model.confirmed = Set(true);
+                model.confirmation_delivery_id = Set(None);
+                model.confirmation_retry_at = Set(None);
+                // A new run: the give-up clock starts again, and the oldest delivery goes now.
+                model.events_retry_at = Set(None);
+                model.failures = Set(0);
+                model.failing_since = Set(None);
+            },
+        )
+        .await
+    })
     .await?;
     outbox::committed().notify_one();
     Ok(())
@@ -326,7 +341,7 @@ pub async fn set_active(
     name: Parsed<String>,
     active: bool,
 ) -> ServiceResult<()> {
-    on_subscriber(db, caller, name, String::as_str, async |w, _, current| {
+    on_subscriber(db, caller, name, async |w, _, current| {
         if current.active == active {
             return Ok(());
         }
@@ -349,7 +364,7 @@ pub async fn remove(
     caller: &Caller,
     name: Parsed<String>,
 ) -> ServiceResult<()> {
-    on_subscriber(db, caller, name, String::as_str, async |w, _, current| {
+    on_subscriber(db, caller, name, async |w, _, current| {
         webhook_event::Entity::delete_many()
             .filter(webhook_event::Column::SubscriberId.eq(current.id))
             .exec(w.txn())
@@ -384,41 +399,35 @@ pub async fn change_settings(
     caller: &Caller,
     input: Parsed<NewSettings>,
 ) -> ServiceResult<()> {
-    on_subscriber(
-        db,
-        caller,
-        input,
-        |i| &i.name,
-        async |w, input, current| {
-            let url = input.callback_url.to_string();
-            let url_changed = url != current.callback_url;
-            let secret_change = match &input.secret {
-                None => None,
-                Some(new) if *new == current.secret => None,
-                Some(None) => Some("removed"),
-                Some(Some(_)) if current.secret.is_none() => Some("set"),
-                Some(Some(_)) => Some("changed"),
-            };
-            if !url_changed && secret_change.is_none() {
-                return Ok(());
+    on_subscriber(db, caller, input, async |w, input, current| {
+        let url = input.callback_url.to_string();
+        let url_changed = url != current.callback_url;
+        let secret_change = match &input.secret {
+            None => None,
+            Some(new) if *new == current.secret => None,
+            Some(None) => Some("removed"),
+            Some(Some(_)) if current.secret.is_none() => Some("set"),
+            Some(Some(_)) => Some("changed"),
+        };
+        if !url_changed && secret_change.is_none() {
+            return Ok(());
+        }
+        let action = AuditAction::WebhookSettingsChanged;
+        update_audited(w, current, action, secret_change, |model| {
+            if url_changed {
+                model.callback_url = Set(url);
+                model.confirmed = Set(false);
+                model.code = Set(None);
+                model.code_expires_at = Set(None);
+                model.confirmation_delivery_id = Set(None);
+                model.confirmation_retry_at = Set(None);
             }
-            let action = AuditAction::WebhookSettingsChanged;
-            update_audited(w, current, action, secret_change, |model| {
-                if url_changed {
-                    model.callback_url = Set(url);
-                    model.confirmed = Set(false);
-                    model.code = Set(None);
-                    model.code_expires_at = Set(None);
-                    model.confirmation_delivery_id = Set(None);
-                    model.confirmation_retry_at = Set(None);
-                }
-                if let Some(secret) = input.secret.clone() {
-                    model.secret = Set(secret);
-                }
-            })
-            .await
-        },
-    )
+            if let Some(secret) = input.secret.clone() {
+                model.secret = Set(secret);
+            }
+        })
+        .await
+    })
     .await
 }
 
@@ -549,31 +558,25 @@ pub async fn unsubscribe(
     caller: &Caller,
     input: Parsed<Unsubscription>,
 ) -> ServiceResult<()> {
-    on_subscriber(
-        db,
-        caller,
-        input,
-        |i| &i.name,
-        async |w, input, subscriber| {
-            let existing = webhook_subscription::Entity::find()
-                .filter(webhook_subscription::Column::SubscriberId.eq(subscriber.id))
-                .filter(webhook_subscription::Column::EventType.eq(input.event_type.as_str()))
-                .one(w.txn())
-                .await?
-                .ok_or_else(|| ServiceError::not_found("Subscription not found"))?;
-            webhook_subscription::Entity::delete_by_id(existing.id)
-                .exec(w.txn())
-                .await?;
-            audit(
-                w,
-                AuditAction::WebhookUnsubscribed,
-                subscriber.id,
-                Some(subscription_json(&existing)),
-                None,
-            );
-            Ok(())
-        },
-    )
+    on_subscriber(db, caller, input, async |w, input, subscriber| {
+        let existing = webhook_subscription::Entity::find()
+            .filter(webhook_subscription::Column::SubscriberId.eq(subscriber.id))
+            .filter(webhook_subscription::Column::EventType.eq(input.event_type.as_str()))
+            .one(w.txn())
+            .await?
+            .ok_or_else(|| ServiceError::not_found("Subscription not found"))?;
+        webhook_subscription::Entity::delete_by_id(existing.id)
+            .exec(w.txn())
+            .await?;
+        audit(
+            w,
+            AuditAction::WebhookUnsubscribed,
+            subscriber.id,
+            Some(subscription_json(&existing)),
+            None,
+        );
+        Ok(())
+    })
     .await
 }
 
