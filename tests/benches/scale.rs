@@ -268,8 +268,11 @@ async fn run_backend(
         )?;
     }
 
-    // Before the deletes: the walk counts every enrollment's result.
+    // Before the deletes: the walk counts every enrollment's result. The steps say when they
+    // start, so a profiler can be attached to one of them.
+    eprintln!("scale: results ({})", chrono::Utc::now().format("%H:%M:%S"));
     out.push_str(&results::table(stack, large, config.seconds).await?);
+    eprintln!("scale: deletes ({})", chrono::Utc::now().format("%H:%M:%S"));
 
     // Every delete removes the enrollments of learners no earlier one touched; one delete
     // is one sample, and a busy machine spreads single samples widely: the median of

@@ -74,6 +74,9 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "\"due_at\" >=",
         "\"access_at\" >=",
         "\"result_tasks\"",
+        // Rows read joined to their enrollment, learner and item; changed rows updated in place.
+        "JOIN \"content_items\"",
+        "UPDATE \"learner_results\" SET",
     ] {
         assert!(
             statements

@@ -22,7 +22,11 @@ use axum::response::Response;
 use lms_proto::metadata::{RATELIMIT_LIMIT, RATELIMIT_REMAINING, RATELIMIT_RESET};
 
 /// The three fields, by their HTTP names (which are the core's metadata keys).
-const FIELDS: [&str; 3] = [RATELIMIT_LIMIT, RATELIMIT_REMAINING, RATELIMIT_RESET];
+const FIELDS: [HeaderName; 3] = [
+    HeaderName::from_static(RATELIMIT_LIMIT),
+    HeaderName::from_static(RATELIMIT_REMAINING),
+    HeaderName::from_static(RATELIMIT_RESET),
+];
 
 /// The fields of the core's answer for one request, once it has come.
 #[derive(Debug, Clone, Default)]
@@ -32,7 +36,7 @@ impl RateLimitSlot {
     /// Keeps the fields of `headers` when all three are there and are whole numbers; the first
     /// answer wins (a request makes one authenticated core call).
     fn capture(&self, headers: &HeaderMap) {
-        let field = |name: &str| {
+        let field = |name: &HeaderName| {
             headers
                 .get(name)
                 .filter(|value| {
@@ -41,7 +45,7 @@ impl RateLimitSlot {
                 .cloned()
         };
         if let (Some(limit), Some(remaining), Some(reset)) =
-            (field(FIELDS[0]), field(FIELDS[1]), field(FIELDS[2]))
+            (field(&FIELDS[0]), field(&FIELDS[1]), field(&FIELDS[2]))
         {
             let _ = self.0.set([limit, remaining, reset]);
         }
@@ -50,7 +54,7 @@ impl RateLimitSlot {
     fn write(&self, headers: &mut HeaderMap) {
         if let Some(values) = self.0.get() {
             for (name, value) in FIELDS.iter().zip(values) {
-                headers.insert(HeaderName::from_static(name), value.clone());
+                headers.insert(name.clone(), value.clone());
             }
         }
     }

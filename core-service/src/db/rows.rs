@@ -27,11 +27,48 @@ fn rows_per_statement(columns: usize) -> usize {
     (MAX_BIND_PARAMETERS / columns.max(1)).clamp(1, 4_096)
 }
 
+/// What a chunk's statement does with its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Insert,
+    /// Rewrites the rows whose first `keys` columns match, every other column set: an index
+    /// whose columns did not change is left alone, where a delete and an insert would touch
+    /// every index twice.
+    Update {
+        keys: usize,
+    },
+}
+
 /// Inserts `rows` into `table`, calling `written` with the count of each chunk once it
 /// is in.
 pub async fn insert_rows<const N: usize>(
     conn: &impl ConnectionTrait,
     table: &Table<N>,
+    rows: impl IntoIterator<Item = [Value; N]>,
+    written: &mut (impl FnMut(usize) + Send),
+) -> Result<(), DbErr> {
+    write_rows(conn, table, Kind::Insert, rows, written).await
+}
+
+/// Sets every other column of the stored rows of `table` whose first `keys` columns equal
+/// those of one of `rows`; rows naming nothing stored change nothing.
+pub async fn update_rows<const N: usize>(
+    conn: &impl ConnectionTrait,
+    table: &Table<N>,
+    keys: usize,
+    rows: impl IntoIterator<Item = [Value; N]>,
+) -> Result<(), DbErr> {
+    assert!(
+        0 < keys && keys < N,
+        "an update sets at least one column by at least one key"
+    );
+    write_rows(conn, table, Kind::Update { keys }, rows, &mut |_| {}).await
+}
+
+async fn write_rows<const N: usize>(
+    conn: &impl ConnectionTrait,
+    table: &Table<N>,
+    kind: Kind,
     rows: impl IntoIterator<Item = [Value; N]>,
     written: &mut (impl FnMut(usize) + Send),
 ) -> Result<(), DbErr> {
@@ -50,14 +87,18 @@ pub async fn insert_rows<const N: usize>(
             return Ok(());
         }
         let statement = if backend == DatabaseBackend::Postgres {
-            Statement::from_sql_and_values(backend, unnest_sql(table), column_arrays(&values, N)?)
+            Statement::from_sql_and_values(
+                backend,
+                unnest_sql(table, kind),
+                column_arrays(&values, N)?,
+            )
         } else {
             let sql = if count == per_statement {
                 full_sql
-                    .get_or_insert_with(|| statement_sql(backend, table, count))
+                    .get_or_insert_with(|| statement_sql(backend, table, kind, count))
                     .clone()
             } else {
-                statement_sql(backend, table, count)
+                statement_sql(backend, table, kind, count)
             };
             Statement::from_sql_and_values(backend, sql, values)
         };
@@ -66,20 +107,40 @@ pub async fn insert_rows<const N: usize>(
     }
 }
 
-/// `INSERT INTO "t" ("a", "b") VALUES (?, ?), (?, ?)` with `rows` tuples, in the
-/// placeholder style of `backend`.
+fn quoted<const N: usize>(table: &Table<N>) -> Vec<String> {
+    table.columns.iter().map(|c| format!("\"{c}\"")).collect()
+}
+
+/// `SET "c" = "v"."c", … WHERE "t"."k" = "v"."k" AND …` of an update from the rows `v`.
+fn set_from_v<const N: usize>(table: &Table<N>, keys: usize) -> (String, String) {
+    let columns = quoted(table);
+    let set: Vec<String> = columns[keys..]
+        .iter()
+        .map(|c| format!("{c} = \"v\".{c}"))
+        .collect();
+    let matched: Vec<String> = columns[..keys]
+        .iter()
+        .map(|c| format!("\"{}\".{c} = \"v\".{c}", table.name))
+        .collect();
+    (set.join(", "), matched.join(" AND "))
+}
+
+/// The statement of a chunk of `rows` rows, in the placeholder style of `backend`:
+/// `INSERT INTO "t" ("a", "b") VALUES (?, ?), (?, ?)`, or for an update
+/// `WITH "v"("a", "b") AS (VALUES (?, ?), (?, ?)) UPDATE "t" SET "b" = "v"."b" FROM "v"
+/// WHERE "t"."a" = "v"."a"`.
 fn statement_sql<const N: usize>(
     backend: DatabaseBackend,
     table: &Table<N>,
+    kind: Kind,
     rows: usize,
 ) -> String {
-    let columns: Vec<String> = table.columns.iter().map(|c| format!("\"{c}\"")).collect();
-    let mut sql = format!(
-        "INSERT INTO \"{}\" ({}) VALUES ",
-        table.name,
-        columns.join(", ")
-    );
-    sql.reserve(rows * N * 6);
+    let columns = quoted(table).join(", ");
+    let mut sql = match kind {
+        Kind::Insert => format!("INSERT INTO \"{}\" ({columns}) VALUES ", table.name),
+        Kind::Update { .. } => format!("WITH \"v\"({columns}) AS (VALUES "),
+    };
+    sql.reserve(rows * N * 6 + 200);
     let mut parameter = 0;
     for row in 0..rows {
         if row > 0 {
@@ -101,24 +162,41 @@ fn statement_sql<const N: usize>(
         }
         sql.push(')');
     }
+    if let Kind::Update { keys } = kind {
+        let (set, matched) = set_from_v(table, keys);
+        sql.push_str(&format!(
+            ") UPDATE \"{}\" SET {set} FROM \"v\" WHERE {matched}",
+            table.name
+        ));
+    }
     sql
 }
 
-/// `INSERT INTO "t" ("a", "b") SELECT * FROM UNNEST($1::text::uuid[], $2::text::text[])`.
-fn unnest_sql<const N: usize>(table: &Table<N>) -> String {
-    let columns: Vec<String> = table.columns.iter().map(|c| format!("\"{c}\"")).collect();
+/// `INSERT INTO "t" ("a", "b") SELECT * FROM UNNEST($1::text::uuid[], $2::text::text[])`,
+/// or for an update `UPDATE "t" SET "b" = "v"."b" FROM UNNEST(…) AS "v"("a", "b") WHERE
+/// "t"."a" = "v"."a"`.
+fn unnest_sql<const N: usize>(table: &Table<N>, kind: Kind) -> String {
+    let columns = quoted(table).join(", ");
     let arrays: Vec<String> = table
         .pg_types
         .iter()
         .enumerate()
         .map(|(i, pg_type)| format!("${}::text::{pg_type}[]", i + 1))
         .collect();
-    format!(
-        "INSERT INTO \"{}\" ({}) SELECT * FROM UNNEST({})",
-        table.name,
-        columns.join(", "),
-        arrays.join(", ")
-    )
+    let arrays = arrays.join(", ");
+    match kind {
+        Kind::Insert => format!(
+            "INSERT INTO \"{}\" ({columns}) SELECT * FROM UNNEST({arrays})",
+            table.name
+        ),
+        Kind::Update { keys } => {
+            let (set, matched) = set_from_v(table, keys);
+            format!(
+                "UPDATE \"{}\" SET {set} FROM UNNEST({arrays}) AS \"v\"({columns}) WHERE {matched}",
+                table.name
+            )
+        }
+    }
 }
 
 /// The row-major `values` of `columns` columns as one PostgreSQL array text per column.
@@ -149,7 +227,7 @@ mod tests {
     #[test]
     fn postgresql_gets_one_array_per_column() {
         assert_eq!(
-            unnest_sql(&PAIRS),
+            unnest_sql(&PAIRS, Kind::Insert),
             "INSERT INTO \"group_members\" (\"group_id\", \"user_id\") \
              SELECT * FROM UNNEST($1::text::uuid[], $2::text::uuid[])"
         );
@@ -171,12 +249,28 @@ mod tests {
     #[test]
     fn statements_use_each_backends_placeholders() {
         assert_eq!(
-            statement_sql(DatabaseBackend::Sqlite, &PAIRS, 2),
+            statement_sql(DatabaseBackend::Sqlite, &PAIRS, Kind::Insert, 2),
             "INSERT INTO \"group_members\" (\"group_id\", \"user_id\") VALUES (?, ?), (?, ?)"
         );
         assert_eq!(
-            statement_sql(DatabaseBackend::Postgres, &PAIRS, 2),
+            statement_sql(DatabaseBackend::Postgres, &PAIRS, Kind::Insert, 2),
             "INSERT INTO \"group_members\" (\"group_id\", \"user_id\") VALUES ($1, $2), ($3, $4)"
+        );
+    }
+
+    #[test]
+    fn an_update_sets_every_column_but_its_keys_from_the_rows_it_names() {
+        assert_eq!(
+            statement_sql(DatabaseBackend::Sqlite, &PAIRS, Kind::Update { keys: 1 }, 2),
+            "WITH \"v\"(\"group_id\", \"user_id\") AS (VALUES (?, ?), (?, ?)) \
+             UPDATE \"group_members\" SET \"user_id\" = \"v\".\"user_id\" FROM \"v\" \
+             WHERE \"group_members\".\"group_id\" = \"v\".\"group_id\""
+        );
+        assert_eq!(
+            unnest_sql(&PAIRS, Kind::Update { keys: 1 }),
+            "UPDATE \"group_members\" SET \"user_id\" = \"v\".\"user_id\" \
+             FROM UNNEST($1::text::uuid[], $2::text::uuid[]) AS \"v\"(\"group_id\", \"user_id\") \
+             WHERE \"group_members\".\"group_id\" = \"v\".\"group_id\""
         );
     }
 

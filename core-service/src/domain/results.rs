@@ -148,8 +148,29 @@ impl Score {
 }
 
 /// `2025-02-01T12:30:00+00:00`: UTC, whole seconds, a numeric offset (never `Z`).
+///
+/// Written field by field: a results page formats a few thousand of these, and a `strftime`
+/// pattern is parsed again on every call.
 pub fn format_date(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
+    use chrono::{Datelike as _, Timelike as _};
+    use std::fmt::Write as _;
+    let mut text = String::with_capacity(25);
+    let year = at.year();
+    // Years outside 0..=9999 keep chrono's spelling (a sign, more digits).
+    if (0..=9999).contains(&year) {
+        let _ = write!(
+            text,
+            "{year:04}-{:02}-{:02}T{:02}:{:02}:{:02}+00:00",
+            at.month(),
+            at.day(),
+            at.hour(),
+            at.minute(),
+            at.second()
+        );
+    } else {
+        let _ = write!(text, "{}", at.format("%Y-%m-%dT%H:%M:%S+00:00"));
+    }
+    text
 }
 
 /// An RFC 3339 date-time (a record's dates), in UTC.
@@ -451,6 +472,25 @@ impl TrackedResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_written_as_chrono_writes_them_with_a_numeric_offset() {
+        use chrono::TimeZone as _;
+        for at in [
+            Utc.with_ymd_and_hms(2025, 2, 1, 12, 30, 0).unwrap(),
+            Utc.with_ymd_and_hms(1970, 1, 1, 0, 0, 0).unwrap(),
+            Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap(),
+            Utc.with_ymd_and_hms(12345, 6, 7, 8, 9, 10).unwrap(),
+            Utc.with_ymd_and_hms(-5, 6, 7, 8, 9, 10).unwrap(),
+        ] {
+            assert_eq!(
+                format_date(at),
+                at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
+            );
+        }
+        let fraction = Utc.timestamp_opt(1_700_000_000, 999_999_999).unwrap();
+        assert_eq!(format_date(fraction), "2023-11-14T22:13:20+00:00");
+    }
 
     #[test]
     fn scores_round_half_away_from_zero_as_written() {

@@ -35,9 +35,15 @@ impl BudgetSlot {
 
 /// Writes `budget` as the three metadata entries (header names are case-insensitive, and
 /// gRPC metadata keys lower-case).
+///
+/// The remaining count changes with every call, so it is sent as a never-indexed field: put
+/// in HPACK's dynamic table, it would evict the connection's stable entries (content type,
+/// `grpc-status`, the limit itself) on every answer, on both ends of the connection.
 pub fn write_budget(headers: &mut http::HeaderMap, budget: Budget) {
+    let mut remaining = HeaderValue::from(budget.remaining);
+    remaining.set_sensitive(true);
     headers.insert(RATELIMIT_LIMIT, HeaderValue::from(budget.limit));
-    headers.insert(RATELIMIT_REMAINING, HeaderValue::from(budget.remaining));
+    headers.insert(RATELIMIT_REMAINING, remaining);
     headers.insert(RATELIMIT_RESET, HeaderValue::from(budget.reset_seconds));
 }
 

@@ -127,7 +127,13 @@ impl Dispatcher {
                 tracing::debug!(error = %err, "webhook backlog could not be sampled");
             }
             tokio::select! {
-                _ = outbox::committed().notified() => {}
+                _ = outbox::committed().notified() => {
+                    // The commits of one burst are claimed together, not one claim each.
+                    tokio::select! {
+                        _ = tokio::time::sleep(inner.settings.gather()) => {}
+                        _ = stop.changed() => {}
+                    }
+                }
                 _ = tokio::time::sleep(poll) => {}
                 _ = stop.changed() => {}
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
@@ -136,6 +142,15 @@ impl Dispatcher {
         tasks.shutdown().await;
         untraced(inner.release_all()).await;
     }
+}
+
+/// What a subscriber's events make of its next delivery.
+enum Oldest {
+    Delivery(webhook_delivery::Model),
+    /// Events wait for more of their burst: look again after this.
+    Gathering(Duration),
+    /// No event is pending.
+    Nothing,
 }
 
 /// Not claimed by a live process.
@@ -370,16 +385,19 @@ impl Inner {
             if !events_due {
                 return Ok(());
             }
-            let Some(delivery) = self.oldest_delivery(&subscriber).await? else {
-                // The count says more than the table holds (events expired meanwhile).
-                webhook_subscriber::Entity::update_many()
-                    .col_expr(S::PendingEvents, Expr::value(0_i64))
-                    .filter(S::Id.eq(id))
-                    .exec(&self.db)
-                    .await?;
-                return Ok(());
-            };
-            self.send_events(&subscriber, &delivery).await?;
+            match self.oldest_delivery(&subscriber).await? {
+                Oldest::Delivery(delivery) => self.send_events(&subscriber, &delivery).await?,
+                Oldest::Gathering(wait) => tokio::time::sleep(wait).await,
+                Oldest::Nothing => {
+                    // The count says more than the table holds (events expired meanwhile).
+                    webhook_subscriber::Entity::update_many()
+                        .col_expr(S::PendingEvents, Expr::value(0_i64))
+                        .filter(S::Id.eq(id))
+                        .exec(&self.db)
+                        .await?;
+                    return Ok(());
+                }
+            }
         }
     }
 
@@ -438,18 +456,19 @@ impl Inner {
     }
 
     /// The subscriber's delivery in progress, or a new one formed from its oldest events:
-    /// consecutive, of one type, at most `batch_max`.
+    /// consecutive, of one type, at most `batch_max`, once the first of them has waited the
+    /// gathering time (a batch that is full or closed by another type leaves at once).
     async fn oldest_delivery(
         &self,
         subscriber: &webhook_subscriber::Model,
-    ) -> Result<Option<webhook_delivery::Model>, sea_orm::DbErr> {
+    ) -> Result<Oldest, sea_orm::DbErr> {
         let existing = webhook_delivery::Entity::find()
             .filter(webhook_delivery::Column::SubscriberId.eq(subscriber.id))
             .order_by_asc(webhook_delivery::Column::CreatedAt)
             .one(&self.db)
             .await?;
-        if existing.is_some() {
-            return Ok(existing);
+        if let Some(existing) = existing {
+            return Ok(Oldest::Delivery(existing));
         }
         let txn = self.db.begin().await?;
         let events = webhook_event::Entity::find()
@@ -461,13 +480,19 @@ impl Inner {
             .await?;
         let Some(first) = events.first() else {
             txn.rollback().await?;
-            return Ok(None);
+            return Ok(Oldest::Nothing);
         };
         let event_type = first.event_type.clone();
         let batch: Vec<&webhook_event::Model> = events
             .iter()
             .take_while(|e| e.event_type == event_type)
             .collect();
+        let open = batch.len() == events.len() && batch.len() < self.settings.batch_max as usize;
+        let waited = (Utc::now() - first.created_at).to_std().unwrap_or_default();
+        if open && waited < self.settings.gather() {
+            txn.rollback().await?;
+            return Ok(Oldest::Gathering(self.settings.gather() - waited));
+        }
         let mut body =
             String::with_capacity(64 + batch.iter().map(|e| e.payload.len() + 1).sum::<usize>());
         body.push_str("{\"type\":");
@@ -506,7 +531,7 @@ impl Inner {
             .exec(&txn)
             .await?;
         txn.commit().await?;
-        Ok(Some(delivery))
+        Ok(Oldest::Delivery(delivery))
     }
 
     /// Attempts `delivery` once and records the outcome: an acknowledgement removes it and

@@ -22,6 +22,7 @@ pub const DEFAULT_RETRY_MAX_MS: u64 = 900_000;
 pub const DEFAULT_GIVE_UP_MS: u64 = 86_400_000;
 pub const DEFAULT_BATCH_MAX: u32 = 100;
 pub const DEFAULT_POLL_MS: u64 = 1_000;
+pub const DEFAULT_GATHER_MS: u64 = 200;
 pub const DEFAULT_CONCURRENCY: u32 = 32;
 pub const DEFAULT_RETENTION_HOURS: u64 = 720;
 
@@ -61,6 +62,12 @@ pub struct WebhookSettings {
     #[arg(long = "webhook-poll-ms", env = "LMS_WEBHOOK_POLL_MS", default_value_t = DEFAULT_POLL_MS, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub poll_ms: u64,
 
+    /// How long a new delivery waits for more events after its first one committed, in ms
+    /// (0: none). A burst of writes then leaves as a few full deliveries rather than one per
+    /// event, and the dispatcher's work stops competing with the writes event by event.
+    #[arg(long = "webhook-gather-ms", env = "LMS_WEBHOOK_GATHER_MS", default_value_t = DEFAULT_GATHER_MS, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub gather_ms: u64,
+
     /// Attempts at once per process (one per subscriber).
     #[arg(long = "webhook-concurrency", env = "LMS_WEBHOOK_CONCURRENCY", default_value_t = DEFAULT_CONCURRENCY, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub concurrency: u32,
@@ -85,6 +92,7 @@ impl Default for WebhookSettings {
             give_up_ms: DEFAULT_GIVE_UP_MS,
             batch_max: DEFAULT_BATCH_MAX,
             poll_ms: DEFAULT_POLL_MS,
+            gather_ms: DEFAULT_GATHER_MS,
             concurrency: DEFAULT_CONCURRENCY,
             retention_hours: DEFAULT_RETENTION_HOURS,
             hosts: HashMap::new(),
@@ -95,6 +103,10 @@ impl Default for WebhookSettings {
 impl WebhookSettings {
     pub fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms)
+    }
+
+    pub fn gather(&self) -> Duration {
+        Duration::from_millis(self.gather_ms)
     }
 
     /// How long a claim on a subscriber lasts without renewal: two attempts and a margin.
@@ -149,6 +161,7 @@ mod tests {
         assert!(Cli::try_parse_from(["lms-core", "--webhook-batch-max", "0"]).is_err());
         assert!(Cli::try_parse_from(["lms-core", "--webhook-batch-max", "1001"]).is_err());
         assert!(Cli::try_parse_from(["lms-core", "--webhook-timeout-ms", "x"]).is_err());
+        assert!(Cli::try_parse_from(["lms-core", "--webhook-gather-ms", "60001"]).is_err());
         let allowed = Cli::try_parse_from(["lms-core", "--webhook-allow-private-networks"])
             .unwrap()
             .settings;

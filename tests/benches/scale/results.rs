@@ -119,6 +119,10 @@ pub(super) async fn table(
         )?;
     }
 
+    eprintln!(
+        "scale: results writes ({})",
+        chrono::Utc::now().format("%H:%M:%S")
+    );
     let (record_times, changed) = record_results(stack, large).await?;
     let course_times = set_course_statuses(stack, large).await?;
     writeln!(

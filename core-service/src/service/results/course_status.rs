@@ -186,7 +186,7 @@ pub async fn update_course_status(
                 after,
             });
         }
-        events::rewrite(w, caller.account_id, changed).await?;
+        events::rewrite(w, changed).await?;
         tasks::complete_task(txn, caller).await
     })
     .await

@@ -28,16 +28,12 @@ pub(super) struct Rewrite<'a> {
 }
 
 /// Stores the rewritten results and emits their course events, in the write's transaction.
-pub(super) async fn rewrite(
-    w: &Write,
-    account_id: Uuid,
-    rewrites: Vec<Rewrite<'_>>,
-) -> ServiceResult<()> {
+pub(super) async fn rewrite(w: &Write, rewrites: Vec<Rewrite<'_>>) -> ServiceResult<()> {
     for event in course_events(&rewrites, Utc::now()) {
         w.emit(event);
     }
     let rows: Vec<learner_result::Model> = rewrites.into_iter().map(|r| r.after).collect();
-    stored::replace(w.txn(), account_id, &rows).await
+    stored::replace(w.txn(), &rows).await
 }
 
 fn successful(status: &str) -> bool {

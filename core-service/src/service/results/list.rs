@@ -10,20 +10,22 @@
 //! `(account_id, date, id)` index, put in id order here; named statuses each on
 //! `learner_results (account_id, effective_status, enrollment_id)`; else the account's
 //! results on `(account_id, enrollment_id)`. The walks of several keys are merged here. The
-//! rows walked are then read by key (enrollment, result, learner, item) and the other filters
-//! and the caller's scope applied to them, batch by batch, until the page is full: no
-//! statement sorts, and a row never moves, since its key is its enrollment's id.
+//! rows walked are then read by key, each result joined to its enrollment, learner and item
+//! in one statement (the account walk reads them in its own), and the other filters and the
+//! caller's scope applied to them, batch by batch, until the page is full: no statement
+//! sorts, and a row never moves, since its key is its enrollment's id.
 
 use std::{
-    collections::{BTreeMap, HashMap, HashSet},
+    collections::{BTreeMap, HashSet},
     sync::Arc,
 };
 
 use chrono::{DateTime, Utc};
 use futures::Stream;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait as _,
-    QueryFilter as _, QueryOrder as _, QuerySelect as _, prelude::Uuid, sea_query::Expr,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, EntityTrait as _, FromQueryResult,
+    JoinType, QueryFilter as _, QueryOrder as _, QuerySelect as _, RelationTrait as _,
+    prelude::Uuid, sea_query::Expr,
 };
 
 use crate::service::{Parsed, keyset, keyset::Paged, lookups};
@@ -49,8 +51,8 @@ pub enum UserStatus {
 }
 
 impl UserStatus {
-    fn of(user: &LearnerFacts) -> UserStatus {
-        match (user.active, user.employment_ended) {
+    fn of(row: &Joined) -> UserStatus {
+        match (row.active, row.employment_ended) {
             (true, _) => UserStatus::Active,
             (false, false) => UserStatus::Blocked,
             (false, true) => UserStatus::EmploymentEnded,
@@ -339,13 +341,20 @@ impl Walk {
         let mut cursor = after;
         let batch_size = limit.max(MIN_BATCH);
         loop {
-            let ids = self.walk(conn, cursor, batch_size).await?;
-            let exhausted = (ids.len() as u64) < batch_size;
-            let Some(last) = ids.last() else {
+            let rows = match self.walk(conn, cursor, batch_size).await? {
+                Walked::Ids(ids) => self.rows_of(conn, &ids).await?,
+                Walked::Account => self.account_rows(conn, cursor, batch_size).await?,
+            };
+            let exhausted = (rows.len() as u64) < batch_size;
+            let Some(last) = rows.last() else {
                 break;
             };
-            cursor = Some(*last);
-            found.extend(self.rows(conn, &ids, now).await?);
+            cursor = Some(last.enrollment_id);
+            found.extend(
+                rows.iter()
+                    .filter(|row| self.selects(row))
+                    .map(|row| view(row, now)),
+            );
             if exhausted || found.len() as u64 >= limit {
                 break;
             }
@@ -355,36 +364,41 @@ impl Walk {
     }
 
     /// Up to `limit` enrollment ids greater than `after`, ascending, along the one index the
-    /// filters let the walk follow; no other filter is applied.
+    /// filters let the walk follow; no other filter is applied. [`Walked::Account`] when no
+    /// filter narrows the walk: the account's rows are then read in the walk's own statement.
     async fn walk(
         &self,
         conn: &impl ConnectionTrait,
         after: Option<Uuid>,
         limit: u64,
-    ) -> ServiceResult<Vec<Uuid>> {
+    ) -> ServiceResult<Walked> {
         let filter = &self.filter;
         if !filter.enrollment_ids.is_empty() {
-            return Ok(filter
-                .enrollment_ids
-                .as_slice()
-                .iter()
-                .copied()
-                .filter(|id| after.is_none_or(|after| *id > after))
-                .take(limit as usize)
-                .collect());
+            return Ok(Walked::Ids(
+                filter
+                    .enrollment_ids
+                    .as_slice()
+                    .iter()
+                    .copied()
+                    .filter(|id| after.is_none_or(|after| *id > after))
+                    .take(limit as usize)
+                    .collect(),
+            ));
         }
         if let Some(learners) = &self.learners {
-            return self
-                .merged(conn, enrollment::Column::LearnerId, learners, after, limit)
-                .await;
+            return Ok(Walked::Ids(
+                self.merged(conn, enrollment::Column::LearnerId, learners, after, limit)
+                    .await?,
+            ));
         }
         if let Some(items) = &filter.course_ids {
-            return self
-                .merged(conn, enrollment::Column::ContentItemId, items, after, limit)
-                .await;
+            return Ok(Walked::Ids(
+                self.merged(conn, enrollment::Column::ContentItemId, items, after, limit)
+                    .await?,
+            ));
         }
         if let Some(ids) = self.in_window(conn, after, limit).await? {
-            return Ok(ids);
+            return Ok(Walked::Ids(ids));
         }
         if !filter.statuses.is_empty() {
             let mut merged = BTreeMap::new();
@@ -396,19 +410,63 @@ impl Walk {
                     merged.pop_last();
                 }
             }
-            return Ok(merged.into_keys().collect());
+            return Ok(Walked::Ids(merged.into_keys().collect()));
         }
-        let walk = keyset::account_range(
+        Ok(Walked::Account)
+    }
+
+    /// The first `limit` rows of the account past `after`, on `learner_results (account_id,
+    /// enrollment_id)`, each joined to its enrollment, learner and item by primary key.
+    async fn account_rows(
+        &self,
+        conn: &impl ConnectionTrait,
+        after: Option<Uuid>,
+        limit: u64,
+    ) -> ServiceResult<Vec<Joined>> {
+        let query = keyset::account_range(
             conn.get_database_backend(),
-            learner_result::Entity::find()
-                .select_only()
-                .column(learner_result::Column::EnrollmentId),
+            joined(),
             learner_result::Column::AccountId,
             learner_result::Column::EnrollmentId,
             self.account_id,
             after,
         );
-        Ok(walk.limit(limit).into_tuple().all(conn).await?)
+        Ok(query.limit(limit).into_model().all(conn).await?)
+    }
+
+    /// The rows of the enrollments `ids` (ascending) of the account, in the same order: one
+    /// statement (per chunk of ids) joining each result to its enrollment, learner and item.
+    async fn rows_of(
+        &self,
+        conn: &impl ConnectionTrait,
+        ids: &[Uuid],
+    ) -> ServiceResult<Vec<Joined>> {
+        use learner_result::Column as R;
+        let mut rows: Vec<Joined> = Vec::with_capacity(ids.len());
+        if conn.get_database_backend() == DbBackend::Postgres {
+            rows = joined()
+                .filter(R::AccountId.eq(self.account_id))
+                .filter(Expr::cust_with_values(
+                    r#""learner_results"."enrollment_id" = ANY($1::text::uuid[])"#,
+                    [pg_array::uuids(ids)],
+                ))
+                .into_model()
+                .all(conn)
+                .await?;
+        } else {
+            for chunk in bulk::in_chunks(ids) {
+                rows.extend(
+                    joined()
+                        .filter(R::AccountId.eq(self.account_id))
+                        .filter(R::EnrollmentId.is_in(chunk.iter().copied()))
+                        .into_model::<Joined>()
+                        .all(conn)
+                        .await?,
+                );
+            }
+        }
+        rows.sort_unstable_by_key(|row| row.enrollment_id);
+        Ok(rows)
     }
 
     /// The first `limit` enrollment ids past `after` of the first date window holding at most
@@ -524,73 +582,32 @@ impl Walk {
             .await?)
     }
 
-    /// The rows of the enrollments `ids` (ascending) that the caller may see and every
-    /// filter selects, in the same order.
-    async fn rows(
-        &self,
-        conn: &impl ConnectionTrait,
-        ids: &[Uuid],
-        now: DateTime<Utc>,
-    ) -> ServiceResult<Vec<ResultView>> {
-        let enrollments = super::stored::enrollments(conn, self.account_id, ids).await?;
-        let results: HashMap<Uuid, learner_result::Model> =
-            super::stored::results(conn, self.account_id, ids)
-                .await?
-                .into_iter()
-                .map(|row| (row.enrollment_id, row))
-                .collect();
-        let mut learner_ids: Vec<Uuid> = enrollments.iter().map(|e| e.learner_id).collect();
-        learner_ids.sort_unstable();
-        learner_ids.dedup();
-        let learners = learner_facts(conn, &learner_ids).await?;
-        let mut item_ids: Vec<Uuid> = enrollments.iter().map(|e| e.content_item_id).collect();
-        item_ids.sort_unstable();
-        item_ids.dedup();
-        let titles = item_titles(conn, &item_ids).await?;
-        let mut rows: Vec<ResultView> = enrollments
-            .into_iter()
-            .filter_map(|e| {
-                let result = results.get(&e.id)?;
-                let learner = learners.get(&e.learner_id)?;
-                let title = titles.get(&e.content_item_id)?;
-                self.selects(&e, result, learner)
-                    .then(|| view(&e, result, title, now))
-            })
-            .collect();
-        rows.sort_unstable_by_key(|row| row.enrollment_id);
-        Ok(rows)
-    }
-
-    fn selects(
-        &self,
-        e: &enrollment::Model,
-        result: &learner_result::Model,
-        learner: &LearnerFacts,
-    ) -> bool {
+    /// Whether the caller may see `row` and every filter selects it.
+    fn selects(&self, row: &Joined) -> bool {
         let f = &self.filter;
         let listed = |ids: &[Uuid], id: Uuid| ids.is_empty() || ids.binary_search(&id).is_ok();
-        listed(f.user_ids.as_slice(), e.learner_id)
-            && listed(f.enrollment_ids.as_slice(), e.id)
+        listed(f.user_ids.as_slice(), row.learner_id)
+            && listed(f.enrollment_ids.as_slice(), row.enrollment_id)
             && f.course_ids
                 .as_ref()
-                .is_none_or(|ids| ids.binary_search(&e.content_item_id).is_ok())
+                .is_none_or(|ids| ids.binary_search(&row.content_item_id).is_ok())
             && (f.statuses.is_empty()
                 || f.statuses
                     .iter()
-                    .any(|status| status.as_str() == result.effective_status))
-            && f.user_statuses.contains(&UserStatus::of(learner))
+                    .any(|status| status.as_str() == row.effective_status))
+            && f.user_statuses.contains(&UserStatus::of(row))
             && self
                 .departments
                 .as_ref()
-                .is_none_or(|set| set.contains(&learner.department_id))
+                .is_none_or(|set| set.contains(&row.department_id))
             && self
                 .scope
                 .as_ref()
-                .is_none_or(|set| set.contains(&learner.department_id))
-            && (f.access.is_open() || f.access.contains(e.access_at.unwrap_or(e.created_at)))
-            && (f.due.is_open() || e.due_at.is_some_and(|at| f.due.contains(at)))
+                .is_none_or(|set| set.contains(&row.department_id))
+            && (f.access.is_open() || f.access.contains(row.access_at.unwrap_or(row.created_at)))
+            && (f.due.is_open() || row.due_at.is_some_and(|at| f.due.contains(at)))
             && (f.completion.is_open()
-                || result
+                || row
                     .effective_completed_at
                     .is_some_and(|at| f.completion.contains(at)))
     }
@@ -669,93 +686,98 @@ async fn few_learners(
     Ok(Some(ids))
 }
 
-/// What the lists need of a learner.
-struct LearnerFacts {
+/// Where a walk's rows come from.
+enum Walked {
+    /// These enrollments, ascending: read by key.
+    Ids(Vec<Uuid>),
+    /// The account's results in order: read by the walk itself.
+    Account,
+}
+
+/// A result with what its row shows and the filters look at: its enrollment's, its
+/// learner's and its item's columns.
+#[derive(Debug, FromQueryResult)]
+struct Joined {
+    enrollment_id: Uuid,
+    effective_status: String,
+    effective_completed_at: Option<DateTime<Utc>>,
+    admin_score: Option<i32>,
+    awarded_score: i32,
+    passing_score: i32,
+    progress: i32,
+    time_spent: i64,
+    views_count: i64,
+    last_viewed_at: Option<DateTime<Utc>>,
+    learner_id: Uuid,
+    content_item_id: Uuid,
+    created_at: DateTime<Utc>,
+    access_at: Option<DateTime<Utc>>,
+    due_at: Option<DateTime<Utc>>,
+    lock_after_due: bool,
     department_id: Uuid,
     active: bool,
     employment_ended: bool,
+    title: String,
 }
 
-async fn learner_facts(
-    conn: &impl ConnectionTrait,
-    ids: &[Uuid],
-) -> ServiceResult<HashMap<Uuid, LearnerFacts>> {
-    let mut found = HashMap::with_capacity(ids.len());
-    for chunk in bulk::in_chunks(ids) {
-        let rows: Vec<(Uuid, Uuid, bool, bool)> = user::Entity::find()
-            .select_only()
-            .column(user::Column::Id)
-            .column(user::Column::DepartmentId)
-            .column(user::Column::Active)
-            .column(user::Column::EmploymentEnded)
-            .filter(user::Column::Id.is_in(chunk.iter().copied()))
-            .into_tuple()
-            .all(conn)
-            .await?;
-        found.extend(rows.into_iter().map(|(id, department_id, active, ended)| {
-            (
-                id,
-                LearnerFacts {
-                    department_id,
-                    active,
-                    employment_ended: ended,
-                },
-            )
-        }));
-    }
-    Ok(found)
+/// `learner_results` joined to the enrollment, learner and item of each row, by primary key,
+/// selecting the columns of [`Joined`].
+fn joined() -> sea_orm::Select<learner_result::Entity> {
+    use enrollment::Column as E;
+    use learner_result::Column as R;
+    learner_result::Entity::find()
+        .select_only()
+        .columns([R::EnrollmentId, R::EffectiveStatus, R::EffectiveCompletedAt])
+        .columns([R::AdminScore, R::AwardedScore, R::PassingScore, R::Progress])
+        .columns([R::TimeSpent, R::ViewsCount, R::LastViewedAt])
+        .columns([
+            E::LearnerId,
+            E::ContentItemId,
+            E::CreatedAt,
+            E::AccessAt,
+            E::DueAt,
+        ])
+        .column(E::LockAfterDue)
+        .columns([
+            user::Column::DepartmentId,
+            user::Column::Active,
+            user::Column::EmploymentEnded,
+        ])
+        .column(content_item::Column::Title)
+        .join(
+            JoinType::InnerJoin,
+            learner_result::Relation::Enrollment.def(),
+        )
+        .join(JoinType::InnerJoin, enrollment::Relation::Learner.def())
+        .join(JoinType::InnerJoin, enrollment::Relation::ContentItem.def())
 }
 
-async fn item_titles(
-    conn: &impl ConnectionTrait,
-    ids: &[Uuid],
-) -> ServiceResult<HashMap<Uuid, String>> {
-    let mut found = HashMap::with_capacity(ids.len());
-    for chunk in bulk::in_chunks(ids) {
-        let rows: Vec<(Uuid, String)> = content_item::Entity::find()
-            .select_only()
-            .column(content_item::Column::Id)
-            .column(content_item::Column::Title)
-            .filter(content_item::Column::Id.is_in(chunk.iter().copied()))
-            .into_tuple()
-            .all(conn)
-            .await?;
-        found.extend(rows);
-    }
-    Ok(found)
-}
-
-fn view(
-    e: &enrollment::Model,
-    result: &learner_result::Model,
-    title: &str,
-    now: DateTime<Utc>,
-) -> ResultView {
-    let status = CompletionStatus::from_name(&result.effective_status)
+fn view(row: &Joined, now: DateTime<Utc>) -> ResultView {
+    let status = CompletionStatus::from_name(&row.effective_status)
         .map_or("not_started", CompletionStatus::as_str);
-    let completed_at = result.effective_completed_at;
-    let is_overdue = e.due_at.is_some_and(|due| match completed_at {
+    let completed_at = row.effective_completed_at;
+    let is_overdue = row.due_at.is_some_and(|due| match completed_at {
         Some(done) => done > due,
         None => due < now,
     });
-    let awarded = result.admin_score.unwrap_or(result.awarded_score);
+    let awarded = row.admin_score.unwrap_or(row.awarded_score);
     ResultView {
-        enrollment_id: e.id,
-        user_id: e.learner_id,
-        course_id: e.content_item_id,
-        course_title: title.to_owned(),
-        access_date: format_date(e.access_at.unwrap_or(e.created_at)),
+        enrollment_id: row.enrollment_id,
+        user_id: row.learner_id,
+        course_id: row.content_item_id,
+        course_title: row.title.clone(),
+        access_date: format_date(row.access_at.unwrap_or(row.created_at)),
         completion_status: status,
         is_overdue,
         completion_date: completed_at.map(format_date),
-        due_date: e.due_at.map(format_date),
-        expiration_date: e.due_at.filter(|_| e.lock_after_due).map(format_date),
-        progress: u32::try_from(result.progress).unwrap_or(0),
-        time_spent: u64::try_from(result.time_spent).unwrap_or(0),
+        due_date: row.due_at.map(format_date),
+        expiration_date: row.due_at.filter(|_| row.lock_after_due).map(format_date),
+        progress: u32::try_from(row.progress).unwrap_or(0),
+        time_spent: u64::try_from(row.time_spent).unwrap_or(0),
         awarded_score: Score::from_hundredths(awarded).as_f64(),
-        passing_score: Score::from_hundredths(result.passing_score).as_f64(),
-        views_count: u64::try_from(result.views_count).unwrap_or(0),
-        last_view_date: result.last_viewed_at.map(format_date),
+        passing_score: Score::from_hundredths(row.passing_score).as_f64(),
+        views_count: u64::try_from(row.views_count).unwrap_or(0),
+        last_view_date: row.last_viewed_at.map(format_date),
     }
 }
 

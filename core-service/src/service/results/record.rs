@@ -132,7 +132,7 @@ pub async fn record_results(
             });
         }
         let count = changed.len() as u32;
-        events::rewrite(w, caller.account_id, changed).await?;
+        events::rewrite(w, changed).await?;
         Ok(count)
     })
     .await

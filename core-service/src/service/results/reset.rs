@@ -102,7 +102,7 @@ pub async fn reset_module_statistics(
                 after,
             });
         }
-        events::rewrite(w, caller.account_id, changed).await?;
+        events::rewrite(w, changed).await?;
         tasks::complete_task(txn, caller).await
     })
     .await

@@ -233,34 +233,14 @@ pub(crate) fn values(row: &learner_result::Model) -> [Value; 15] {
     ]
 }
 
-/// Rewrites `rows` whole: the old rows deleted by key, the new ones inserted, a few
-/// statements for any number of rows (never one per row).
+/// Rewrites the stored `rows` whole, by their key (enrollment, account): a few statements
+/// for any number of rows (never one per row), and an index whose columns kept their values
+/// (the keys' always) is not touched.
 pub(super) async fn replace(
     conn: &impl ConnectionTrait,
-    account_id: Uuid,
     rows: &[learner_result::Model],
 ) -> ServiceResult<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let ids: Vec<Uuid> = rows.iter().map(|row| row.enrollment_id).collect();
-    if conn.get_database_backend() == DbBackend::Postgres {
-        conn.execute_raw(Statement::from_sql_and_values(
-            DbBackend::Postgres,
-            r#"DELETE FROM "learner_results" WHERE "account_id" = $1 AND "enrollment_id" = ANY((SELECT $2::text::uuid[])::uuid[])"#,
-            [account_id.into(), pg_array::uuids(&ids).into()],
-        ))
-        .await?;
-    } else {
-        for chunk in bulk::in_chunks(&ids) {
-            learner_result::Entity::delete_many()
-                .filter(learner_result::Column::AccountId.eq(account_id))
-                .filter(learner_result::Column::EnrollmentId.is_in(chunk.iter().copied()))
-                .exec(conn)
-                .await?;
-        }
-    }
-    rows::insert_rows(conn, &RESULTS, rows.iter().map(values), &mut |_| {}).await?;
+    rows::update_rows(conn, &RESULTS, 2, rows.iter().map(values)).await?;
     Ok(())
 }
 
