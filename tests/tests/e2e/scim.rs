@@ -838,4 +838,18 @@ async fn the_import_makes_scim_clients_and_external_ids(fixture: &ImportedScim) 
     let listed = json_of(&get_json(stack, "/scim_tokens", world::OWNER).await);
     assert_eq!(listed[0]["clientId"], IMPORTED_CLIENT);
     assert_eq!(listed[0]["userId"], acme::ADMIN);
+
+    // Imported groups carry the import time, not the epoch.
+    let (status, groups, _) = scim(stack, Method::GET, "/Groups", IMPORTED_TOKEN, None).await;
+    assert_eq!(status, 200, "{groups}");
+    let groups = groups["Resources"].as_array().expect("Resources");
+    assert!(!groups.is_empty(), "the world holds plain groups");
+    let a_day_ago = chrono::Utc::now() - chrono::Duration::days(1);
+    for group in groups {
+        for stamp in ["created", "lastModified"] {
+            let at = group["meta"][stamp].as_str().expect("a timestamp");
+            let at = chrono::DateTime::parse_from_rfc3339(at).expect("RFC 3339");
+            assert!(at > a_day_ago, "{stamp} of {group}");
+        }
+    }
 }
