@@ -341,7 +341,8 @@ async fn play_the_bulk_lifecycle_calls(stack: &TestStack, shape: &WorldShape) {
 }
 
 /// SCIM's user filters (provisioning.md section 15): `userName`, `externalId` and an e-mail
-/// address, each one index lookup, and the unfiltered list a walk of `(account_id, id)`.
+/// address, each one index lookup, and the unfiltered list a walk of `(account_id, id)`; then
+/// SCIM creates.
 async fn play_the_scim_filters(stack: &TestStack, shape: &WorldShape) {
     let (status, made) = with_body(stack, shape, RoleLogin::Owner, "/scim_tokens", "{}").await;
     assert_eq!(status, 201, "{made}");
@@ -364,6 +365,27 @@ async fn play_the_scim_filters(stack: &TestStack, shape: &WorldShape) {
         "/scim/v2/Users?startIndex=900&count=10",
     ] {
         assert_eq!(scim_get(stack, path, token).await, 200, "{path}");
+    }
+    // Creates (section 15: 100,000 in a row): the uniqueness lookups, the insert and the
+    // resource read back.
+    for n in 0..3 {
+        let body = serde_json::json!({
+            "userName": format!("scim-plan-{n}@world.example.com"),
+            "externalId": format!("00u-plan-{n}"),
+            "name": {"givenName": "Plan", "familyName": "Scim"},
+        });
+        let status = stack
+            .http
+            .post(format!("{}/scim/v2/Users", stack.base_url))
+            .header("Authorization", format!("Bearer {token}"))
+            .header("Content-Type", "application/scim+json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the gateway answers")
+            .status()
+            .as_u16();
+        assert_eq!(status, 201, "create {n}");
     }
 }
 

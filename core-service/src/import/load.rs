@@ -373,7 +373,7 @@ async fn write(
     write_long(txn, r, &tables::USERS, tables::users(plan, now)?, w).await?;
     txn.write_rows(&tables::MANAGED, tables::user_managed_departments(plan), w)
         .await?;
-    txn.write_rows(&tables::GROUPS, tables::groups(plan), w)
+    txn.write_rows(&tables::GROUPS, tables::groups(plan, now), w)
         .await?;
     txn.write_rows(&tables::MEMBERS, tables::group_members(plan), w)
         .await?;

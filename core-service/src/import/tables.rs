@@ -246,22 +246,33 @@ pub(super) fn user_managed_departments(plan: &Plan) -> impl Iterator<Item = [Val
     )
 }
 
-pub(super) const GROUPS: Table<4> = Table {
+pub(super) const GROUPS: Table<6> = Table {
     name: "groups",
-    columns: ["id", "account_id", "name", "smart_department_id"],
-    pg_types: ["uuid", "uuid", "text", "uuid"],
+    columns: [
+        "id",
+        "account_id",
+        "name",
+        "smart_department_id",
+        "created_at",
+        "updated_at",
+    ],
+    pg_types: ["uuid", "uuid", "text", "uuid", "timestamptz", "timestamptz"],
 };
 
-pub(super) fn groups(plan: &Plan) -> impl Iterator<Item = [Value; 4]> + '_ {
+/// Stamped with the import time like departments and users: SCIM shows a group's
+/// `meta.created` and `lastModified`, which a group without them would show as the epoch.
+pub(super) fn groups(plan: &Plan, now: DateTime<Utc>) -> impl Iterator<Item = [Value; 6]> + '_ {
     per_account(
         plan,
         |account| &account.groups,
-        |account_id, row| {
+        move |account_id, row| {
             [
                 id(row.id),
                 id(account_id),
                 text(&row.name),
                 Value::from(row.smart_department_id),
+                Value::from(now),
+                Value::from(now),
             ]
         },
     )

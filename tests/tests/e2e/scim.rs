@@ -22,6 +22,7 @@ on_both_backends!(
     bad_requests_get_scim_error_bodies_naming_what_is_wrong,
     a_token_of_one_account_is_blind_to_another,
     groups_and_their_members_follow_scim_writes,
+    searches_by_post_answer_as_the_lists_do,
 );
 
 lms_tests::testkit::on_both_backends!(ImportedScim => the_import_makes_scim_clients_and_external_ids);
@@ -30,6 +31,7 @@ const USER: &str = "urn:ietf:params:scim:schemas:core:2.0:User";
 const ENTERPRISE: &str = "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User";
 const PATCH_OP: &str = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
 const ERROR: &str = "urn:ietf:params:scim:api:messages:2.0:Error";
+const SEARCH: &str = "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
 
 /// A new SCIM token of `login`'s account, made by `login` over `POST /scim_tokens`.
 async fn token_of(stack: &TestStack, login: Login) -> String {
@@ -786,6 +788,161 @@ async fn groups_and_their_members_follow_scim_writes(stack: &TestStack) {
     assert_eq!(profile["status"], 1, "the users stay");
 }
 
+async fn searches_by_post_answer_as_the_lists_do(stack: &TestStack) {
+    let token = token_of(stack, world::OWNER).await;
+    let (status, ann, _) = scim(
+        stack,
+        Method::POST,
+        "/Users",
+        &token,
+        Some(new_user("ann.search@acme.example.com", "00u-search")),
+    )
+    .await;
+    assert_eq!(status, 201, "{ann}");
+    let (status, group, _) = scim(
+        stack,
+        Method::POST,
+        "/Groups",
+        &token,
+        Some(json!({"displayName": "Searchers", "externalId": "00g-search"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{group}");
+
+    // The same filter, paging and projection as GET, from the body; keys in any case.
+    let search = json!({
+        "schemas": [SEARCH],
+        "filter": r#"userName eq "ANN.SEARCH@acme.example.com""#,
+        "attributes": ["userName"],
+        "StartIndex": 1,
+        "count": 10,
+    });
+    let (status, found, _) =
+        scim(stack, Method::POST, "/Users/.search", &token, Some(search)).await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(
+        found["schemas"],
+        json!(["urn:ietf:params:scim:api:messages:2.0:ListResponse"])
+    );
+    assert_eq!(found["totalResults"], 1, "{found}");
+    let resource = &found["Resources"][0];
+    assert_eq!(resource["id"], ann["id"]);
+    assert_eq!(resource["userName"], "ann.search@acme.example.com");
+    assert!(resource.get("emails").is_none(), "{resource}");
+    let (_, listed, _) = scim(stack, Method::GET, "/Users?count=1000", &token, None).await;
+    let (_, searched, _) = scim(
+        stack,
+        Method::POST,
+        "/users/.search",
+        &token,
+        Some(json!({"count": 1000})),
+    )
+    .await;
+    assert_eq!(searched, listed);
+    let search =
+        json!({"excludedAttributes": "members", "filter": r#"displayName eq "searchers""#});
+    let (status, groups, _) =
+        scim(stack, Method::POST, "/Groups/.search", &token, Some(search)).await;
+    assert_eq!(status, 200, "{groups}");
+    assert_eq!(groups["totalResults"], 1, "{groups}");
+    assert_eq!(groups["Resources"][0]["id"], group["id"]);
+    assert!(groups["Resources"][0].get("members").is_none());
+
+    // At the root: the users, then the groups, paged as one list.
+    let users = listed["totalResults"].as_u64().expect("a total");
+    let (_, all_groups, _) = scim(stack, Method::GET, "/Groups", &token, None).await;
+    let groups_total = all_groups["totalResults"].as_u64().expect("a total");
+    let (status, root, _) = scim(
+        stack,
+        Method::POST,
+        "/.search",
+        &token,
+        Some(json!({"startIndex": users, "count": 2})),
+    )
+    .await;
+    assert_eq!(status, 200, "{root}");
+    assert_eq!(root["totalResults"], users + groups_total, "{root}");
+    assert_eq!(root["startIndex"], users);
+    assert_eq!(root["itemsPerPage"], 2);
+    assert_eq!(root["Resources"][0]["meta"]["resourceType"], "User");
+    assert_eq!(root["Resources"][1]["meta"]["resourceType"], "Group");
+    assert_eq!(root["Resources"][1], all_groups["Resources"][0]);
+    // A filter one type lacks matches none of that type; one neither knows is refused.
+    let (status, root, _) = scim(
+        stack,
+        Method::POST,
+        "/.search",
+        &token,
+        Some(json!({"filter": r#"externalId eq "00g-search""#})),
+    )
+    .await;
+    assert_eq!(status, 200, "{root}");
+    assert_eq!(root["totalResults"], 1, "{root}");
+    assert_eq!(root["Resources"][0]["id"], group["id"]);
+    let (status, root, _) = scim(
+        stack,
+        Method::POST,
+        "/.search",
+        &token,
+        Some(json!({"filter": r#"userName eq "ann.search@acme.example.com""#})),
+    )
+    .await;
+    assert_eq!(status, 200, "{root}");
+    assert_eq!(root["totalResults"], 1, "{root}");
+    assert_eq!(root["Resources"][0]["id"], ann["id"]);
+    let (status, body, _) = scim(
+        stack,
+        Method::POST,
+        "/.search",
+        &token,
+        Some(json!({"filter": r#"userName co "ann""#})),
+    )
+    .await;
+    assert_scim_error(status, &body, 400, Some("invalidFilter"), "co");
+
+    // Refusals: the body, its values, the method and the token.
+    let (status, body, _) = scim(
+        stack,
+        Method::POST,
+        "/Users/.search",
+        &token,
+        Some(json!([])),
+    )
+    .await;
+    assert_scim_error(status, &body, 400, Some("invalidSyntax"), "SearchRequest");
+    let (status, body, _) = scim(
+        stack,
+        Method::POST,
+        "/Users/.search",
+        &token,
+        Some(json!({"count": "many"})),
+    )
+    .await;
+    assert_scim_error(status, &body, 400, Some("invalidValue"), "count");
+    let (status, body, _) = scim(
+        stack,
+        Method::POST,
+        "/Users/.search",
+        &token,
+        Some(json!({"filter": 7})),
+    )
+    .await;
+    assert_scim_error(status, &body, 400, Some("invalidValue"), "filter");
+    let (status, body, reply) = scim(stack, Method::GET, "/.search", &token, None).await;
+    assert_scim_error(status, &body, 405, None, "GET");
+    assert_eq!(reply.header("allow"), Some("POST"));
+    let (status, body, reply) = scim(
+        stack,
+        Method::POST,
+        "/Users/.search",
+        "not a token",
+        Some(json!({})),
+    )
+    .await;
+    assert_scim_error(status, &body, 401, None, "");
+    assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+}
+
 fn urlencode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
@@ -838,4 +995,18 @@ async fn the_import_makes_scim_clients_and_external_ids(fixture: &ImportedScim) 
     let listed = json_of(&get_json(stack, "/scim_tokens", world::OWNER).await);
     assert_eq!(listed[0]["clientId"], IMPORTED_CLIENT);
     assert_eq!(listed[0]["userId"], acme::ADMIN);
+
+    // Imported groups carry the import time, not the epoch.
+    let (status, groups, _) = scim(stack, Method::GET, "/Groups", IMPORTED_TOKEN, None).await;
+    assert_eq!(status, 200, "{groups}");
+    let groups = groups["Resources"].as_array().expect("Resources");
+    assert!(!groups.is_empty(), "the world holds plain groups");
+    let a_day_ago = chrono::Utc::now() - chrono::Duration::days(1);
+    for group in groups {
+        for stamp in ["created", "lastModified"] {
+            let at = group["meta"][stamp].as_str().expect("a timestamp");
+            let at = chrono::DateTime::parse_from_rfc3339(at).expect("RFC 3339");
+            assert!(at > a_day_ago, "{stamp} of {group}");
+        }
+    }
 }

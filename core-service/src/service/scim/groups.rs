@@ -597,8 +597,8 @@ fn group_resource(row: &group::Model, members: Vec<(Uuid, String)>, location: &s
         .map(|(id, name)| json!({ "value": id, "display": name }))
         .collect();
     resource.insert("members".into(), Value::Array(members));
-    // Groups older than SCIM hold the upgrade time; a group written around the columns (an
-    // import) falls back to the epoch rather than failing the read.
+    // Groups older than SCIM hold the upgrade time and imported ones the import time; one an
+    // earlier import left without them falls back to the epoch rather than failing the read.
     let epoch = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
     let created = row.created_at.unwrap_or(epoch);
     resource.insert(

@@ -561,7 +561,11 @@ async fn department_for(
             return Ok(id);
         }
     }
-    let root: Option<Uuid> = in_account()
+    // An account has one root, so no order: ordered by id, SQLite sorted the roots it found.
+    let root: Option<Uuid> = department::Entity::find()
+        .select_only()
+        .column(department::Column::Id)
+        .filter(department::Column::AccountId.eq(account_id))
         .filter(department::Column::ParentId.is_null())
         .into_tuple()
         .one(conn)

@@ -10,6 +10,8 @@
 //! - bodies: `application/scim+json`, `application/json` or no `Content-Type` (415
 //!   otherwise), at most 1 MiB (413), passed on as text;
 //! - answers: `application/scim+json; charset=utf-8`, `Location` on a create;
+//! - `POST /.search`, `/Users/.search`, `/Groups/.search`: a `SearchRequest` body read as
+//!   the list parameters of `GET` (the root one lists users, then groups);
 //! - [`discovery`]: `ServiceProviderConfig`, `ResourceTypes` and `Schemas`, which need no
 //!   token.
 
@@ -161,6 +163,16 @@ pub(crate) async fn serve(State(state): State<ScimState>, request: Request) -> R
         (Some("schemas"), urn, 1 | 2) => {
             only_get(&method).unwrap_or_else(|| discovery::schemas(&base, urn.map(String::as_str)))
         }
+        (Some(".search"), None, 1) => {
+            let call = Call {
+                state: &state,
+                request_id: &request_id,
+                headers: &parts.headers,
+                base,
+                query,
+            };
+            call.search(None, &method, body).await
+        }
         (Some(resources @ ("users" | "groups")), id, 1 | 2) => {
             let kind = if resources == "users" {
                 Kind::Users
@@ -174,8 +186,15 @@ pub(crate) async fn serve(State(state): State<ScimState>, request: Request) -> R
                 base,
                 query,
             };
-            call.resource(kind, id.map(String::as_str), &method, body)
-                .await
+            match id {
+                Some(id) if id.eq_ignore_ascii_case(".search") => {
+                    call.search(Some(kind), &method, body).await
+                }
+                _ => {
+                    call.resource(kind, id.map(String::as_str), &method, body)
+                        .await
+                }
+            }
         }
         _ => ScimAnswer::error(
             StatusCode::NOT_FOUND,
@@ -278,7 +297,7 @@ impl Call<'_> {
             _ => String::new(),
         };
         let result = match (id, method.clone()) {
-            (None, Method::GET) => self.list(kind, &token).await,
+            (None, Method::GET) => self.list(kind, &self.query_list(), &token).await,
             (None, _) => self.write(kind, Write::Create, "", text, &token).await,
             (Some(id), Method::GET) => self.write(kind, Write::Get, id, text, &token).await,
             (Some(id), Method::PUT) => self.write(kind, Write::Replace, id, text, &token).await,
@@ -332,34 +351,114 @@ impl Call<'_> {
             .map(|(_, value)| value.into_owned())
     }
 
-    async fn list(&self, kind: Kind, token: &str) -> Result<ScimAnswer, GatewayError> {
-        let message = ScimListRequest {
+    /// The list parameters of a `GET` query string.
+    fn query_list(&self) -> ListParameters {
+        ListParameters {
             filter: self.parameter("filter"),
             start_index: self.parameter("startIndex"),
             count: self.parameter("count"),
-            location_base: self.base.clone(),
             attributes: self.parameter("attributes"),
             excluded_attributes: self.parameter("excludedAttributes"),
+        }
+    }
+
+    /// One page of `kind`, as the core answers it.
+    async fn page(
+        &self,
+        kind: Kind,
+        parameters: &ListParameters,
+        token: &str,
+    ) -> Result<ScimListResponse, GatewayError> {
+        let message = ScimListRequest {
+            filter: parameters.filter.clone(),
+            start_index: parameters.start_index.clone(),
+            count: parameters.count.clone(),
+            location_base: self.base.clone(),
+            attributes: parameters.attributes.clone(),
+            excluded_attributes: parameters.excluded_attributes.clone(),
         };
-        let page: ScimListResponse = match kind {
+        Ok(match kind {
             Kind::Users => scim_call!(self, token, message, list_users),
             Kind::Groups => scim_call!(self, token, message, list_groups),
+        })
+    }
+
+    async fn list(
+        &self,
+        kind: Kind,
+        parameters: &ListParameters,
+        token: &str,
+    ) -> Result<ScimAnswer, GatewayError> {
+        let page = self.page(kind, parameters, token).await?;
+        Ok(list_response(page.total_results, page.start_index, &[page]))
+    }
+
+    /// `POST /.search`, `/Users/.search` and `/Groups/.search` (RFC 7644 section 3.4.3): the
+    /// `SearchRequest` body read as the query parameters of `GET`, with the same filter,
+    /// paging and projection.
+    async fn search(&self, kind: Option<Kind>, method: &Method, body: Body) -> ScimAnswer {
+        if *method != Method::POST {
+            return not_allowed(method, "POST");
+        }
+        let Some(token) = bearer_token(self.headers) else {
+            return ScimAnswer::from(GatewayError::Unauthenticated);
         };
-        let resources: Vec<Value> = page
-            .resources
-            .iter()
-            .map(|text| serde_json::from_str(text).unwrap_or(Value::Null))
-            .collect();
-        Ok(ScimAnswer::json(
-            StatusCode::OK,
-            json!({
-                "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
-                "totalResults": page.total_results,
-                "startIndex": page.start_index,
-                "itemsPerPage": resources.len(),
-                "Resources": resources,
-            }),
-        ))
+        let text = match self.body_text(body).await {
+            Ok(text) => text,
+            Err(refusal) => return refusal,
+        };
+        let parameters = match search_parameters(&text) {
+            Ok(parameters) => parameters,
+            Err((scim_type, detail)) => {
+                return ScimAnswer::error(StatusCode::BAD_REQUEST, Some(scim_type), &detail);
+            }
+        };
+        let result = match kind {
+            Some(kind) => self.list(kind, &parameters, &token).await,
+            None => self.search_everything(&parameters, &token).await,
+        };
+        result.unwrap_or_else(ScimAnswer::from)
+    }
+
+    /// A search at the root covers both resource types as one list: the users, then the
+    /// groups, each ascending by id, paged as one. A filter naming an attribute one type lacks
+    /// (`userName`) matches none of that type, as RFC 7644 section 3.4.2.2 has it; a filter
+    /// neither type understands is `invalidFilter`.
+    async fn search_everything(
+        &self,
+        parameters: &ListParameters,
+        token: &str,
+    ) -> Result<ScimAnswer, GatewayError> {
+        let users = self.page(Kind::Users, parameters, token).await;
+        let (users, users_total) = match users {
+            Ok(page) => {
+                let total = page.total_results;
+                (Some(page), total)
+            }
+            Err(error) if is_invalid_filter(&error) => (None, 0),
+            Err(error) => return Err(error),
+        };
+        // The core accepted (or both types will refuse) startIndex and count; read them as
+        // it does (provisioning.md 10.2) to know where the groups' part of the page begins.
+        let start_index = users.as_ref().map_or_else(
+            || effective_start_index(parameters.start_index.as_deref()),
+            |page| page.start_index,
+        );
+        let count = effective_count(parameters.count.as_deref());
+        let shown = users.as_ref().map_or(0, |page| page.resources.len() as u64);
+        let groups_parameters = ListParameters {
+            start_index: Some(start_index.saturating_sub(users_total).max(1).to_string()),
+            count: Some(count.saturating_sub(shown).to_string()),
+            ..parameters.clone()
+        };
+        let groups = match self.page(Kind::Groups, &groups_parameters, token).await {
+            Ok(page) => Some(page),
+            Err(error) if is_invalid_filter(&error) && users.is_some() => None,
+            Err(error) => return Err(error),
+        };
+        let total = users_total + groups.as_ref().map_or(0, |page| page.total_results);
+        let pages: Vec<ScimListResponse> = users.into_iter().chain(groups).collect();
+        Ok(list_response(total, start_index, &pages))
     }
 
     async fn write(
@@ -416,6 +515,115 @@ impl Call<'_> {
             headers: HeaderMap::new(),
         })
     }
+}
+
+/// What a list asks for, each as sent: the core judges them.
+#[derive(Debug, Clone, Default)]
+struct ListParameters {
+    filter: Option<String>,
+    start_index: Option<String>,
+    count: Option<String>,
+    attributes: Option<String>,
+    excluded_attributes: Option<String>,
+}
+
+/// An RFC 7644 `ListResponse` of the resources of `pages`, in order.
+fn list_response(total: u64, start_index: u64, pages: &[ScimListResponse]) -> ScimAnswer {
+    let resources: Vec<Value> = pages
+        .iter()
+        .flat_map(|page| &page.resources)
+        .map(|text| serde_json::from_str(text).unwrap_or(Value::Null))
+        .collect();
+    ScimAnswer::json(
+        StatusCode::OK,
+        json!({
+            "schemas": ["urn:ietf:params:scim:api:messages:2.0:ListResponse"],
+            "totalResults": total,
+            "startIndex": start_index,
+            "itemsPerPage": resources.len(),
+            "Resources": resources,
+        }),
+    )
+}
+
+/// A `SearchRequest` body as list parameters, or the `scimType` and detail of its refusal:
+/// `filter` a string, `startIndex` and `count` passed on as sent (the core refuses what is
+/// no integer), `attributes` and `excludedAttributes` lists of names (or one comma-separated
+/// string); keys in any case, `schemas`, `sortBy` and `sortOrder` ignored. An empty body asks
+/// for everything.
+fn search_parameters(text: &str) -> Result<ListParameters, (&'static str, String)> {
+    if text.trim().is_empty() {
+        return Ok(ListParameters::default());
+    }
+    let Ok(Value::Object(body)) = serde_json::from_str::<Value>(text) else {
+        return Err((
+            "invalidSyntax",
+            "the SearchRequest body is not a JSON object".to_owned(),
+        ));
+    };
+    let mut parameters = ListParameters::default();
+    for (key, value) in &body {
+        let scalar = match value {
+            Value::Null => Some(None),
+            Value::String(text) => Some(Some(text.clone())),
+            Value::Number(number) => Some(Some(number.to_string())),
+            _ => None,
+        };
+        let names = match value {
+            Value::Array(items) => items
+                .iter()
+                .map(|item| item.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .map(|names| Some(names.join(","))),
+            Value::Number(_) => None,
+            _ => scalar.clone(),
+        };
+        let filter = match value {
+            Value::Null => Some(None),
+            Value::String(text) => Some(Some(text.clone())),
+            _ => None,
+        };
+        let (slot, value) = match key.to_ascii_lowercase().as_str() {
+            "filter" => (&mut parameters.filter, filter),
+            "startindex" => (&mut parameters.start_index, scalar),
+            "count" => (&mut parameters.count, scalar),
+            "attributes" => (&mut parameters.attributes, names),
+            "excludedattributes" => (&mut parameters.excluded_attributes, names),
+            _ => continue,
+        };
+        *slot = value.ok_or_else(|| {
+            (
+                "invalidValue",
+                format!(
+                    "{} has the wrong type in the SearchRequest",
+                    crate::clip::clip(key)
+                ),
+            )
+        })?;
+    }
+    Ok(parameters)
+}
+
+/// `startIndex` as the core reads it (provisioning.md 10.2): below 1 or none is 1.
+fn effective_start_index(raw: Option<&str>) -> u64 {
+    raw.and_then(|raw| raw.trim().parse::<i64>().ok())
+        .map_or(1, |start| start.max(1) as u64)
+}
+
+/// `count` as the core reads it (provisioning.md 10.2): 100 when absent, at most 1000
+/// (`ServiceProviderConfig` `filter.maxResults`), negative as 0.
+fn effective_count(raw: Option<&str>) -> u64 {
+    raw.map(str::trim)
+        .filter(|raw| !raw.is_empty())
+        .and_then(|raw| raw.parse::<i64>().ok())
+        .map_or(100, |count| count.clamp(0, 1_000) as u64)
+}
+
+/// Whether the core refused a list's filter (`invalidFilter`).
+fn is_invalid_filter(error: &GatewayError) -> bool {
+    matches!(error, GatewayError::Core(status)
+        if status.metadata().get(lms_proto::metadata::SCIM_TYPE)
+            .and_then(|value| value.to_str().ok()) == Some("invalidFilter"))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
