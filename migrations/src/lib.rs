@@ -42,6 +42,7 @@ mod m20261127_000020_webhooks;
 mod m20261128_000021_scheduled_status;
 mod m20261128_000022_scim;
 mod m20261128_000023_webhook_due_indexes;
+mod m20261128_000024_lower_name_indexes;
 mod schema;
 
 /// What [`migrate`] did: the migrations it applied, oldest first.
@@ -116,6 +117,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000021_scheduled_status::Migration),
             Box::new(m20261128_000022_scim::Migration),
             Box::new(m20261128_000023_webhook_due_indexes::Migration),
+            Box::new(m20261128_000024_lower_name_indexes::Migration),
         ]
     }
 }

@@ -48,6 +48,12 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("accounts", "uq_accounts_url", true),
     ("accounts", "uq_accounts_url_key", true),
     ("departments", "idx_departments_account_id_id", false),
+    ("departments", "idx_departments_account_id_code_id", false),
+    (
+        "departments",
+        "idx_departments_account_id_lower_name_id",
+        false,
+    ),
     ("departments", "idx_departments_parent_id", false),
     (
         "department_closure",
@@ -69,6 +75,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
         false,
     ),
     ("groups", "idx_groups_account_id_id", false),
+    ("groups", "idx_groups_account_id_lower_name_id", false),
     ("groups", "idx_groups_smart_department_id", false),
     ("group_members", "idx_group_members_user_id", false),
     ("projects", "idx_projects_account_id", false),

@@ -68,6 +68,9 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         "DELETE FROM \"users\"",
         "OFFSET",
         "external_id",
+        // The SCIM lookups by name in any case, of a department and of a group.
+        "LOWER(\"name\")",
+        "\"smart_department_id\" IS NULL AND LOWER(\"name\")",
     ] {
         assert!(
             statements
@@ -363,17 +366,24 @@ async fn play_the_scim_filters(stack: &TestStack, shape: &WorldShape) {
     for path in [
         "/scim/v2/Users?count=10",
         "/scim/v2/Users?startIndex=900&count=10",
+        // A group by name in any case: `groups (account_id, lower(name), id)`.
+        "/scim/v2/Groups?filter=displayName%20eq%20%22HUNDRED%201%22",
     ] {
         assert_eq!(scim_get(stack, path, token).await, 200, "{path}");
     }
     // Creates (section 15: 100,000 in a row): the uniqueness lookups, the insert and the
-    // resource read back.
+    // resource read back; the last one names its department by name in another case (no
+    // code matches it), found on `departments (account_id, lower(name), id)`.
     for n in 0..3 {
-        let body = serde_json::json!({
+        let mut body = serde_json::json!({
             "userName": format!("scim-plan-{n}@world.example.com"),
             "externalId": format!("00u-plan-{n}"),
             "name": {"givenName": "Plan", "familyName": "Scim"},
         });
+        if n == 2 {
+            body["urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"] =
+                serde_json::json!({"department": "DEPARTMENT 7"});
+        }
         let status = stack
             .http
             .post(format!("{}/scim/v2/Users", stack.base_url))

@@ -285,6 +285,9 @@ async fn find_by_raw_id<E: EntityTrait>(
 /// What `group_members` joins each of `keys` (a user's or a group's id, in column `key`) to:
 /// the `(id, name)` of the rows of `E` (a user's groups, a group's members) that `visible`
 /// keeps, ascending, per key.
+///
+/// Two reads, each by primary key: the memberships of the keys, then the rows they name. As
+/// one join, PostgreSQL may hash every user of the database for a group of a hundred members.
 async fn memberships<E>(
     conn: &impl ConnectionTrait,
     keys: &[Uuid],
@@ -294,23 +297,44 @@ async fn memberships<E>(
 ) -> ScimResult<HashMap<Uuid, Vec<(Uuid, String)>>>
 where
     E: EntityTrait,
-    group_member::Entity: sea_orm::Related<E>,
 {
-    let mut lists: HashMap<Uuid, Vec<(Uuid, String)>> = HashMap::new();
+    let other = match key {
+        group_member::Column::GroupId => group_member::Column::UserId,
+        _ => group_member::Column::GroupId,
+    };
+    let mut links: Vec<(Uuid, Uuid)> = Vec::new();
     for chunk in crate::db::bulk::in_chunks(keys) {
-        let rows: Vec<(Uuid, Uuid, String)> = group_member::Entity::find()
+        links.extend(
+            group_member::Entity::find()
+                .select_only()
+                .column(key)
+                .column(other)
+                .filter(key.is_in(chunk.iter().copied()))
+                .into_tuple::<(Uuid, Uuid)>()
+                .all(conn)
+                .await?,
+        );
+    }
+    let mut ids: Vec<Uuid> = links.iter().map(|(_, id)| *id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut names: HashMap<Uuid, String> = HashMap::with_capacity(ids.len());
+    for chunk in crate::db::bulk::in_chunks(&ids) {
+        let rows: Vec<(Uuid, String)> = E::find()
             .select_only()
-            .column(key)
             .column(id)
             .column(name)
-            .inner_join(E::default())
-            .filter(key.is_in(chunk.iter().copied()))
+            .filter(id.is_in(chunk.iter().copied()))
             .filter(visible.clone())
             .into_tuple()
             .all(conn)
             .await?;
-        for (key, id, name) in rows {
-            lists.entry(key).or_default().push((id, name));
+        names.extend(rows);
+    }
+    let mut lists: HashMap<Uuid, Vec<(Uuid, String)>> = HashMap::new();
+    for (key, other) in links {
+        if let Some(name) = names.get(&other) {
+            lists.entry(key).or_default().push((other, name.clone()));
         }
     }
     for list in lists.values_mut() {
