@@ -37,7 +37,7 @@ use std::{
 use lms_core::auth::PasswordHasher;
 use lms_tests::{
     Backend, TestStack,
-    bench::{env_number, median, quantile, two_worker_runtime},
+    bench::{each_backend, env_number, median, quantile},
     large_world::{IdShape, RoleLogin, WORLD_PASSWORD, WorldShape, import_account, user_email},
     machine::{self, load_average},
     stack::{StackOptions, TEST_POLICY},
@@ -59,7 +59,6 @@ struct Config {
     bulk_rounds: usize,
     samples: usize,
     creates: usize,
-    report: Option<String>,
 }
 
 impl Config {
@@ -76,7 +75,6 @@ impl Config {
             bulk_rounds: env_number("LMS_BENCH_BULK_ROUNDS", 3),
             samples: env_number("LMS_BENCH_SAMPLES", 400),
             creates: env_number("LMS_BENCH_CREATES", 100_000),
-            report: std::env::var("LMS_BENCH_REPORT").ok(),
         }
     }
 }
@@ -89,30 +87,15 @@ struct Account {
 
 fn main() -> anyhow::Result<()> {
     let config = Config::from_env();
-    let services = two_worker_runtime()?;
-    let clients = two_worker_runtime()?;
-    let mut report = format!("## Provisioning\n\nMachine: {}.\n", machine::describe());
-    for &backend in &config.backends {
-        let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
+    each_backend(
+        &config.backends,
+        format!("## Provisioning\n\nMachine: {}.\n", machine::describe()),
+        |backend| StackOptions {
             with_world: false,
             ..StackOptions::new(backend)
-        })) else {
-            println!("{backend:?}: skipped (no database configured)");
-            continue;
-        };
-        let stack = Arc::new(stack);
-        let section = clients.block_on(run(&config, backend, &stack))?;
-        println!("{section}");
-        report.push_str(&section);
-        if let Ok(stack) = Arc::try_unwrap(stack) {
-            services.block_on(stack.stop());
-        }
-    }
-    if let Some(path) = &config.report {
-        std::fs::write(path, &report)?;
-        println!("Report written to {path}");
-    }
-    Ok(())
+        },
+        async |backend, stack| run(&config, backend, stack).await,
+    )
 }
 
 async fn run(config: &Config, backend: Backend, stack: &Arc<TestStack>) -> anyhow::Result<String> {

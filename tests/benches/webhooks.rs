@@ -36,7 +36,7 @@ use std::{
 use lms_core::webhooks::WebhookSettings;
 use lms_tests::{
     Backend, TestStack,
-    bench::{env_number, median, quantile, two_worker_runtime},
+    bench::{each_backend, env_number, median, quantile},
     machine::load_average,
     memory::PeakMemory,
     post_json,
@@ -61,7 +61,6 @@ struct Config {
     writes: usize,
     events: usize,
     backlog: usize,
-    report: Option<String>,
 }
 
 impl Config {
@@ -72,7 +71,6 @@ impl Config {
             writes: env_number("LMS_BENCH_WRITES", 100),
             events: env_number("LMS_BENCH_EVENTS", 10_000),
             backlog: env_number("LMS_BENCH_BACKLOG", 2_000),
-            report: std::env::var("LMS_BENCH_REPORT").ok(),
         }
     }
 }
@@ -87,30 +85,15 @@ fn settings() -> WebhookSettings {
 
 fn main() -> anyhow::Result<()> {
     let config = Config::from_env();
-    let services = two_worker_runtime()?;
-    let clients = two_worker_runtime()?;
-    let mut report = String::from("## Webhooks\n");
-    for &backend in &config.backends {
-        let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
+    each_backend(
+        &config.backends,
+        String::from("## Webhooks\n"),
+        |backend| StackOptions {
             webhooks: settings(),
             ..StackOptions::new(backend)
-        })) else {
-            println!("{backend:?}: skipped (no database configured)");
-            continue;
-        };
-        let stack = Arc::new(stack);
-        let section = clients.block_on(run(&config, backend, &stack))?;
-        println!("{section}");
-        report.push_str(&section);
-        if let Ok(stack) = Arc::try_unwrap(stack) {
-            services.block_on(stack.stop());
-        }
-    }
-    if let Some(path) = &config.report {
-        std::fs::write(path, &report)?;
-        println!("Report written to {path}");
-    }
-    Ok(())
+        },
+        async |backend, stack| run(&config, backend, stack).await,
+    )
 }
 
 async fn run(config: &Config, backend: Backend, stack: &Arc<TestStack>) -> anyhow::Result<String> {

@@ -41,35 +41,19 @@ const AT_ONCE: usize = 6;
 
 fn main() -> anyhow::Result<()> {
     let backends = lms_tests::database::bench_backends();
-    let users = lms_tests::bench::env_number("LMS_BENCH_USERS", 50_006);
-    let services = lms_tests::bench::two_worker_runtime()?;
-    let clients = lms_tests::bench::two_worker_runtime()?;
-    let mut report = format!(
-        "## Whole lists\n\nMachine: {}\n",
-        lms_tests::machine::describe()
-    );
-    for backend in backends {
-        let Some(stack) = services.block_on(TestStack::start_with(StackOptions {
+    let shape = WorldShape::with_users(lms_tests::bench::env_number("LMS_BENCH_USERS", 50_006));
+    lms_tests::bench::each_backend(
+        &backends,
+        format!(
+            "## Whole lists\n\nMachine: {}\n",
+            lms_tests::machine::describe()
+        ),
+        |backend| StackOptions {
             with_world: false,
             ..StackOptions::new(backend)
-        })) else {
-            println!("{backend:?}: skipped (no database configured)");
-            continue;
-        };
-        let stack = Arc::new(stack);
-        let shape = WorldShape::with_users(users);
-        let section = clients.block_on(run_backend(backend, &stack, &shape))?;
-        println!("{section}");
-        report.push_str(&section);
-        if let Ok(stack) = Arc::try_unwrap(stack) {
-            services.block_on(stack.stop());
-        }
-    }
-    if let Ok(path) = std::env::var("LMS_BENCH_REPORT") {
-        std::fs::write(&path, &report)?;
-        println!("Report written to {path}");
-    }
-    Ok(())
+        },
+        async |backend, stack| run_backend(backend, stack, &shape).await,
+    )
 }
 
 async fn run_backend(

@@ -152,39 +152,29 @@ pub(crate) async fn serve(State(state): State<ScimState>, request: Request) -> R
         .collect();
     let first = decoded.first().map(|segment| segment.to_ascii_lowercase());
     let method = parts.method.clone();
-    let base = location_base(&state, &parts.headers);
-    let query = parts.uri.query().unwrap_or_default().to_owned();
+    let call = Call {
+        state: &state,
+        request_id: &request_id,
+        headers: &parts.headers,
+        base: location_base(&state, &parts.headers),
+        query: parts.uri.query().unwrap_or_default().to_owned(),
+    };
+    let base = &call.base;
     let answer = match (first.as_deref(), decoded.get(1), decoded.len()) {
         (Some("serviceproviderconfig"), None, 1) => {
-            only_get(&method).unwrap_or_else(|| discovery::service_provider_config(&base))
+            only_get(&method).unwrap_or_else(|| discovery::service_provider_config(base))
         }
         (Some("resourcetypes"), name, 1 | 2) => only_get(&method)
-            .unwrap_or_else(|| discovery::resource_types(&base, name.map(String::as_str))),
+            .unwrap_or_else(|| discovery::resource_types(base, name.map(String::as_str))),
         (Some("schemas"), urn, 1 | 2) => {
-            only_get(&method).unwrap_or_else(|| discovery::schemas(&base, urn.map(String::as_str)))
+            only_get(&method).unwrap_or_else(|| discovery::schemas(base, urn.map(String::as_str)))
         }
-        (Some(".search"), None, 1) => {
-            let call = Call {
-                state: &state,
-                request_id: &request_id,
-                headers: &parts.headers,
-                base,
-                query,
-            };
-            call.search(None, &method, body).await
-        }
+        (Some(".search"), None, 1) => call.search(None, &method, body).await,
         (Some(resources @ ("users" | "groups")), id, 1 | 2) => {
             let kind = if resources == "users" {
                 Kind::Users
             } else {
                 Kind::Groups
-            };
-            let call = Call {
-                state: &state,
-                request_id: &request_id,
-                headers: &parts.headers,
-                base,
-                query,
             };
             match id {
                 Some(id) if id.eq_ignore_ascii_case(".search") => {
