@@ -792,3 +792,62 @@ async fn sqlite_a_database_with_learner_results_gains_webhooks() {
 async fn postgres_a_database_with_learner_results_gains_webhooks() {
     a_database_with_learner_results_gains_webhooks(Backend::Postgres).await;
 }
+
+/// An account that had webhook subscriptions before migration 25 gains a counter row with a
+/// known (non-zero) subscriptions revision: the core reads "no counter row" as "no
+/// subscriptions".
+async fn subscriptions_gain_their_revision(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    let before_revision = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == "m20261129_000025_webhook_subscriptions_revision")
+        .expect("the revision migration is listed");
+    Migrator::up(&db, Some(before_revision as u32))
+        .await
+        .expect("up to subscriptions without a revision");
+    insert_user(&db, USER, "account_owner").await.expect("user");
+    let now = "2026-11-29 00:30:00+00:00";
+    let subscriber = "0192a000-0000-7000-8000-000000000004";
+    for statement in [
+        format!(
+            "INSERT INTO webhook_subscribers (id, account_id, name, callback_url, secret, active, \
+                 confirmed, confirmation_attempts, pending_events, failures, created_at, updated_at) \
+             VALUES ('{subscriber}', '{ACCOUNT}', 'crm', 'https://crm.example.com/hook', NULL, \
+                 TRUE, TRUE, 0, 0, 0, '{now}', '{now}')"
+        ),
+        format!(
+            "INSERT INTO webhook_subscriptions (id, subscriber_id, account_id, event_type, \
+                 user_ids, course_ids, course_item_ids, created_at) \
+             VALUES ('0192a000-0000-7000-8000-000000000005', '{subscriber}', '{ACCOUNT}', \
+                 'USER_REGISTERED', '[]', '[]', '[]', '{now}')"
+        ),
+    ] {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+    Migrator::up(&db, None)
+        .await
+        .expect("the revision migration");
+    assert_full_schema(&db).await;
+    let counters = strings(
+        &db,
+        "SELECT CAST(last_seq AS TEXT), \
+                CASE WHEN subscriptions_revision <> 0 THEN 'known' ELSE 'not known' END \
+         FROM webhook_event_counters",
+    )
+    .await;
+    assert_eq!(counters, [vec!["0".to_owned(), "known".to_owned()]]);
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_subscriptions_gain_their_revision() {
+    subscriptions_gain_their_revision(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_subscriptions_gain_their_revision() {
+    subscriptions_gain_their_revision(Backend::Postgres).await;
+}

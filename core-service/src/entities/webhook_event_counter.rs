@@ -1,5 +1,6 @@
 //! `webhook_event_counters`: per account, the number of the last event recorded. A
-//! transaction recording events updates it, so its row lock orders them by commit.
+//! transaction recording events updates it, so its row lock orders them by commit. It also
+//! carries the revision of the account's subscriptions (`service::webhooks::known`).
 
 use sea_orm::entity::prelude::*;
 
@@ -9,6 +10,8 @@ pub struct Model {
     #[sea_orm(primary_key, auto_increment = false)]
     pub account_id: Uuid,
     pub last_seq: i64,
+    /// A new random value at every change of the account's subscriptions; 0 is not known.
+    pub subscriptions_revision: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

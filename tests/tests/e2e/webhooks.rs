@@ -7,7 +7,9 @@
 use std::time::Duration;
 
 use hmac::{Hmac, Mac as _};
-use lms_core::entities::webhook_event;
+use lms_core::entities::{
+    webhook_event, webhook_event_counter, webhook_subscriber, webhook_subscription,
+};
 use lms_proto::v1::{
     RecordResultsRequest, ResultRecord, directory_service_client::DirectoryServiceClient,
 };
@@ -20,7 +22,10 @@ use lms_tests::{
     },
     world::{self, acme, globex},
 };
-use sea_orm::{EntityTrait as _, PaginatorTrait as _};
+use sea_orm::{
+    ActiveModelTrait as _, ActiveValue::Set, ColumnTrait as _, EntityTrait as _,
+    PaginatorTrait as _, QueryFilter as _, prelude::Expr,
+};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
@@ -36,6 +41,7 @@ on_both_backends!(LoopbackStack =>
     disabled_subscribers_keep_their_events_until_enabled,
     enrollments_are_announced_to_matching_filters_only,
     a_recorded_completion_is_announced_after_its_status_change,
+    subscriptions_changed_by_another_core_apply_to_the_next_write,
 );
 
 on_both_backends!(StrictStack =>
@@ -958,6 +964,88 @@ async fn a_recorded_completion_is_announced_after_its_status_change(stack: &Loop
     assert!(
         receiver.delivered_payloads("other").is_empty(),
         "another learner's results reach no subscription filtered on the engineer"
+    );
+}
+
+/// A core keeps an account's subscriptions in memory and checks their revision on the
+/// account's counter row as it records. Another core's change (played here straight in the
+/// database, which this process's copy does not hear of) takes effect at the next write.
+async fn subscriptions_changed_by_another_core_apply_to_the_next_write(stack: &LoopbackStack) {
+    let receiver = Receiver::start().await;
+    subscribe(
+        stack,
+        world::OWNER,
+        &receiver,
+        "crm",
+        "crm",
+        None,
+        &["USER_REGISTERED"],
+    )
+    .await;
+    subscribe(stack, world::OWNER, &receiver, "erp", "erp", None, &[]).await;
+    // Recording this one keeps the subscriptions: crm's alone.
+    new_user(stack, "first@acme.example.com").await;
+    let erp = webhook_subscriber::Entity::find()
+        .filter(webhook_subscriber::Column::Name.eq("erp"))
+        .one(stack.db())
+        .await
+        .unwrap()
+        .expect("erp is registered");
+    let crm = webhook_subscriber::Entity::find()
+        .filter(webhook_subscriber::Column::Name.eq("crm"))
+        .one(stack.db())
+        .await
+        .unwrap()
+        .expect("crm is registered");
+    let set_revision = async |revision: i64| {
+        webhook_event_counter::Entity::update_many()
+            .col_expr(
+                webhook_event_counter::Column::SubscriptionsRevision,
+                Expr::value(revision),
+            )
+            .filter(webhook_event_counter::Column::AccountId.eq(erp.account_id))
+            .exec(stack.db())
+            .await
+            .unwrap();
+    };
+    // The other core subscribes erp.
+    webhook_subscription::ActiveModel {
+        id: Set(sea_orm::prelude::Uuid::now_v7()),
+        subscriber_id: Set(erp.id),
+        account_id: Set(erp.account_id),
+        event_type: Set("USER_REGISTERED".into()),
+        user_ids: Set("[]".into()),
+        course_ids: Set("[]".into()),
+        course_item_ids: Set("[]".into()),
+        created_at: Set(chrono::Utc::now()),
+    }
+    .insert(stack.db())
+    .await
+    .unwrap();
+    set_revision(0x5eed_0001).await;
+    new_user(stack, "second@acme.example.com").await;
+    // Then it unsubscribes crm.
+    webhook_subscription::Entity::delete_many()
+        .filter(webhook_subscription::Column::SubscriberId.eq(crm.id))
+        .exec(stack.db())
+        .await
+        .unwrap();
+    set_revision(0x5eed_0003).await;
+    new_user(stack, "third@acme.example.com").await;
+    receiver
+        .wait_until(Duration::from_secs(10), "both subscribers' events", |_| {
+            receiver.delivered_payloads("crm").len() >= 2
+                && receiver.delivered_payloads("erp").len() >= 2
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        logins(&receiver.delivered_payloads("crm")),
+        ["first@acme.example.com", "second@acme.example.com"]
+    );
+    assert_eq!(
+        logins(&receiver.delivered_payloads("erp")),
+        ["second@acme.example.com", "third@acme.example.com"]
     );
 }
 

@@ -1,26 +1,29 @@
 //! Events written in the transaction of the change that causes them (section 9 of
 //! `docs/spec/webhooks.md`): a service says what happened with [`Write::emit`]; the write
 //! helper hands the events to [`record`] just before it commits, which writes one row per
-//! matching subscription, numbered from the account's counter row. A refused write records
+//! matching subscription ([`known`]), numbered from the account's counter row. A refused write records
 //! nothing; a committed one has its events stored.
 //!
 //! [`Write::emit`]: crate::service::Write::emit
 
-use std::{collections::BTreeSet, sync::LazyLock};
+use std::{collections::BTreeMap, sync::LazyLock};
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveValue::Set,
-    ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _, QueryOrder as _,
+    ColumnTrait as _, ConnectionTrait, DatabaseBackend, EntityTrait as _, QueryFilter as _,
+    Statement, Value,
     prelude::{Expr, Uuid},
     sea_query::ExprTrait as _,
 };
 use serde::Serialize;
 use tokio::sync::Notify;
 
+use super::known::{self, Filters, Subscription};
 use crate::{
+    db::pg_array::ArrayText,
     domain::webhook::EventType,
-    entities::{webhook_event, webhook_event_counter, webhook_subscriber, webhook_subscription},
+    entities::{webhook_event, webhook_event_counter, webhook_subscriber},
     error::ServiceResult,
 };
 
@@ -222,22 +225,41 @@ struct CourseCompleted<'a> {
     completion_date: i64,
 }
 
-/// A subscription's filters as stored; `None` is no filter.
-struct Filters {
-    user_ids: Option<Vec<Uuid>>,
-    course_ids: Option<Vec<Uuid>>,
+/// One event row to write: what a subscription receives of an event.
+struct Row {
+    subscriber_id: Uuid,
+    event_type: &'static str,
+    payload: String,
 }
 
-fn stored_ids(json: &str) -> Option<Vec<Uuid>> {
-    let mut ids: Vec<Uuid> = serde_json::from_str(json).unwrap_or_default();
-    ids.sort_unstable();
-    (!ids.is_empty()).then_some(ids)
+/// The rows `events` make for `subscriptions`, in event order, then subscriber order.
+fn rows_of(events: &[Event], subscriptions: &[Subscription]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for event in events {
+        let event_type = event.event_type().as_str();
+        for subscription in subscriptions {
+            if subscription.event_type != event_type {
+                continue;
+            }
+            if let Some(payload) = event.payload_for(&subscription.filters) {
+                rows.push(Row {
+                    subscriber_id: subscription.subscriber_id,
+                    event_type,
+                    payload,
+                });
+            }
+        }
+    }
+    rows
 }
 
 /// Writes `events` for every subscription of the account that exists and matches now, in
 /// the caller's transaction (which holds the account's write lock); how many rows it wrote.
-/// Nothing is read beyond the account's subscriptions of the events' types when no
-/// subscriber wants them.
+///
+/// With the account's subscriptions kept in memory ([`known`]) at the revision the counter
+/// row still holds, a write with events for a subscriber is the counter update, the event
+/// rows and the subscribers' pending counts (one statement on PostgreSQL), and one without is
+/// one read of the revision.
 pub async fn record(
     txn: &impl ConnectionTrait,
     account_id: Uuid,
@@ -246,56 +268,171 @@ pub async fn record(
     if events.is_empty() {
         return Ok(0);
     }
-    let types: BTreeSet<&'static str> = events.iter().map(|e| e.event_type().as_str()).collect();
-    let subscriptions = webhook_subscription::Entity::find()
-        .filter(webhook_subscription::Column::AccountId.eq(account_id))
-        .filter(webhook_subscription::Column::EventType.is_in(types))
-        .order_by_asc(webhook_subscription::Column::SubscriberId)
-        .all(txn)
-        .await?;
-    if subscriptions.is_empty() {
-        return Ok(0);
-    }
-    let subscriptions: Vec<(webhook_subscription::Model, Filters)> = subscriptions
-        .into_iter()
-        .map(|s| {
-            let filters = Filters {
-                user_ids: stored_ids(&s.user_ids),
-                course_ids: stored_ids(&s.course_ids),
-            };
-            (s, filters)
-        })
-        .collect();
-    let now = Utc::now();
-    let mut rows: Vec<(Uuid, &'static str, String)> = Vec::new();
-    for event in events.into_iter().flat_map(Event::split) {
-        let event_type = event.event_type().as_str();
-        for (subscription, filters) in &subscriptions {
-            if subscription.event_type != event_type {
-                continue;
-            }
-            if let Some(payload) = event.payload_for(filters) {
-                rows.push((subscription.subscriber_id, event_type, payload));
+    let events: Vec<Event> = events.into_iter().flat_map(Event::split).collect();
+    let revision = match known::cached(account_id) {
+        Some(kept) => {
+            let rows = rows_of(&events, &kept.subscriptions);
+            if rows.is_empty() {
+                let stored = known::stored_revision(txn, account_id).await?;
+                if stored == Some(kept.revision) {
+                    return Ok(0);
+                }
+                stored
+            } else {
+                match write_if_current(txn, account_id, kept.revision, rows).await? {
+                    Current::Written(count) => return Ok(count),
+                    Current::Stale(stored) => stored,
+                }
             }
         }
-    }
+        None => known::stored_revision(txn, account_id).await?,
+    };
+    // No counter row: the account has never had a subscription.
+    let Some(revision) = revision else {
+        return Ok(0);
+    };
+    let subscriptions = known::load(txn, account_id, revision).await?.subscriptions;
+    let rows = rows_of(&events, &subscriptions);
     if rows.is_empty() {
         return Ok(0);
     }
-    let first = take_numbers(txn, account_id, rows.len()).await?;
-    let mut per_subscriber: std::collections::BTreeMap<Uuid, i64> = Default::default();
+    let Some(first) = take_numbers(txn, account_id, rows.len()).await? else {
+        return Ok(0);
+    };
+    write_rows(txn, account_id, first, rows).await
+}
+
+/// What a write with a kept copy found.
+enum Current {
+    Written(usize),
+    /// The copy is stale: the revision stored (`None`: no counter row); nothing was written.
+    Stale(Option<i64>),
+}
+
+/// Writes `rows` if the account's subscriptions are still at `revision`, taking their
+/// numbers from the counter row in the same statement that checks it.
+async fn write_if_current(
+    txn: &impl ConnectionTrait,
+    account_id: Uuid,
+    revision: i64,
+    rows: Vec<Row>,
+) -> ServiceResult<Current> {
+    let count = rows.len() as i64;
+    if txn.get_database_backend() == DatabaseBackend::Postgres {
+        return write_if_current_postgres(txn, account_id, revision, rows).await;
+    }
+    // The counter moves only when the revision matches; the row is locked either way
+    // (SQLite's writer already holds the database).
+    let counted = txn
+        .query_one_raw(Statement::from_sql_and_values(
+            DatabaseBackend::Sqlite,
+            r#"UPDATE "webhook_event_counters"
+               SET "last_seq" = "last_seq" + CASE WHEN "subscriptions_revision" = ? THEN ? ELSE 0 END
+               WHERE "account_id" = ?
+               RETURNING "last_seq", "subscriptions_revision""#,
+            [revision.into(), count.into(), account_id.into()],
+        ))
+        .await?;
+    let Some(counted) = counted else {
+        return Ok(Current::Stale(None));
+    };
+    let last_seq: i64 = counted.try_get("", "last_seq")?;
+    let stored: i64 = counted.try_get("", "subscriptions_revision")?;
+    if stored != revision {
+        return Ok(Current::Stale(Some(stored)));
+    }
+    Ok(Current::Written(
+        write_rows(txn, account_id, last_seq - count + 1, rows).await?,
+    ))
+}
+
+/// The same on PostgreSQL as one statement: the counter update, the event rows numbered
+/// from it (none when the revision moved) and the subscribers' pending counts.
+async fn write_if_current_postgres(
+    txn: &impl ConnectionTrait,
+    account_id: Uuid,
+    revision: i64,
+    rows: Vec<Row>,
+) -> ServiceResult<Current> {
+    const SQL: &str = r#"
+        WITH "c" AS (
+            UPDATE "webhook_event_counters"
+            SET "last_seq" = "last_seq" + CASE WHEN "subscriptions_revision" = $2 THEN $3 ELSE 0 END
+            WHERE "account_id" = $1
+            RETURNING "last_seq", "subscriptions_revision"
+        ), "e" AS (
+            INSERT INTO "webhook_events"
+                ("id", "account_id", "subscriber_id", "seq", "event_type", "payload", "delivery_id", "created_at")
+            SELECT "v"."id", $1, "v"."subscriber_id", "c"."last_seq" - $3 + "v"."n",
+                   "v"."event_type", "v"."payload", NULL, $4
+            FROM "c", UNNEST($5::text::uuid[], $6::text::uuid[], $7::text::text[], $8::text::text[])
+                 WITH ORDINALITY AS "v"("id", "subscriber_id", "event_type", "payload", "n")
+            WHERE "c"."subscriptions_revision" = $2
+            RETURNING "subscriber_id"
+        ), "p" AS (
+            UPDATE "webhook_subscribers" AS "s"
+            SET "pending_events" = "s"."pending_events" + "a"."added"
+            FROM (SELECT "subscriber_id", COUNT(*) AS "added" FROM "e" GROUP BY "subscriber_id") AS "a"
+            WHERE "s"."id" = "a"."subscriber_id"
+        )
+        SELECT "last_seq", "subscriptions_revision" FROM "c""#;
+    let count = rows.len();
+    let mut arrays: [ArrayText; 4] =
+        std::array::from_fn(|column| ArrayText::with_capacity(count, [36, 36, 32, 128][column]));
+    for row in &rows {
+        arrays[0].push(&Uuid::now_v7().into())?;
+        arrays[1].push(&row.subscriber_id.into())?;
+        arrays[2].push(&row.event_type.into())?;
+        arrays[3].push(&row.payload.as_str().into())?;
+    }
+    let mut values: Vec<Value> = vec![
+        account_id.into(),
+        revision.into(),
+        (count as i64).into(),
+        Utc::now().into(),
+    ];
+    values.extend(arrays.map(|array| Value::from(array.finish())));
+    let counted = txn
+        .query_one_raw(Statement::from_sql_and_values(
+            DatabaseBackend::Postgres,
+            SQL,
+            values,
+        ))
+        .await?;
+    let Some(counted) = counted else {
+        return Ok(Current::Stale(None));
+    };
+    let stored: i64 = counted.try_get("", "subscriptions_revision")?;
+    if stored != revision {
+        return Ok(Current::Stale(Some(stored)));
+    }
+    for row in &rows {
+        crate::metrics::webhook_event_recorded(row.event_type);
+    }
+    Ok(Current::Written(count))
+}
+
+/// Inserts `rows` numbered from `first` and adds them to their subscribers' pending counts.
+async fn write_rows(
+    txn: &impl ConnectionTrait,
+    account_id: Uuid,
+    first: i64,
+    rows: Vec<Row>,
+) -> ServiceResult<usize> {
+    let now = Utc::now();
+    let mut per_subscriber: BTreeMap<Uuid, i64> = Default::default();
     let count = rows.len();
     let mut models = Vec::with_capacity(rows.len().min(500));
-    for (offset, (subscriber_id, event_type, payload)) in rows.into_iter().enumerate() {
-        *per_subscriber.entry(subscriber_id).or_default() += 1;
-        crate::metrics::webhook_event_recorded(event_type);
+    for (offset, row) in rows.into_iter().enumerate() {
+        *per_subscriber.entry(row.subscriber_id).or_default() += 1;
+        crate::metrics::webhook_event_recorded(row.event_type);
         models.push(webhook_event::ActiveModel {
             id: Set(Uuid::now_v7()),
             account_id: Set(account_id),
-            subscriber_id: Set(subscriber_id),
+            subscriber_id: Set(row.subscriber_id),
             seq: Set(first + offset as i64),
-            event_type: Set(event_type.to_owned()),
-            payload: Set(payload),
+            event_type: Set(row.event_type.to_owned()),
+            payload: Set(row.payload),
             delivery_id: Set(None),
             created_at: Set(now),
         });
@@ -307,7 +444,7 @@ pub async fn record(
     // One statement per distinct count (a write's subscribers usually all get the same
     // number of events), not one per subscriber: these rows are the dispatchers' too, and
     // the account's writers wait for this transaction.
-    let mut by_count: std::collections::BTreeMap<i64, Vec<Uuid>> = Default::default();
+    let mut by_count: BTreeMap<i64, Vec<Uuid>> = Default::default();
     for (subscriber_id, added) in per_subscriber {
         by_count.entry(added).or_default().push(subscriber_id);
     }
@@ -336,13 +473,14 @@ async fn insert_events(
     Ok(())
 }
 
-/// Takes `count` numbers from the account's counter row: the first of them. The row's
-/// lock, held to the commit, orders the account's recording transactions by commit.
+/// Takes `count` numbers from the account's counter row: the first of them, or `None` when
+/// the row is gone (its account with it). The row's lock, held to the commit, orders the
+/// account's recording transactions by commit.
 async fn take_numbers(
     txn: &impl ConnectionTrait,
     account_id: Uuid,
     count: usize,
-) -> ServiceResult<i64> {
+) -> ServiceResult<Option<i64>> {
     let count = count as i64;
     let updated = webhook_event_counter::Entity::update_many()
         .col_expr(
@@ -352,16 +490,10 @@ async fn take_numbers(
         .filter(webhook_event_counter::Column::AccountId.eq(account_id))
         .exec_with_returning(txn)
         .await?;
-    let Some(counter) = updated.into_iter().next() else {
-        webhook_event_counter::Entity::insert(webhook_event_counter::ActiveModel {
-            account_id: Set(account_id),
-            last_seq: Set(count),
-        })
-        .exec_without_returning(txn)
-        .await?;
-        return Ok(1);
-    };
-    Ok(counter.last_seq - count + 1)
+    Ok(updated
+        .into_iter()
+        .next()
+        .map(|counter| counter.last_seq - count + 1))
 }
 
 /// When a payload's date was: Unix seconds × 10^9 (section 7).

@@ -10,7 +10,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{outbox, view::SubscriberView};
+use super::{known, outbox, view::SubscriberView};
 use crate::{
     access::{Caller, Operation},
     domain::webhook::{EventType, Filter},
@@ -377,6 +377,7 @@ pub async fn remove(
             .filter(webhook_subscription::Column::SubscriberId.eq(current.id))
             .exec(w.txn())
             .await?;
+        known::changed(w.txn(), caller.account_id).await?;
         webhook_subscriber::Entity::delete_by_id(current.id)
             .exec(w.txn())
             .await?;
@@ -533,6 +534,7 @@ pub async fn subscribe(
         }
         .insert(w.txn())
         .await?;
+        known::changed(w.txn(), caller.account_id).await?;
         audit(
             w,
             AuditAction::WebhookSubscribed,
@@ -568,6 +570,7 @@ pub async fn unsubscribe(
         webhook_subscription::Entity::delete_by_id(existing.id)
             .exec(w.txn())
             .await?;
+        known::changed(w.txn(), caller.account_id).await?;
         audit(
             w,
             AuditAction::WebhookUnsubscribed,
