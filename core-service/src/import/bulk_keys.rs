@@ -4,7 +4,7 @@
 //! PostgreSQL checks a foreign key with a trigger per inserted row, each a query of its
 //! own: for the million enrollments of a large account that was two thirds of the import.
 //! A large import ([`relax_for`]) therefore writes its long tables (`users`, `enrollments`,
-//! `user_points`) in one of two ways, the first PostgreSQL allows:
+//! `learner_results`, `user_points`) in one of two ways, the first PostgreSQL allows:
 //!
 //! 1. With the triggers off while those tables are written, and each key checked afterwards
 //!    with one query over the imported accounts' rows ([`super::replica`]). It locks nothing,
@@ -15,10 +15,10 @@
 //!    back untouched.
 //!
 //! The price of the second is the locks: dropping a key locks its table and the table it
-//! references (`accounts`, `departments`, `custom_roles`, `content_items`) exclusively until
-//! the commit, and every request of every account authenticates through `accounts` and
-//! `users`: on a database that serves anyone, the whole service would stand still for the
-//! seconds of the import. So the keys are dropped only while no user exists yet (a first
+//! references (`accounts`, `departments`, `custom_roles`, `content_items`, `enrollments`)
+//! exclusively until the commit, and every request of every account authenticates through
+//! `accounts` and `users`: on a database that serves anyone, the whole service would stand
+//! still for the seconds of the import. So the keys are dropped only while no user exists yet (a first
 //! load: nobody can be authenticated, so nobody waits), and the locks are tried without
 //! waiting, a few times; any other import checks row by row, slower but never stalling
 //! the service. Small imports never take either way.

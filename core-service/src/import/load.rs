@@ -340,7 +340,8 @@ async fn write(
             .results
             .sort_unstable_by_key(|result| result.enrollment_id);
     }
-    let plan = &*plan;
+    // Counted now: the users' rows are freed before the rest is written.
+    let summaries: Vec<ImportSummary> = plan.accounts.iter().map(ImportSummary::of).collect();
     let now = chrono::Utc::now();
     let total = plan.row_count() as u64;
     let mut done = 0u64;
@@ -349,30 +350,48 @@ async fn write(
         progress.report(ImportStage::Writing, done, total);
     };
     let w = &mut written;
-    txn.write_rows(&tables::ACCOUNTS, tables::accounts(plan, now), w)
+    let relaxed = {
+        let plan = &*plan;
+        txn.write_rows(&tables::ACCOUNTS, tables::accounts(plan, now), w)
+            .await?;
+        txn.write_rows(&tables::DEPARTMENTS, tables::departments(plan, now), w)
+            .await?;
+        txn.write_rows(&tables::CLOSURE, tables::department_closure(plan), w)
+            .await?;
+        txn.write_rows(&tables::CUSTOM_ROLES, tables::custom_roles(plan), w)
+            .await?;
+        txn.write_rows(
+            &tables::PERMISSIONS,
+            tables::custom_role_permissions(plan),
+            w,
+        )
         .await?;
-    txn.write_rows(&tables::DEPARTMENTS, tables::departments(plan, now), w)
+        let long_rows = plan
+            .accounts
+            .iter()
+            .map(|account| account.users.len() + account.enrollments.len() + account.points.len())
+            .sum();
+        let relaxed = bulk_keys::relax_for(txn, long_rows).await?;
+        write_long(
+            txn,
+            relaxed.as_ref(),
+            &tables::USERS,
+            tables::users(plan, now)?,
+            w,
+        )
         .await?;
-    txn.write_rows(&tables::CLOSURE, tables::department_closure(plan), w)
-        .await?;
-    txn.write_rows(&tables::CUSTOM_ROLES, tables::custom_roles(plan), w)
-        .await?;
-    txn.write_rows(
-        &tables::PERMISSIONS,
-        tables::custom_role_permissions(plan),
-        w,
-    )
-    .await?;
-    let long_rows = plan
-        .accounts
-        .iter()
-        .map(|account| account.users.len() + account.enrollments.len() + account.points.len())
-        .sum();
-    let relaxed = bulk_keys::relax_for(txn, long_rows).await?;
+        txn.write_rows(&tables::MANAGED, tables::user_managed_departments(plan), w)
+            .await?;
+        relaxed
+    };
+    // Nothing written after this reads the users' rows (a hundred thousand of them, with
+    // their password hashes, weigh about 40 MiB): freed before the long tables, whose writes
+    // (and on SQLite, the page cache they fill) make the import's peak.
+    for account in &mut plan.accounts {
+        account.users = Vec::new();
+    }
+    let plan = &*plan;
     let r = relaxed.as_ref();
-    write_long(txn, r, &tables::USERS, tables::users(plan, now)?, w).await?;
-    txn.write_rows(&tables::MANAGED, tables::user_managed_departments(plan), w)
-        .await?;
     txn.write_rows(&tables::GROUPS, tables::groups(plan, now), w)
         .await?;
     txn.write_rows(&tables::MEMBERS, tables::group_members(plan), w)
@@ -391,16 +410,19 @@ async fn write(
         w,
     )
     .await?;
-    txn.write_rows(&tables::RESULTS, tables::results(plan), w)
-        .await?;
+    write_long(txn, r, &tables::RESULTS, tables::results(plan), w).await?;
     write_long(txn, r, &tables::POINTS, tables::user_points(plan), w).await?;
     txn.write_rows(&tables::API_CLIENTS, tables::api_clients(plan, now), w)
         .await?;
-    txn.write_rows(&audit::TABLE, tables::audit_log(plan, now), &mut |_| {})
-        .await?;
+    txn.write_rows(
+        &audit::TABLE,
+        tables::audit_log(plan, &summaries, now),
+        &mut |_| {},
+    )
+    .await?;
     let mut total = ImportSummary::default();
-    for account in &plan.accounts {
-        total.add(&ImportSummary::of(account));
+    for summary in &summaries {
+        total.add(summary);
     }
     Ok((total, relaxed))
 }

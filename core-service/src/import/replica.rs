@@ -32,7 +32,7 @@ use uuid::Uuid;
 use crate::db::pg_array;
 
 /// The long tables, each with an `account_id` column the key checks select by.
-pub(super) const TABLES: &str = "'users', 'enrollments', 'user_points'";
+pub(super) const TABLES: &str = "'users', 'enrollments', 'learner_results', 'user_points'";
 
 const SAVEPOINT: &str = "import_replica";
 

@@ -6,10 +6,13 @@
 //! position as when it is read whole, before any rule is checked. It also notes which
 //! lists each account gives, in which order. The second pass checks the entries in the
 //! validator's order (departments, custom roles, users, groups, projects, content
-//! items, enrollments, points, API clients, results): a list that arrives in that order is checked entry by
-//! entry as it is read; one that arrives early is held until its turn. Documents written
-//! in the contract's order (as the export and the world generator write them) are thus
-//! checked in one streaming walk, and every document gets the same first refusal as
+//! items, enrollments, points, API clients, results): a list that arrives in that order is
+//! checked entry by entry as it is read; one that arrives early is held until its turn. But
+//! `results`, which depends on nothing checked after the enrollments, is checked as it is read
+//! once they are, even ahead of `points` and `apiClients` (where the world generator writes
+//! it), the refusal of its first bad entry kept for its turn. Documents written in the
+//! contract's order (as the export writes them) or the generator's are thus checked in one
+//! streaming walk, and every document gets the same first refusal as
 //! [`super::validate::validate`] over the whole of it.
 //!
 //! YAML documents are read whole: the format has no cheap streaming reader here.
@@ -166,6 +169,7 @@ impl Shape {
             content_items,
             enrollments: _,
             points: _,
+            results: _,
         } = self.sizes;
         2 + departments + users + content_items + self.other_entries
     }
@@ -178,10 +182,11 @@ impl Shape {
             Key::ContentItems => sizes.content_items = entries,
             Key::Enrollments => sizes.enrollments = entries,
             Key::Points => sizes.points = entries,
+            Key::Results => sizes.results = entries,
             Key::CustomRoles | Key::Groups | Key::Projects | Key::ApiClients => {
                 self.other_entries += entries
             }
-            Key::Id | Key::Url | Key::RootDepartment | Key::Results => {}
+            Key::Id | Key::Url | Key::RootDepartment => {}
         }
     }
 }
@@ -340,6 +345,9 @@ struct AccountWalk {
     id: Option<Option<String>>,
     root: Option<RootDepartmentEntry>,
     held: Held,
+    /// `Some` once `results` has been checked ahead of its turn (see [`receive`]), with the
+    /// refusal of its first bad entry, given when its turn comes.
+    early_results: Option<Option<ImportError>>,
     check: Option<AccountCheck>,
 }
 
@@ -427,11 +435,17 @@ impl AccountWalk {
                     }
                 }
                 Key::Results => {
-                    let Some(items) = self.held.results.take() else {
-                        return Ok(());
-                    };
-                    for (i, item) in items.iter().enumerate() {
-                        check.result(i, item)?;
+                    if let Some(early) = self.early_results.take() {
+                        if let Some(refusal) = early {
+                            return Err(refusal);
+                        }
+                    } else {
+                        let Some(items) = self.held.results.take() else {
+                            return Ok(());
+                        };
+                        for (i, item) in items.iter().enumerate() {
+                            check.result(i, item)?;
+                        }
                     }
                 }
                 _ => {}
@@ -467,6 +481,7 @@ impl<'de> Visitor<'de> for AccountSeed<'_> {
                     id: None,
                     root: None,
                     held: Held::default(),
+                    early_results: None,
                     check: None,
                 })
             }
@@ -631,24 +646,41 @@ fn receive<'de, A: MapAccess<'de>>(
             }
         }
         Key::Results => {
-            if in_turn {
-                let Some(check) = walk.check.as_mut() else {
-                    return Ok(Ok(()));
-                };
-                let mut refusal = None;
-                let result =
-                    map.next_value_seed(Each::<ResultEntry, _>::new(|i, item: ResultEntry| {
-                        check.result(i, &item).map_err(|err| {
+            // Results depend on nothing checked after the enrollments, so once those are
+            // checked, results that come before their turn (ahead of `points` or
+            // `apiClients`, as the world generator writes them) are checked as they are read
+            // rather than held: three quarters of a million entries held as text weighed
+            // about 200 MiB. A refusal of one of them waits for its turn, so that a bad entry
+            // of a list checked before `results` is still refused first.
+            let early = !in_turn && walk.turn().is_some_and(|turn| turn > Key::Enrollments);
+            let Some(check) = walk.check.as_mut().filter(|_| in_turn || early) else {
+                walk.held.results = Some(map.next_value()?);
+                return Ok(Ok(()));
+            };
+            let mut refusal = None;
+            let result =
+                map.next_value_seed(Each::<ResultEntry, _>::new(|i, item: ResultEntry| {
+                    if refusal.is_some() {
+                        // Early: the rest of the list is only read.
+                        return Ok(());
+                    }
+                    match check.result(i, &item) {
+                        Ok(()) => Ok(()),
+                        Err(err) => {
                             refusal = Some(err);
-                        })
-                    }));
+                            if early { Ok(()) } else { Err(()) }
+                        }
+                    }
+                }));
+            if in_turn {
                 if let Some(err) = refusal {
                     return Ok(Err(err));
                 }
                 result?;
                 walk.next += 1;
             } else {
-                walk.held.results = Some(map.next_value()?);
+                result?;
+                walk.early_results = Some(refusal);
             }
         }
     }

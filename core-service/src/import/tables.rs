@@ -504,21 +504,28 @@ pub(super) fn api_clients(
     )
 }
 
-/// One row per account, by nobody, with what the import wrote into it.
-pub(super) fn audit_log(plan: &Plan, now: DateTime<Utc>) -> impl Iterator<Item = [Value; 10]> + '_ {
-    plan.accounts.iter().map(move |account| {
-        let mut after =
-            serde_json::to_value(ImportSummary::of(account)).unwrap_or_else(|_| json!({}));
-        if let Some(object) = after.as_object_mut() {
-            object.remove("accounts");
-            object.insert("url".to_owned(), json!(account.url));
-        }
-        let change = Change {
-            action: AuditAction::Imported,
-            entity_id: account.id,
-            before: None,
-            after: Some(after),
-        };
-        audit::row(&Actor::system(account.id), change, now)
-    })
+/// One row per account, by nobody, with what the import wrote into it (`summaries`, one per
+/// account, counted before any of its rows were freed).
+pub(super) fn audit_log<'a>(
+    plan: &'a Plan,
+    summaries: &'a [ImportSummary],
+    now: DateTime<Utc>,
+) -> impl Iterator<Item = [Value; 10]> + 'a {
+    plan.accounts
+        .iter()
+        .zip(summaries)
+        .map(move |(account, summary)| {
+            let mut after = serde_json::to_value(summary).unwrap_or_else(|_| json!({}));
+            if let Some(object) = after.as_object_mut() {
+                object.remove("accounts");
+                object.insert("url".to_owned(), json!(account.url));
+            }
+            let change = Change {
+                action: AuditAction::Imported,
+                entity_id: account.id,
+                before: None,
+                after: Some(after),
+            };
+            audit::row(&Actor::system(account.id), change, now)
+        })
 }

@@ -181,7 +181,7 @@ impl Validator {
             logins: HashMap::new(),
             external_ids: HashMap::new(),
             points_given: HashMap::new(),
-            enrollment_index: None,
+            result_of: None,
         })
     }
 
@@ -228,9 +228,9 @@ pub(crate) struct AccountCheck {
     external_ids: HashMap<String, u32>,
     /// Each user given points, with the index of the points entry.
     points_given: HashMap<Uuid, u32>,
-    /// The account's enrollments by id, made when its first result is checked: each with
-    /// the index of the result entry given for it (`u32::MAX`: none yet).
-    enrollment_index: Option<Vec<(Uuid, u32)>>,
+    /// For each of the account's enrollments, in id order, the index of the result entry
+    /// given for it (`u32::MAX`: none yet); made when its first result is checked.
+    result_of: Option<Vec<u32>>,
 }
 
 #[derive(Default)]
@@ -250,6 +250,7 @@ pub(crate) struct ListSizes {
     pub(crate) content_items: usize,
     pub(crate) enrollments: usize,
     pub(crate) points: usize,
+    pub(crate) results: usize,
 }
 
 impl AccountCheck {
@@ -269,6 +270,7 @@ impl AccountCheck {
         self.plan.users.reserve(sizes.users);
         self.plan.enrollments.reserve(sizes.enrollments);
         self.plan.points.reserve(sizes.points);
+        self.plan.results.reserve(sizes.results);
         self.known.departments.reserve(sizes.departments + 1);
         self.known.users.reserve(sizes.users);
         self.known.content_items.reserve(sizes.content_items);

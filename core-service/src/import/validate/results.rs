@@ -14,39 +14,49 @@ const NONE: u32 = u32::MAX;
 
 impl AccountCheck {
     pub(crate) fn result(&mut self, i: usize, given: &ResultEntry) -> Result<(), ImportError> {
-        let entry = label(self.a, "results", i, "enrollmentId", &given.enrollment_id);
-        let id = parse_uuid(&given.enrollment_id)
-            .ok_or_else(|| ImportError::invalid(&entry, "enrollmentId is not a UUID".to_owned()))?;
-        let enrollments = &self.plan.enrollments;
-        let index = self.enrollment_index.get_or_insert_with(|| {
-            let mut index: Vec<(uuid::Uuid, u32)> =
-                enrollments.iter().map(|row| (row.id, NONE)).collect();
-            index.sort_unstable_by_key(|(id, _)| *id);
-            index
-        });
-        let Ok(at) = index.binary_search_by_key(&id, |(id, _)| *id) else {
+        // Three quarters of a million of these: the entry's name is written out only for
+        // a refusal.
+        let a = self.a;
+        let entry = || label(a, "results", i, "enrollmentId", &given.enrollment_id);
+        let Some(id) = parse_uuid(&given.enrollment_id) else {
             return Err(ImportError::invalid(
-                &entry,
+                entry(),
+                "enrollmentId is not a UUID".to_owned(),
+            ));
+        };
+        // The enrollments are sorted by id once, when the first result is checked (they
+        // would be once the document is read anyway), and searched in place: a copy of
+        // their ids would weigh 20 bytes per enrollment.
+        let enrollments = &mut self.plan.enrollments;
+        let given_for = self.result_of.get_or_insert_with(|| {
+            if !enrollments.is_sorted_by_key(|row| (row.id, row.index)) {
+                enrollments.sort_unstable_by_key(|row| (row.id, row.index));
+            }
+            vec![NONE; enrollments.len()]
+        });
+        let Ok(at) = enrollments.binary_search_by_key(&id, |row| row.id) else {
+            return Err(ImportError::invalid(
+                entry(),
                 format!("enrollmentId \"{id}\" names no enrollment of this account"),
             ));
         };
-        let first = index[at].1;
+        let first = given_for[at];
         if first != NONE {
             let first = label(
-                self.a,
+                a,
                 "results",
                 first as usize,
                 "enrollmentId",
                 &id.to_string(),
             );
             return Err(ImportError::invalid(
-                &entry,
+                entry(),
                 format!(
                     "the enrollment already has a result in {first}; give at most one entry per enrollment"
                 ),
             ));
         }
-        index[at].1 = i as u32;
+        given_for[at] = i as u32;
         let tracked = TrackedResult::parse(&RawTrackedResult {
             completion_status: &given.completion_status,
             progress: given.progress,
@@ -59,7 +69,7 @@ impl AccountCheck {
         })
         .map_err(|problem| {
             ImportError::invalid(
-                &entry,
+                entry(),
                 format!("{} {}", problem.field.camel(), problem.problem),
             )
         })?;

@@ -318,3 +318,87 @@ fn a_repeated_enrollment_id_is_refused_before_any_later_refusal() {
         );
     }
 }
+
+/// The streamed reader's answer for the one account of `value` written with its keys in
+/// `keys`' order (a `Value` writes its keys sorted).
+fn streamed_in_order(value: &Value, keys: &[&str]) -> Result<Plan, ImportError> {
+    let account = &value["accounts"][0];
+    let fields: Vec<String> = keys
+        .iter()
+        .filter(|key| !account[**key].is_null())
+        .map(|key| format!("\"{key}\":{}", account[*key]))
+        .collect();
+    let text = format!("{{\"accounts\":[{{{}}}]}}", fields.join(","));
+    let mut file = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+    crate::import::stream::read_json(file.path())
+}
+
+#[test]
+fn results_read_before_points_are_checked_at_once_and_refused_in_turn() {
+    // As the world generator writes them: `results` between `enrollments` and `points`.
+    const ORDER: &[&str] = &[
+        "url",
+        "rootDepartment",
+        "departments",
+        "customRoles",
+        "users",
+        "groups",
+        "projects",
+        "contentItems",
+        "enrollments",
+        "results",
+        "points",
+        "apiClients",
+    ];
+    let result = |status: &str| json!({"enrollmentId": ENROLLMENT, "completionStatus": status});
+    let mut doc = document();
+    doc["accounts"][0]["results"] = json!([result("in_progress")]);
+    let plan = streamed_in_order(&doc, ORDER).unwrap();
+    assert_eq!(plan.accounts[0].results.len(), 1);
+    assert_eq!(plan.accounts[0].points.len(), 1);
+    let whole = check(doc.clone()).unwrap();
+    assert_eq!(
+        format!("{:?}", plan.accounts[0].results),
+        format!("{:?}", whole.accounts[0].results)
+    );
+
+    // Both lists bad: `points` is checked first, so its entry is refused first.
+    doc["accounts"][0]["results"] = json!([result("done")]);
+    doc["accounts"][0]["points"][0]["points"] = json!(-1);
+    for message in [
+        refusal(doc.clone()),
+        streamed_in_order(&doc, ORDER).unwrap_err().to_string(),
+    ] {
+        assert!(
+            message.starts_with("accounts[0].points[0]") && message.contains("negative"),
+            "{message}"
+        );
+    }
+
+    // Only `results` bad: its first bad entry, whatever follows it.
+    doc["accounts"][0]["points"][0]["points"] = json!(1);
+    doc["accounts"][0]["results"] = json!([result("passed"), result("failed"), result("done")]);
+    for message in [
+        refusal(doc.clone()),
+        streamed_in_order(&doc, ORDER).unwrap_err().to_string(),
+    ] {
+        assert!(
+            message.starts_with(&format!(
+                "accounts[0].results[0] (enrollmentId \"{ENROLLMENT}\"): completionDate"
+            )),
+            "{message}"
+        );
+    }
+    doc["accounts"][0]["results"] = json!([result("in_progress"), result("in_progress")]);
+    for message in [
+        refusal(doc.clone()),
+        streamed_in_order(&doc, ORDER).unwrap_err().to_string(),
+    ] {
+        assert!(
+            message.starts_with("accounts[0].results[1]")
+                && message.contains("already has a result in accounts[0].results[0]"),
+            "{message}"
+        );
+    }
+}
