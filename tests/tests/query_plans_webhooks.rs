@@ -2,12 +2,13 @@
 //! in the database, a handful of them with events or a confirmation due, the reads a poll runs
 //! (`lms_core::webhooks::dispatch::poll_reads`) read neither `webhook_subscribers` whole nor
 //! sort it, on either backend, and a real dispatcher still finds and works off every due
-//! one.
+//! one. A write recording an event for one of them reaches the subscriptions, the counter
+//! row and the subscriber by key too.
 
 use std::collections::BTreeSet;
 
 use chrono::{TimeDelta, Utc};
-use lms_core::entities::{user, webhook_subscriber};
+use lms_core::entities::{user, webhook_subscriber, webhook_subscription};
 use lms_tests::{Backend, TestStack, query_plan, world::acme};
 use sea_orm::{ColumnTrait as _, ConnectionTrait as _, EntityTrait as _, QueryFilter as _};
 use uuid::Uuid;
@@ -114,5 +115,70 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+
+    // A write recording an event for one of the 20,000: the subscriptions read when not kept,
+    // the counter row, the event row and the pending count, each reached by key.
+    let first = webhook_subscriber::Entity::find()
+        .filter(webhook_subscriber::Column::Name.eq("subscriber 1"))
+        .one(stack.db())
+        .await
+        .expect("read")
+        .expect("subscriber 1");
+    webhook_subscription::Entity::insert(webhook_subscription::ActiveModel {
+        id: sea_orm::Set(Uuid::new_v4()),
+        subscriber_id: sea_orm::Set(first.id),
+        account_id: sea_orm::Set(account_id),
+        event_type: sea_orm::Set("USER_REGISTERED".into()),
+        user_ids: sea_orm::Set("[]".into()),
+        course_ids: sea_orm::Set("[]".into()),
+        course_item_ids: sea_orm::Set("[]".into()),
+        created_at: sea_orm::Set(now),
+    })
+    .exec(stack.db())
+    .await
+    .expect("subscription");
+    lms_core::service::webhooks::known::changed(stack.db(), account_id)
+        .await
+        .expect("revision");
+    query_plan::install_recorder();
+    let recorded = query_plan::record(async {
+        // The first loads the subscriptions; the second finds them kept.
+        for login in ["first@acme.example.com", "second@acme.example.com"] {
+            let body = serde_json::json!({"departmentId": acme::SALES, "fields": {"login": login}});
+            let reply = lms_tests::post_json(&stack, "/user", lms_tests::world::OWNER, body).await;
+            assert_eq!(reply.status, 201, "{}", reply.body);
+        }
+    })
+    .await;
+    let recording: BTreeSet<String> = recorded
+        .into_iter()
+        .filter(|s| {
+            s.contains("webhook_event_counters")
+                || s.contains("webhook_subscriptions")
+                || (s.starts_with(r#"UPDATE "webhook_subscribers""#)
+                    && s.contains(r#""pending_events" + "#))
+        })
+        .collect();
+    assert!(
+        recording
+            .iter()
+            .any(|s| s.contains(r#"CASE WHEN "subscriptions_revision""#)),
+        "{recording:#?}"
+    );
+    // `webhook_event_counters` and `webhook_subscriptions` hold a row or three here, which
+    // PostgreSQL's cost model rightly reads whole; SQLite's plans do not weigh table sizes,
+    // so there the subscriptions are checked too.
+    let tables: &[&str] = match backend {
+        Backend::Sqlite => &["webhook_subscribers", "webhook_subscriptions"],
+        Backend::Postgres => &["webhook_subscribers"],
+    };
+    let bad = query_plan::check_tables(stack.db(), &recording, tables).await;
+    assert!(
+        bad.is_empty(),
+        "{}",
+        bad.iter()
+            .map(|bad| format!("{}\n{}\n{}\n", bad.reason, bad.statement, bad.plan))
+            .collect::<String>()
+    );
     stack.stop().await;
 }

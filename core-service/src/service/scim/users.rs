@@ -444,7 +444,11 @@ fn condition(comparison: &filter::Comparison) -> ScimResult<SimpleExpr> {
             if key.is_empty() {
                 Expr::value(false)
             } else {
-                Expr::expr(address).eq(key)
+                // The index is partial (`<> ''`): stated, the planners may use it whatever
+                // the bound value, where `= ?` alone lets SQLite read the account whole.
+                Expr::expr(address.clone())
+                    .eq(key)
+                    .and(Expr::expr(address).ne(""))
             }
         }
         other => {

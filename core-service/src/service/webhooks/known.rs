@@ -19,7 +19,7 @@ use std::{
 
 use sea_orm::{
     ActiveValue::Set, ColumnTrait as _, ConnectionTrait, EntityTrait as _, QueryFilter as _,
-    QueryOrder as _, QuerySelect as _, prelude::Uuid, sea_query::OnConflict,
+    QuerySelect as _, prelude::Uuid, sea_query::OnConflict,
 };
 
 use crate::{
@@ -86,12 +86,15 @@ pub(super) async fn load(
     account_id: Uuid,
     revision: i64,
 ) -> ServiceResult<Known> {
-    let rows = webhook_subscription::Entity::find()
+    // Ordered here, not by the database: the index is `(account_id, event_type)`, and an
+    // account's subscriptions are few.
+    let mut rows = webhook_subscription::Entity::find()
         .filter(webhook_subscription::Column::AccountId.eq(account_id))
-        .order_by_asc(webhook_subscription::Column::SubscriberId)
-        .order_by_asc(webhook_subscription::Column::EventType)
         .all(txn)
         .await?;
+    rows.sort_unstable_by(|a, b| {
+        (a.subscriber_id, &a.event_type).cmp(&(b.subscriber_id, &b.event_type))
+    });
     let subscriptions = rows
         .into_iter()
         .map(|s| Subscription {
