@@ -100,6 +100,18 @@ pub struct BadPlan {
     pub reason: String,
 }
 
+/// The bad plans as an assertion's message: each statement with why and its plan.
+pub fn describe(bad: &[BadPlan]) -> String {
+    let mut text = format!("{} statements are not served by an index:\n", bad.len());
+    for plan in bad {
+        text.push_str(&format!(
+            "\n--- {}\n{}\nplan:\n{}\n",
+            plan.reason, plan.statement, plan.plan
+        ));
+    }
+    text
+}
+
 /// Explains every statement of `statements` that reads a large table and returns the bad ones.
 pub async fn check(db: &DatabaseConnection, statements: &BTreeSet<String>) -> Vec<BadPlan> {
     check_tables(db, statements, &LARGE_TABLES).await

@@ -87,7 +87,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         );
     }
     let bad: Vec<BadPlan> = query_plan::check(stack.db(), &statements).await;
-    assert!(bad.is_empty(), "{}", describe(&bad));
+    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
     groups::check_the_group_list(&stack, &statements).await;
     stack.stop().await;
 }
@@ -499,15 +499,4 @@ fn delete_enrollments(ids: Ids, learner: usize) -> Call {
         "/enrollment/delete",
         format!("<DeleteEnrollments><enrollmentIds>{ids}</enrollmentIds></DeleteEnrollments>"),
     )
-}
-
-fn describe(bad: &[BadPlan]) -> String {
-    let mut text = format!("{} statements are not served by an index:\n", bad.len());
-    for plan in bad {
-        text.push_str(&format!(
-            "\n--- {}\n{}\nplan:\n{}\n",
-            plan.reason, plan.statement, plan.plan
-        ));
-    }
-    text
 }

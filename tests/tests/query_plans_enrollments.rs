@@ -60,7 +60,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         );
     }
     let bad: Vec<BadPlan> = query_plan::check(stack.db(), &statements).await;
-    assert!(bad.is_empty(), "{}", describe(&bad));
+    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
     stack.stop().await;
 }
 
@@ -230,11 +230,4 @@ async fn play_the_enrollment_create(stack: &TestStack, shape: &WorldShape) {
         .await;
         assert_eq!(status, 201, "{login:?}: {reply}");
     }
-}
-
-fn describe(bad: &[BadPlan]) -> String {
-    bad.iter()
-        .map(|b| format!("{}\n  {}\n{}\n", b.reason, b.statement, b.plan))
-        .collect::<Vec<_>>()
-        .join("\n")
 }

@@ -86,7 +86,7 @@ async fn every_statement_is_served_by_an_index(backend: Backend) {
         );
     }
     let bad: Vec<BadPlan> = query_plan::check(stack.db(), &statements).await;
-    assert!(bad.is_empty(), "{}", describe(&bad));
+    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
     stack.stop().await;
 }
 
@@ -354,11 +354,4 @@ async fn play_the_writes(channel: &Channel, shape: &WorldShape) {
         ))
         .await
         .expect("task status");
-}
-
-fn describe(bad: &[BadPlan]) -> String {
-    bad.iter()
-        .map(|b| format!("{}\n  {}\n{}\n", b.reason, b.statement, b.plan))
-        .collect::<Vec<_>>()
-        .join("\n")
 }

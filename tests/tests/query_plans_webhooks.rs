@@ -83,13 +83,7 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
             .collect();
     assert_eq!(statements.len(), 3, "{statements:#?}");
     let bad = query_plan::check_tables(stack.db(), &statements, &["webhook_subscribers"]).await;
-    assert!(
-        bad.is_empty(),
-        "{}",
-        bad.iter()
-            .map(|bad| format!("{}\n{}\n{}\n", bad.reason, bad.statement, bad.plan))
-            .collect::<String>()
-    );
+    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
 
     // The world's core polls too, through the same reads: it claims every due subscriber
     // and works it off (the counts name no stored events, so they are set to 0; the
@@ -173,12 +167,6 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
         Backend::Postgres => &["webhook_subscribers"],
     };
     let bad = query_plan::check_tables(stack.db(), &recording, tables).await;
-    assert!(
-        bad.is_empty(),
-        "{}",
-        bad.iter()
-            .map(|bad| format!("{}\n{}\n{}\n", bad.reason, bad.statement, bad.plan))
-            .collect::<String>()
-    );
+    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
     stack.stop().await;
 }
