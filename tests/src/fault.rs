@@ -202,7 +202,7 @@ async fn start_core(settings: CoreSettings) -> (CoreRuntime, SocketAddr) {
 }
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    crate::stack::http_client_builder()
         .timeout(REQUEST_TIMEOUT)
         .build()
         .expect("an HTTP client")

@@ -151,7 +151,7 @@ impl TestStack {
         Self {
             base_url,
             grpc_addr,
-            http: reqwest::Client::new(),
+            http: http_client(),
             clock,
             core: state,
             shutdown,
@@ -343,6 +343,20 @@ pub async fn get_json(stack: &TestStack, path: &str, login: Login) -> Reply {
             .expect("request"),
     )
     .await
+}
+
+/// An HTTP client that retires a pooled connection well before the gateway closes it (the
+/// header-read timeout, which `Keep-Alive: timeout` advertises and reqwest does not read): a
+/// request sent on a connection at the moment the server closes it is answered by a reset,
+/// not retried.
+pub fn http_client() -> reqwest::Client {
+    http_client_builder().build().expect("an HTTP client")
+}
+
+/// [`http_client`]'s settings, for a client that adds its own.
+pub fn http_client_builder() -> reqwest::ClientBuilder {
+    let server_closes = Duration::from_millis(lms_gateway::DEFAULT_HEADER_READ_TIMEOUT_MS);
+    reqwest::Client::builder().pool_idle_timeout(server_closes / 2)
 }
 
 /// `POST path` as `login` with a JSON body, `Accept: application/json`.
