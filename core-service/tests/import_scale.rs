@@ -3,7 +3,8 @@
 //! last entry leaves nothing behind, and lists given out of the contract's order are
 //! refused exactly as when the document is read whole. On PostgreSQL, where such an account
 //! is copied in with its long tables' triggers off, a failure late in the writes and a key
-//! broken by those rows both leave nothing behind.
+//! broken by those rows both leave nothing behind. On SQLite, where such an account's long
+//! tables are indexed after their rows, a failure after those writes leaves every index.
 //!
 //! Every scenario runs on SQLite, and on PostgreSQL when `LMS_TEST_POSTGRES_URL` names a
 //! server (a fresh database is created per test and dropped afterwards); the PostgreSQL-only
@@ -150,11 +151,13 @@ async fn a_generated_account_lands_whole_with_its_progress(db: &DatabaseConnecti
         &generated(&password_hash()),
         &CONTRACT_ORDER,
     );
+    let indexes = index_definitions(db).await;
     let reports: Mutex<Vec<ImportProgress>> = Mutex::new(Vec::new());
     let record = |progress| reports.lock().expect("reports").push(progress);
     let summary = import_file_with_progress(db, &file, &hasher(), Some(&record))
         .await
         .expect("the generated account imports");
+    assert_eq!(index_definitions(db).await, indexes);
     let enrollments = USERS * ENROLLMENTS_PER_USER;
     assert_eq!(summary.users, USERS);
     assert_eq!(summary.enrollments, enrollments);
@@ -185,6 +188,74 @@ async fn a_generated_account_lands_whole_with_its_progress(db: &DatabaseConnecti
         reports.last().map(|p| p.stage),
         Some(ImportStage::Analyzing)
     );
+    // SQLite builds the long tables' indexes after their rows; PostgreSQL keeps them.
+    let indexing: Vec<&ImportProgress> = reports
+        .iter()
+        .filter(|p| p.stage == ImportStage::Indexing)
+        .collect();
+    if db.get_database_backend() == sea_orm::DbBackend::Sqlite {
+        let last = indexing.last().expect("indexing is reported");
+        assert_eq!(last.done, last.total);
+        assert!(last.total >= 5, "{last:?}");
+        let stages: Vec<ImportStage> = reports.iter().map(|p| p.stage).collect();
+        let writing_ends = stages.iter().rposition(|s| *s == ImportStage::Writing);
+        let indexing_begins = stages.iter().position(|s| *s == ImportStage::Indexing);
+        assert!(writing_ends < indexing_begins, "{stages:?}");
+        let plan = db
+            .query_all_raw(sea_orm::Statement::from_string(
+                sea_orm::DbBackend::Sqlite,
+                format!(
+                    "EXPLAIN QUERY PLAN SELECT id FROM enrollments WHERE learner_id = '{}'",
+                    id(2, 7)
+                ),
+            ))
+            .await
+            .expect("plan");
+        let detail: Vec<String> = plan
+            .iter()
+            .map(|row| row.try_get::<String>("", "detail").expect("detail"))
+            .collect();
+        assert!(
+            detail
+                .iter()
+                .any(|d| d.contains("idx_enrollments_learner_id_id")),
+            "{detail:?}"
+        );
+    } else {
+        assert!(indexing.is_empty(), "{indexing:?}");
+    }
+}
+
+/// Every index of the schema, as its definition: an import leaves them as it found them.
+async fn index_definitions(db: &DatabaseConnection) -> Vec<String> {
+    let sql = match db.get_database_backend() {
+        sea_orm::DbBackend::Sqlite => {
+            "SELECT sql AS definition FROM sqlite_schema \
+             WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+        }
+        _ => {
+            "SELECT indexdef AS definition FROM pg_indexes \
+             WHERE schemaname = current_schema() ORDER BY indexname"
+        }
+    };
+    let rows = db
+        .query_all_raw(sea_orm::Statement::from_string(
+            db.get_database_backend(),
+            sql,
+        ))
+        .await
+        .expect("indexes read");
+    let definitions: Vec<String> = rows
+        .iter()
+        .map(|row| row.try_get("", "definition").expect("definition"))
+        .collect();
+    assert!(
+        definitions
+            .iter()
+            .any(|d| d.contains("idx_enrollments_learner_id_id")),
+        "{definitions:?}"
+    );
+    definitions
 }
 
 async fn a_document_refused_at_its_last_enrollment_changes_nothing(db: &DatabaseConnection) {
@@ -277,6 +348,54 @@ async fn a_streamed_document_is_refused_as_the_whole_document_is() {
         }
     }
     assert_eq!(count::<account::Entity>(&db.db).await, 0);
+}
+
+/// SQLite builds the long tables' indexes after a large import's rows: an import refused
+/// by the database after the enrollments and results went in (a trigger refuses every
+/// points row) rolls back the dropped indexes with the rows, and the same document lands
+/// once the trigger is gone, with every index back.
+#[tokio::test(flavor = "multi_thread")]
+async fn sqlite_an_import_refused_after_its_long_tables_keeps_every_index() {
+    let fixture = TestConnection::create(Backend::Sqlite)
+        .await
+        .expect("SQLite is always available");
+    let db = &fixture.db;
+    let indexes = index_definitions(db).await;
+    db.execute_unprepared(
+        "CREATE TRIGGER test_points_refused BEFORE INSERT ON user_points \
+         BEGIN SELECT RAISE(ABORT, 'test_points_refused'); END",
+    )
+    .await
+    .expect("trigger added");
+    let folder = tempfile::tempdir().expect("temporary folder");
+    let file = write(
+        folder.path(),
+        "scale.json",
+        &generated(&password_hash()),
+        &CONTRACT_ORDER,
+    );
+    let err = import_file(db, &file, &hasher())
+        .await
+        .expect_err("the trigger refuses a points row");
+    assert!(matches!(err, ImportError::Database(_)), "{err}");
+    assert!(
+        format!("{err:?}").contains("test_points_refused"),
+        "{err:?}"
+    );
+    assert_nothing_landed(db).await;
+    assert_eq!(index_definitions(db).await, indexes);
+
+    db.execute_unprepared("DROP TRIGGER test_points_refused")
+        .await
+        .expect("trigger dropped");
+    let summary = import_file(db, &file, &hasher())
+        .await
+        .expect("the account imports");
+    assert_eq!(
+        count::<enrollment::Entity>(db).await,
+        summary.enrollments as u64
+    );
+    assert_eq!(index_definitions(db).await, indexes);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -113,6 +113,7 @@ fn restyle(bar: &ProgressBar, progress: ImportProgress) {
         }
         ImportStage::Writing => counted("rows"),
         ImportStage::Hashing => counted("passwords"),
+        ImportStage::Indexing => counted("indexes"),
         ImportStage::Validating | ImportStage::Analyzing => {
             "{spinner} {msg} ({elapsed})".to_owned()
         }
@@ -135,6 +136,7 @@ fn stage_name(stage: ImportStage) -> &'static str {
         ImportStage::Validating => "checking",
         ImportStage::Hashing => "hashing passwords",
         ImportStage::Writing => "writing",
+        ImportStage::Indexing => "building indexes",
         ImportStage::Analyzing => "refreshing the planner's statistics (ANALYZE)",
     }
 }
@@ -199,6 +201,9 @@ fn finished(last: ImportProgress, took: Duration) -> String {
             thousands(last.total),
             thousands(per_second(last.total, took))
         ),
+        ImportStage::Indexing => {
+            format!("import: {} indexes built in {time}", thousands(last.total))
+        }
         ImportStage::Analyzing => format!("import: planner's statistics refreshed in {time}"),
     }
 }
@@ -225,10 +230,10 @@ fn line(progress: ImportProgress, in_stage: Duration) -> String {
         let megabytes = total as f64 / 2.0 / 1e6;
         return format!("import: {name} the document ({megabytes:.0} MB), {percent}%{left}");
     }
-    let unit = if stage == ImportStage::Writing {
-        "rows"
-    } else {
-        "passwords"
+    let unit = match stage {
+        ImportStage::Writing => "rows",
+        ImportStage::Indexing => "indexes",
+        _ => "passwords",
     };
     // No rate before there is one to tell.
     let rate = if rate > 0 {
@@ -369,11 +374,19 @@ mod tests {
             None
         );
         assert_eq!(
-            stages.note(report(ImportStage::Analyzing, 0, 0), at(12_000)),
+            stages.note(report(ImportStage::Indexing, 0, 9), at(12_000)),
             Some("import: 1,000,000 rows written in 10.0 s, 100,000 rows/s".to_owned())
         );
         assert_eq!(
-            stages.finish(at(12_250)),
+            stages.note(report(ImportStage::Indexing, 9, 9), at(13_000)),
+            None
+        );
+        assert_eq!(
+            stages.note(report(ImportStage::Analyzing, 0, 0), at(14_000)),
+            Some("import: 9 indexes built in 2.00 s".to_owned())
+        );
+        assert_eq!(
+            stages.finish(at(14_250)),
             Some("import: planner's statistics refreshed in 0.25 s".to_owned())
         );
         assert_eq!(stages.rows, Some(1_000_000));

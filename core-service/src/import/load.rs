@@ -30,6 +30,7 @@ use uuid::Uuid;
 
 use super::{
     ImportDocument, ImportError,
+    bulk_indexes::{self, Deferred},
     bulk_keys::{self, Relaxed},
     document::Format,
     progress::{ImportStage, ProgressFn, Reporter},
@@ -258,7 +259,18 @@ async fn run(
     // The rows are in the transaction; their copies here are not needed again.
     drop(plan);
     let checked = match written {
-        Ok((summary, relaxed)) => {
+        Ok((summary, relaxed, deferred)) => {
+            let indexes = deferred.len() as u64;
+            if indexes > 0 {
+                progress.report(ImportStage::Indexing, 0, indexes);
+            }
+            let mut built = 0;
+            deferred
+                .build(&txn, || {
+                    built += 1;
+                    progress.report(ImportStage::Indexing, built, indexes);
+                })
+                .await?;
             progress.report(ImportStage::Analyzing, 0, 0);
             analyze(&txn).await?;
             // After ANALYZE: the keys' checks are planned knowing the imported rows.
@@ -325,12 +337,13 @@ async fn write_long<const N: usize>(
 }
 
 /// Inserts the plan, parents before children, and one audit row per account. The long
-/// tables' keys are left to check when their per-row checks were relaxed.
+/// tables' keys are left to check when their per-row checks were relaxed, and their
+/// deferred indexes to build.
 async fn write(
     txn: &impl ImportTransaction,
     plan: &mut Plan,
     progress: &Reporter<'_>,
-) -> Result<(ImportSummary, Option<Relaxed>), ImportError> {
+) -> Result<(ImportSummary, Option<Relaxed>, Deferred), ImportError> {
     check_not_taken(txn, plan).await?;
     // The ids' places only name entries in refusals, and for a million rows they weigh
     // as much as the rows: freed before the writes.
@@ -350,7 +363,7 @@ async fn write(
         progress.report(ImportStage::Writing, done, total);
     };
     let w = &mut written;
-    let relaxed = {
+    let (relaxed, deferred) = {
         let plan = &*plan;
         txn.write_rows(&tables::ACCOUNTS, tables::accounts(plan, now), w)
             .await?;
@@ -366,12 +379,16 @@ async fn write(
             w,
         )
         .await?;
-        let long_rows = plan
-            .accounts
-            .iter()
-            .map(|account| account.users.len() + account.enrollments.len() + account.points.len())
-            .sum();
+        let rows = |of: fn(&AccountPlan) -> usize| plan.accounts.iter().map(of).sum::<usize>();
+        let long_tables = [
+            (tables::USERS.name, rows(|a| a.users.len())),
+            (tables::ENROLLMENTS.name, rows(|a| a.enrollments.len())),
+            (tables::RESULTS.name, rows(|a| a.results.len())),
+            (tables::POINTS.name, rows(|a| a.points.len())),
+        ];
+        let long_rows = long_tables[0].1 + long_tables[1].1 + long_tables[3].1;
         let relaxed = bulk_keys::relax_for(txn, long_rows).await?;
+        let deferred = bulk_indexes::defer(txn, &long_tables).await?;
         write_long(
             txn,
             relaxed.as_ref(),
@@ -382,7 +399,7 @@ async fn write(
         .await?;
         txn.write_rows(&tables::MANAGED, tables::user_managed_departments(plan), w)
             .await?;
-        relaxed
+        (relaxed, deferred)
     };
     // Nothing written after this reads the users' rows (a hundred thousand of them, with
     // their password hashes, weigh about 40 MiB): freed before the long tables, whose writes
@@ -424,7 +441,7 @@ async fn write(
     for summary in &summaries {
         total.add(summary);
     }
-    Ok((total, relaxed))
+    Ok((total, relaxed, deferred))
 }
 
 /// Refuses the plan when one of its ids or account URLs is already in the database,

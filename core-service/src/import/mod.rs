@@ -13,9 +13,11 @@
 //!   hashing off the async runtime, and the one transaction (`transaction`: SeaORM's on
 //!   SQLite, a sqlx one that `COPY`s on PostgreSQL); `tables` builds each table's rows as
 //!   plain values for `db::rows` and `db::copy`, `bulk_keys` (with `replica`) checks the long
-//!   tables' foreign keys once per large import on PostgreSQL, `progress` tells the caller
+//!   tables' foreign keys once per large import on PostgreSQL, `bulk_indexes` builds their
+//!   indexes once after a large import on SQLite, `progress` tells the caller
 //!   how far it has got.
 
+mod bulk_indexes;
 mod bulk_keys;
 pub mod document;
 mod error;

@@ -19,7 +19,10 @@ pub enum ImportStage {
     Hashing,
     /// Writing rows inside the transaction (`done` and `total` count rows).
     Writing,
-    /// Rows written; refreshing the planner's statistics (and, after a large PostgreSQL
+    /// Rows written; building the indexes a large SQLite import left out while it wrote
+    /// (`done` and `total` count indexes; not reported when there are none).
+    Indexing,
+    /// Indexes built; refreshing the planner's statistics (and, after a large PostgreSQL
     /// import, checking the long tables' foreign keys) before the commit.
     Analyzing,
 }
@@ -30,6 +33,7 @@ impl fmt::Display for ImportStage {
             ImportStage::Validating => "validating",
             ImportStage::Hashing => "hashing passwords",
             ImportStage::Writing => "writing",
+            ImportStage::Indexing => "indexing",
             ImportStage::Analyzing => "analyzing",
         })
     }
