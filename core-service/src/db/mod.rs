@@ -106,7 +106,6 @@ async fn connect_with(
                     // Negative: KiB rather than pages, whatever the page size.
                     .pragma("cache_size", "-32768")
                     .pragma("mmap_size", "67108864")
-                    .pragma("temp_store", "memory")
                     // Checkpoints run in `checkpoint`'s task, not in the committing
                     // request; a log grown by a large write is cut back to this size.
                     .pragma("wal_autocheckpoint", "0")
