@@ -13,7 +13,8 @@
 //! indexes stay: SQLite refuses a duplicate with them as the row goes in. All of it happens
 //! inside the import's transaction: readers keep the indexes of their snapshot (SQLite's DDL
 //! is transactional), and a refused import rolls the drop back with everything else.
-//! PostgreSQL keeps its indexes: dropping one there locks the table for every reader.
+//! On PostgreSQL dropping an index locks its table for every reader, so only a first load
+//! drops them there, with the keys (`bulk_keys`).
 
 use sea_orm::{ConnectionTrait, DatabaseBackend, DbErr, Statement};
 

@@ -23,7 +23,8 @@ pub enum ImportStage {
     /// (`done` and `total` count indexes; not reported when there are none).
     Indexing,
     /// Indexes built; refreshing the planner's statistics (and, after a large PostgreSQL
-    /// import, checking the long tables' foreign keys) before the commit.
+    /// import, checking the long tables' foreign keys, and on a first load building their indexes)
+    /// before the commit.
     Analyzing,
 }
 

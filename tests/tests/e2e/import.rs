@@ -1024,6 +1024,48 @@ async fn foreign_keys(db: &DatabaseConnection) -> Vec<(String, String, String, i
     .collect()
 }
 
+/// Every index of the schema: (table, name, definition), with PostgreSQL's object id, which
+/// changes when an index is dropped and built again.
+async fn indexes(db: &DatabaseConnection) -> Vec<(String, String, String, i64)> {
+    let sql = match db.get_database_backend() {
+        DbBackend::Postgres => {
+            "SELECT t.relname::text AS t, c.relname::text AS n, \
+                    pg_get_indexdef(i.indexrelid) AS d, i.indexrelid::int8 AS o \
+             FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid \
+             JOIN pg_class AS t ON t.oid = i.indrelid \
+             JOIN pg_namespace AS ns ON ns.oid = t.relnamespace \
+             WHERE ns.nspname = current_schema() ORDER BY 1, 2"
+        }
+        _ => {
+            "SELECT tbl_name AS t, name AS n, sql AS d, 0 AS o FROM sqlite_schema \
+             WHERE type = 'index' AND sql IS NOT NULL ORDER BY 1, 2"
+        }
+    };
+    db.query_all_raw(sea_orm::Statement::from_string(
+        db.get_database_backend(),
+        sql,
+    ))
+    .await
+    .expect("indexes read")
+    .iter()
+    .map(|row| {
+        (
+            row.try_get("", "t").expect("t"),
+            row.try_get("", "n").expect("n"),
+            row.try_get("", "d").expect("d"),
+            row.try_get("", "o").expect("o"),
+        )
+    })
+    .collect()
+}
+
+/// The long tables' indexes that are neither unique nor a key's, which a large first load
+/// drops and builds again (PostgreSQL's names: `idx_…`).
+fn rebuilt(index: &(String, String, String, i64)) -> bool {
+    ["users", "enrollments", "learner_results", "user_points"].contains(&index.0.as_str())
+        && index.1.starts_with("idx_")
+}
+
 /// The keys without their object ids.
 fn definitions(keys: &[(String, String, String, i64)]) -> Vec<(String, String, String)> {
     keys.iter()
@@ -1077,7 +1119,23 @@ async fn assert_orphans_refused(db: &DatabaseConnection) {
 /// refuses an orphan.
 async fn a_large_import_keeps_every_foreign_key(db: &DatabaseConnection) {
     let before = foreign_keys(db).await;
+    let indexes_before = indexes(db).await;
     let summary = import_world(db, 1_000).await;
+    let indexes_after = indexes(db).await;
+    assert_eq!(
+        definitions(&indexes_before),
+        definitions(&indexes_after),
+        "the import must leave every index as it was"
+    );
+    if db.get_database_backend() == DbBackend::Postgres {
+        // A first load: the long tables' own indexes were built again after the rows.
+        let pairs = || indexes_before.iter().zip(&indexes_after);
+        assert!(pairs().filter(|(old, _)| rebuilt(old)).count() >= 8);
+        assert!(
+            pairs().all(|(old, new)| (old.3 != new.3) == rebuilt(old)),
+            "{indexes_before:?}\n{indexes_after:?}"
+        );
+    }
     assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
     assert_eq!(
         count::<enrollment::Entity>(db).await,
@@ -1103,12 +1161,18 @@ async fn a_large_import_beside_another_account_keeps_the_keys_in_place() {
     let db = &fixture.db;
     seed(db).await;
     let before = foreign_keys(db).await;
+    let indexes_before = indexes(db).await;
     let summary = import_world(db, 1_000).await;
     assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
     assert_eq!(
         before,
         foreign_keys(db).await,
         "no key was dropped while another account is served"
+    );
+    assert_eq!(
+        indexes_before,
+        indexes(db).await,
+        "no index was dropped while another account is served"
     );
     assert_orphans_refused(db).await;
     fixture.db.close().await.ok();
@@ -1171,8 +1235,11 @@ async fn a_large_first_load_without_the_right_to_skip_triggers_drops_and_adds_ba
             .await
             .expect("connected as the owner");
     let before = foreign_keys(&owner).await;
+    let indexes_before = indexes(&owner).await;
     let summary = import_world(&owner, 1_000).await;
     assert!(summary.enrollments + summary.points >= 10_000, "{summary}");
+    // The owner may not create in the schema, so the indexes were left in place.
+    assert_eq!(indexes_before, indexes(&owner).await);
     let after = foreign_keys(&owner).await;
     assert_eq!(definitions(&before), definitions(&after));
     let long = |t: &str| ["users", "enrollments", "learner_results", "user_points"].contains(&t);
