@@ -129,6 +129,27 @@ fn write(folder: &Path, name: &str, doc: &Value, order: &[&str]) -> std::path::P
     file
 }
 
+/// The generated account in the contract's order, written as `scale.json` in `folder`.
+fn generated_file(folder: &Path) -> std::path::PathBuf {
+    write(
+        folder,
+        "scale.json",
+        &generated(&password_hash()),
+        &CONTRACT_ORDER,
+    )
+}
+
+/// Imports `file`, which the database itself refuses with an error naming `cause`, and
+/// checks that nothing of it landed.
+async fn assert_refused_by_database(db: &DatabaseConnection, file: &Path, cause: &str) {
+    let err = import_file(db, file, &hasher())
+        .await
+        .expect_err("the database refuses the import");
+    assert!(matches!(err, ImportError::Database(_)), "{err}");
+    assert!(format!("{err:?}").contains(cause), "{err:?}");
+    assert_nothing_landed(db).await;
+}
+
 fn reversed_order() -> Vec<&'static str> {
     CONTRACT_ORDER.iter().rev().copied().collect()
 }
@@ -145,12 +166,7 @@ where
 
 async fn a_generated_account_lands_whole_with_its_progress(db: &DatabaseConnection) {
     let folder = tempfile::tempdir().expect("temporary folder");
-    let file = write(
-        folder.path(),
-        "scale.json",
-        &generated(&password_hash()),
-        &CONTRACT_ORDER,
-    );
+    let file = generated_file(folder.path());
     let indexes = index_definitions(db).await;
     let reports: Mutex<Vec<ImportProgress>> = Mutex::new(Vec::new());
     let record = |progress| reports.lock().expect("reports").push(progress);
@@ -368,21 +384,8 @@ async fn sqlite_an_import_refused_after_its_long_tables_keeps_every_index() {
     .await
     .expect("trigger added");
     let folder = tempfile::tempdir().expect("temporary folder");
-    let file = write(
-        folder.path(),
-        "scale.json",
-        &generated(&password_hash()),
-        &CONTRACT_ORDER,
-    );
-    let err = import_file(db, &file, &hasher())
-        .await
-        .expect_err("the trigger refuses a points row");
-    assert!(matches!(err, ImportError::Database(_)), "{err}");
-    assert!(
-        format!("{err:?}").contains("test_points_refused"),
-        "{err:?}"
-    );
-    assert_nothing_landed(db).await;
+    let file = generated_file(folder.path());
+    assert_refused_by_database(db, &file, "test_points_refused").await;
     assert_eq!(index_definitions(db).await, indexes);
 
     db.execute_unprepared("DROP TRIGGER test_points_refused")
@@ -442,18 +445,8 @@ async fn postgresql_a_copy_failing_at_the_last_long_table_leaves_nothing() {
     .await
     .expect("rule added");
     let folder = tempfile::tempdir().expect("temporary folder");
-    let file = write(
-        folder.path(),
-        "scale.json",
-        &generated(&password_hash()),
-        &CONTRACT_ORDER,
-    );
-    let err = import_file(db, &file, &hasher())
-        .await
-        .expect_err("the database refuses a points entry");
-    assert!(matches!(err, ImportError::Database(_)), "{err}");
-    assert!(format!("{err:?}").contains("ck_test_points"), "{err:?}");
-    assert_nothing_landed(db).await;
+    let file = generated_file(folder.path());
+    assert_refused_by_database(db, &file, "ck_test_points").await;
     assert_triggers_on(db).await;
 
     db.execute_unprepared("ALTER TABLE user_points DROP CONSTRAINT ck_test_points")
@@ -486,20 +479,7 @@ async fn postgresql_a_key_broken_by_the_copied_rows_refuses_the_import() {
         db.execute_unprepared(statement).await.expect("key added");
     }
     let folder = tempfile::tempdir().expect("temporary folder");
-    let file = write(
-        folder.path(),
-        "scale.json",
-        &generated(&password_hash()),
-        &CONTRACT_ORDER,
-    );
-    let err = import_file(db, &file, &hasher())
-        .await
-        .expect_err("the key refuses the enrollments");
-    assert!(matches!(err, ImportError::Database(_)), "{err}");
-    assert!(
-        format!("{err:?}").contains("fk_test_enrollments_account"),
-        "{err:?}"
-    );
-    assert_nothing_landed(db).await;
+    let file = generated_file(folder.path());
+    assert_refused_by_database(db, &file, "fk_test_enrollments_account").await;
     assert_triggers_on(db).await;
 }

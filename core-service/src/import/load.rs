@@ -380,14 +380,17 @@ async fn write(
         )
         .await?;
         let rows = |of: fn(&AccountPlan) -> usize| plan.accounts.iter().map(of).sum::<usize>();
+        let users = rows(|a| a.users.len());
+        let enrollments = rows(|a| a.enrollments.len());
+        let results = rows(|a| a.results.len());
+        let points = rows(|a| a.points.len());
+        let relaxed = bulk_keys::relax_for(txn, users + enrollments + points).await?;
         let long_tables = [
-            (tables::USERS.name, rows(|a| a.users.len())),
-            (tables::ENROLLMENTS.name, rows(|a| a.enrollments.len())),
-            (tables::RESULTS.name, rows(|a| a.results.len())),
-            (tables::POINTS.name, rows(|a| a.points.len())),
+            (tables::USERS.name, users),
+            (tables::ENROLLMENTS.name, enrollments),
+            (tables::RESULTS.name, results),
+            (tables::POINTS.name, points),
         ];
-        let long_rows = long_tables[0].1 + long_tables[1].1 + long_tables[3].1;
-        let relaxed = bulk_keys::relax_for(txn, long_rows).await?;
         let deferred = bulk_indexes::defer(txn, &long_tables).await?;
         write_long(
             txn,

@@ -1006,22 +1006,7 @@ async fn foreign_keys(db: &DatabaseConnection) -> Vec<(String, String, String, i
              WHERE m.type = 'table' ORDER BY 1, 2, 3"
         }
     };
-    db.query_all_raw(sea_orm::Statement::from_string(
-        db.get_database_backend(),
-        sql,
-    ))
-    .await
-    .expect("foreign keys read")
-    .iter()
-    .map(|row| {
-        (
-            row.try_get("", "t").expect("t"),
-            row.try_get("", "n").expect("n"),
-            row.try_get("", "d").expect("d"),
-            row.try_get("", "o").expect("o"),
-        )
-    })
-    .collect()
+    catalog(db, sql).await
 }
 
 /// Every index of the schema: (table, name, definition), with PostgreSQL's object id, which
@@ -1041,12 +1026,17 @@ async fn indexes(db: &DatabaseConnection) -> Vec<(String, String, String, i64)> 
              WHERE type = 'index' AND sql IS NOT NULL ORDER BY 1, 2"
         }
     };
+    catalog(db, sql).await
+}
+
+/// The rows of a catalog query selecting `t`, `n`, `d` and `o`.
+async fn catalog(db: &DatabaseConnection, sql: &str) -> Vec<(String, String, String, i64)> {
     db.query_all_raw(sea_orm::Statement::from_string(
         db.get_database_backend(),
         sql,
     ))
     .await
-    .expect("indexes read")
+    .expect("catalog read")
     .iter()
     .map(|row| {
         (
