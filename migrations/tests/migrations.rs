@@ -218,6 +218,14 @@ const CASCADING_KEYS: &[(&str, &str, &str)] = &[
     ("webhook_event_counters", "account_id", "accounts"),
 ];
 
+/// Indexes of some rows only: e-mail addresses that are set (migration 18), rows with a date
+/// (migration 26).
+const PARTIAL_INDEXES: &[&str] = &[
+    "uq_users_account_email_address",
+    "idx_enrollments_account_id_due_at_id",
+    "idx_learner_results_account_effective_completed_at_enrollment",
+];
+
 fn expected_indexes() -> BTreeSet<(String, String, bool)> {
     INDEXES
         .iter()
@@ -348,9 +356,38 @@ async fn foreign_keys(db: &DatabaseConnection) -> BTreeSet<(String, String, Stri
         .collect()
 }
 
+/// The indexes that hold only some rows of their table (`CREATE INDEX … WHERE`).
+async fn partial_indexes(db: &DatabaseConnection) -> BTreeSet<String> {
+    let sql = match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            "SELECT il.name FROM sqlite_master m JOIN pragma_index_list(m.name) il \
+             WHERE m.type = 'table' AND il.partial = 1"
+        }
+        DbBackend::Postgres => {
+            "SELECT i.relname::text FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid \
+             JOIN pg_namespace n ON n.oid = i.relnamespace \
+             WHERE n.nspname = current_schema() AND x.indpred IS NOT NULL"
+        }
+        other => panic!("unsupported backend {other:?}"),
+    };
+    strings(db, sql)
+        .await
+        .into_iter()
+        .map(|mut row| row.remove(0))
+        .collect()
+}
+
 async fn assert_full_schema(db: &DatabaseConnection) {
     assert_eq!(tables(db).await, expected_tables());
     assert_eq!(indexes(db).await, expected_indexes());
+    assert_eq!(
+        partial_indexes(db).await,
+        PARTIAL_INDEXES
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect(),
+        "the partial indexes"
+    );
     assert_eq!(foreign_keys(db).await, expected_foreign_keys());
     let status = Migrator::get_pending_migrations(db)
         .await

@@ -34,6 +34,10 @@ struct Args {
     /// key space in byte order), `random` (UUID v4) or `sequential` (the best case).
     #[arg(long, value_enum, default_value_t = IdShape::Scattered)]
     ids: IdShape,
+    /// Give three enrollments in four a tracked result (untouched, in progress, passed or
+    /// failed), as the scale benchmark's accounts have; without, every result is untouched.
+    #[arg(long)]
+    results: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -49,6 +53,7 @@ fn main() -> anyhow::Result<()> {
     shape.enrollments_per_user = args.enrollments_per_user;
     shape.plain_passwords = args.plain_passwords;
     shape.id_shape = args.ids;
+    shape.results = args.results;
 
     let hash = PasswordHasher::new(PasswordPolicy::default())?.hash(WORLD_PASSWORD)?;
     let stdout = std::io::stdout();
