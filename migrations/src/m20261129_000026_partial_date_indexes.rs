@@ -47,6 +47,14 @@ async fn rebuild(manager: &SchemaManager<'_>, partial: bool) -> Result<(), DbErr
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
+    // Each index is dropped and made again under the same name: in one transaction, on one
+    // connection, so no pooled connection sees the name half changed (on SQLite, migrations
+    // otherwise run statement by statement on whichever connection the pool gives), and a
+    // failure leaves the old index in place.
+    fn use_transaction(&self) -> Option<bool> {
+        Some(true)
+    }
+
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         rebuild(manager, true).await
     }

@@ -69,6 +69,11 @@ pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(8);
 /// a live write (a password hashed inside it waits at most a few seconds).
 const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Rows a SQLite connection's thread may send ahead of the task reading them. sqlx's default
+/// of 50 stops the thread every 50 rows of a page of 1,000 until the reader catches up, and
+/// each stop and start is a trip through the scheduler on both threads.
+const ROW_BUFFER: usize = 1_024;
+
 /// Connects to `url`. A missing SQLite file is created only as `create` allows
 /// ([`sqlite_file::prepare`]), and every connection gets the settings of docs/decisions.md
 /// ("SQLite connection settings"): WAL so readers never wait for the writer, synchronous
@@ -110,6 +115,7 @@ async fn connect_with(
                     // request; a log grown by a large write is cut back to this size.
                     .pragma("wal_autocheckpoint", "0")
                     .pragma("journal_size_limit", "67108864")
+                    .row_buffer_size(ROW_BUFFER)
             })
             // A ping of an embedded file proves nothing, and would cost every query a
             // second hop to the connection's thread.
