@@ -2,6 +2,10 @@
 //! migrations (see `docs/data-model.md`).
 //!
 //! Every migration is backend-neutral: the same statements run on SQLite and PostgreSQL.
+//! On SQLite sea-orm-migration runs a migration statement by statement on whichever pooled
+//! connection is free, and a connection whose cached schema is older than a change made on
+//! another can refuse the next statement (an index "already exists"): a migration that drops
+//! a name and makes it again runs in a transaction (`use_transaction`, as migration 26 does).
 //! Foreign keys are declared inside `CREATE TABLE` (SQLite cannot add them later);
 //! link tables cascade on delete, every other reference restricts.
 //!

@@ -10,7 +10,8 @@ use std::collections::BTreeSet;
 use lms_migrations::{Migrator, MigratorTrait as _, USER_ROLE_VALUES};
 use lms_testkit::{Backend, TestDatabase};
 use sea_orm_migration::sea_orm::{
-    ConnectionTrait as _, DatabaseConnection, DbBackend, DbErr, Statement,
+    ConnectOptions, ConnectionTrait as _, Database, DatabaseConnection, DbBackend, DbErr,
+    Statement, TransactionTrait as _,
 };
 
 const TABLES: &[&str] = &[
@@ -887,4 +888,49 @@ async fn sqlite_subscriptions_gain_their_revision() {
 #[tokio::test]
 async fn postgres_subscriptions_gain_their_revision() {
     subscriptions_gain_their_revision(Backend::Postgres).await;
+}
+
+/// On SQLite, sea-orm-migration runs a migration statement by statement on whichever pooled
+/// connection is free unless the migration asks for a transaction, and a connection whose
+/// cached schema predates a `DROP INDEX` made on another refuses to create that index again
+/// ("already exists", at prepare time). Migration 26 drops and makes its indexes again under
+/// the same names; a pool whose every connection has read the schema must still apply it.
+#[tokio::test]
+async fn sqlite_a_pool_of_warm_connections_applies_the_index_rebuild() {
+    let database = TestDatabase::create_empty(Backend::Sqlite)
+        .await
+        .expect("SQLite is always there");
+    // The service's pool size (`lms_core::db`).
+    let mut options = ConnectOptions::new(format!("{}?mode=rwc", database.url()));
+    options.sqlx_logging(false).max_connections(4);
+    let db = Database::connect(options).await.expect("the pool opens");
+    let rebuild = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == "m20261129_000026_partial_date_indexes")
+        .expect("the index rebuild is listed");
+    Migrator::up(&db, Some(rebuild as u32))
+        .await
+        .expect("up to the index rebuild");
+    // Four transactions at once hold four connections; each reads the schema, then all go
+    // back to the pool, which hands them out in turn.
+    let mut open = Vec::new();
+    for _ in 0..4 {
+        open.push(db.begin().await.expect("begin"));
+    }
+    for txn in &open {
+        txn.query_one_raw(Statement::from_string(
+            DbBackend::Sqlite,
+            "SELECT count(*) FROM enrollments",
+        ))
+        .await
+        .expect("a read");
+    }
+    for txn in open {
+        txn.commit().await.expect("commit");
+    }
+    Migrator::up(&db, None)
+        .await
+        .expect("the index rebuild through a pool of warm connections");
+    assert_full_schema(&db).await;
+    db.close().await.expect("close");
 }

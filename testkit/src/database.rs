@@ -84,6 +84,11 @@ impl TestDatabase {
         self.backend
     }
 
+    /// The database's URL (a SQLite one names the file without `?mode=rwc`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// A connection pool of its own to this database (the SQLite file is created when
     /// missing).
     pub async fn connect(&self) -> DatabaseConnection {
