@@ -378,6 +378,18 @@ async fn partial_indexes(db: &DatabaseConnection) -> BTreeSet<String> {
         .collect()
 }
 
+/// Applies every migration before `name` (which stays pending), so a test can write rows
+/// under the schema it changes.
+async fn up_to_before(db: &DatabaseConnection, name: &str) {
+    let before = Migrator::migrations()
+        .iter()
+        .position(|m| m.name() == name)
+        .unwrap_or_else(|| panic!("{name} is listed"));
+    Migrator::up(db, Some(before as u32))
+        .await
+        .unwrap_or_else(|err| panic!("up to {name}: {err}"));
+}
+
 async fn assert_full_schema(db: &DatabaseConnection) {
     assert_eq!(tables(db).await, expected_tables());
     assert_eq!(indexes(db).await, expected_indexes());
@@ -611,13 +623,7 @@ async fn audit_rows_survive_losing_their_keys(backend: Backend) {
         return;
     };
     let db = database.connect().await;
-    let before_history = Migrator::migrations()
-        .iter()
-        .position(|m| m.name() == "m20261123_000011_audit_log_history")
-        .expect("the history migration is listed");
-    Migrator::up(&db, Some(before_history as u32))
-        .await
-        .expect("up to the audit log with keys");
+    up_to_before(&db, "m20261123_000011_audit_log_history").await;
     insert_user(&db, USER, "learner").await.expect("user");
     let audit = |id: &str, actor: &str| {
         format!(
@@ -677,13 +683,7 @@ async fn enrollments_survive_gaining_their_dates(backend: Backend) {
         return;
     };
     let db = database.connect().await;
-    let before_dates = Migrator::migrations()
-        .iter()
-        .position(|m| m.name() == "m20261123_000014_enrollment_dates")
-        .expect("the dates migration is listed");
-    Migrator::up(&db, Some(before_dates as u32))
-        .await
-        .expect("up to enrollments without dates");
+    up_to_before(&db, "m20261123_000014_enrollment_dates").await;
     insert_user(&db, USER, "learner").await.expect("user");
     const PROJECT: &str = "0192a000-0000-7000-8000-0000000000b1";
     const ITEM: &str = "0192a000-0000-7000-8000-0000000000b2";
@@ -746,13 +746,7 @@ async fn users_survive_gaining_their_profile(backend: Backend) {
         return;
     };
     let db = database.connect().await;
-    let before_profile = Migrator::migrations()
-        .iter()
-        .position(|m| m.name() == "m20261126_000017_user_directory_profile")
-        .expect("the profile migration is listed");
-    Migrator::up(&db, Some(before_profile as u32))
-        .await
-        .expect("up to users without the profile");
+    up_to_before(&db, "m20261126_000017_user_directory_profile").await;
     insert_user(&db, USER, "learner").await.expect("user");
     Migrator::up(&db, None)
         .await
@@ -839,13 +833,7 @@ async fn subscriptions_gain_their_revision(backend: Backend) {
         return;
     };
     let db = database.connect().await;
-    let before_revision = Migrator::migrations()
-        .iter()
-        .position(|m| m.name() == "m20261129_000025_webhook_subscriptions_revision")
-        .expect("the revision migration is listed");
-    Migrator::up(&db, Some(before_revision as u32))
-        .await
-        .expect("up to subscriptions without a revision");
+    up_to_before(&db, "m20261129_000025_webhook_subscriptions_revision").await;
     insert_user(&db, USER, "account_owner").await.expect("user");
     let now = "2026-11-29 00:30:00+00:00";
     let subscriber = "0192a000-0000-7000-8000-000000000004";
@@ -904,13 +892,7 @@ async fn sqlite_a_pool_of_warm_connections_applies_the_index_rebuild() {
     let mut options = ConnectOptions::new(format!("{}?mode=rwc", database.url()));
     options.sqlx_logging(false).max_connections(4);
     let db = Database::connect(options).await.expect("the pool opens");
-    let rebuild = Migrator::migrations()
-        .iter()
-        .position(|m| m.name() == "m20261129_000026_partial_date_indexes")
-        .expect("the index rebuild is listed");
-    Migrator::up(&db, Some(rebuild as u32))
-        .await
-        .expect("up to the index rebuild");
+    up_to_before(&db, "m20261129_000026_partial_date_indexes").await;
     // Four transactions at once hold four connections; each reads the schema, then all go
     // back to the pool, which hands them out in turn.
     let mut open = Vec::new();
