@@ -6,6 +6,7 @@
 //! connection is free, and a connection whose cached schema is older than a change made on
 //! another can refuse the next statement (an index "already exists"): a migration that drops
 //! a name and makes it again runs in a transaction (`use_transaction`, as migration 26 does).
+//! The migrations test upgrades from every earlier version through such a pool.
 //! Foreign keys are declared inside `CREATE TABLE` (SQLite cannot add them later);
 //! link tables cascade on delete, every other reference restricts.
 //!

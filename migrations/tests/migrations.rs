@@ -885,6 +885,20 @@ async fn postgres_subscriptions_gain_their_revision() {
 /// the same names; a pool whose every connection has read the schema must still apply it.
 #[tokio::test]
 async fn sqlite_a_pool_of_warm_connections_applies_the_index_rebuild() {
+    upgrade_through_a_warm_pool("m20261129_000026_partial_date_indexes").await;
+}
+
+/// The same for every migration: an upgrade from any earlier version of the schema, as a
+/// process start applies it ([`lms_migrations::migrate`]) through its pool, each
+/// connection of which has read the schema as it was.
+#[tokio::test]
+async fn sqlite_a_pool_of_warm_connections_applies_every_upgrade() {
+    for migration in Migrator::migrations().iter().skip(1) {
+        upgrade_through_a_warm_pool(migration.name()).await;
+    }
+}
+
+async fn upgrade_through_a_warm_pool(first_pending: &str) {
     let database = TestDatabase::create_empty(Backend::Sqlite)
         .await
         .expect("SQLite is always there");
@@ -892,7 +906,7 @@ async fn sqlite_a_pool_of_warm_connections_applies_the_index_rebuild() {
     let mut options = ConnectOptions::new(format!("{}?mode=rwc", database.url()));
     options.sqlx_logging(false).max_connections(4);
     let db = Database::connect(options).await.expect("the pool opens");
-    up_to_before(&db, "m20261129_000026_partial_date_indexes").await;
+    up_to_before(&db, first_pending).await;
     // Four transactions at once hold four connections; each reads the schema, then all go
     // back to the pool, which hands them out in turn.
     let mut open = Vec::new();
@@ -902,7 +916,7 @@ async fn sqlite_a_pool_of_warm_connections_applies_the_index_rebuild() {
     for txn in &open {
         txn.query_one_raw(Statement::from_string(
             DbBackend::Sqlite,
-            "SELECT count(*) FROM enrollments",
+            "SELECT count(*) FROM accounts",
         ))
         .await
         .expect("a read");
@@ -910,9 +924,9 @@ async fn sqlite_a_pool_of_warm_connections_applies_the_index_rebuild() {
     for txn in open {
         txn.commit().await.expect("commit");
     }
-    Migrator::up(&db, None)
+    lms_migrations::migrate(&db)
         .await
-        .expect("the index rebuild through a pool of warm connections");
+        .unwrap_or_else(|err| panic!("the upgrade from {first_pending} on: {err}"));
     assert_full_schema(&db).await;
     db.close().await.expect("close");
 }
