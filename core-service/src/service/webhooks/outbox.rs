@@ -258,8 +258,8 @@ fn rows_of(events: &[Event], subscriptions: &[Subscription]) -> Vec<Row> {
 ///
 /// With the account's subscriptions kept in memory ([`known`]) at the revision the counter
 /// row still holds, a write with events for a subscriber is the counter update, the event
-/// rows and the subscribers' pending counts (one statement on PostgreSQL), and one without is
-/// one read of the revision.
+/// rows and the subscribers' pending counts (one statement on PostgreSQL, one string of
+/// statements on SQLite), and one without is one read of the revision.
 pub async fn record(
     txn: &impl ConnectionTrait,
     account_id: Uuid,
@@ -321,6 +321,9 @@ async fn write_if_current(
     if txn.get_database_backend() == DatabaseBackend::Postgres {
         return write_if_current_postgres(txn, account_id, revision, rows).await;
     }
+    if rows.len() <= SQLITE_ONE_TRIP_ROWS {
+        return write_if_current_sqlite(txn, account_id, revision, rows).await;
+    }
     // The counter moves only when the revision matches; the row is locked either way
     // (SQLite's writer already holds the database).
     let counted = txn
@@ -344,6 +347,101 @@ async fn write_if_current(
     Ok(Current::Written(
         write_rows(txn, account_id, last_seq - count + 1, rows).await?,
     ))
+}
+
+/// Most rows [`write_if_current_sqlite`] writes (4 parameters each, far below SQLite's
+/// limit); a write with more events takes the statement-by-statement way below.
+const SQLITE_ONE_TRIP_ROWS: usize = 100;
+
+/// The same on SQLite as one string of statements, which sqlx runs in one trip to the
+/// connection's thread (three trips before): the counter update, the event rows numbered from
+/// it and the subscribers' pending counts, each but the first guarded by the revision, then
+/// the counter read back. Parameters are numbered (`?1` the account, `?2` the revision, `?3`
+/// the count, `?4` the time), so every statement can name the shared ones.
+async fn write_if_current_sqlite(
+    txn: &impl ConnectionTrait,
+    account_id: Uuid,
+    revision: i64,
+    rows: Vec<Row>,
+) -> ServiceResult<Current> {
+    use std::fmt::Write as _;
+    const CURRENT: &str = r#"EXISTS (SELECT 1 FROM "webhook_event_counters" WHERE "account_id" = ?1 AND "subscriptions_revision" = ?2)"#;
+    let count = rows.len();
+    let mut values: Vec<Value> = Vec::with_capacity(4 + 5 * count);
+    values.extend([
+        account_id.into(),
+        revision.into(),
+        (count as i64).into(),
+        Utc::now().into(),
+    ]);
+    let mut sql = String::from(
+        r#"UPDATE "webhook_event_counters"
+           SET "last_seq" = "last_seq" + CASE WHEN "subscriptions_revision" = ?2 THEN ?3 ELSE 0 END
+           WHERE "account_id" = ?1;
+           INSERT INTO "webhook_events"
+               ("id", "account_id", "subscriber_id", "seq", "event_type", "payload", "delivery_id", "created_at")
+           SELECT "v"."column1", ?1, "v"."column2", "c"."last_seq" - ?3 + "v"."column5",
+                  "v"."column3", "v"."column4", NULL, ?4
+           FROM "webhook_event_counters" AS "c", (VALUES "#,
+    );
+    let mut per_subscriber: BTreeMap<Uuid, i64> = Default::default();
+    for (n, row) in rows.iter().enumerate() {
+        *per_subscriber.entry(row.subscriber_id).or_default() += 1;
+        let at = values.len();
+        let comma = if n == 0 { "" } else { ", " };
+        // Writing to a String cannot fail.
+        let _ = write!(
+            sql,
+            "{comma}(?{}, ?{}, ?{}, ?{}, {})",
+            at + 1,
+            at + 2,
+            at + 3,
+            at + 4,
+            n + 1
+        );
+        values.extend([
+            Uuid::now_v7().into(),
+            row.subscriber_id.into(),
+            row.event_type.into(),
+            row.payload.as_str().into(),
+        ]);
+    }
+    sql.push_str(r#") AS "v" WHERE "c"."account_id" = ?1 AND "c"."subscriptions_revision" = ?2;"#);
+    for (added, subscriber_ids) in by_count(per_subscriber) {
+        let _ = write!(
+            sql,
+            r#"UPDATE "webhook_subscribers" SET "pending_events" = "pending_events" + ?{} WHERE "id" IN ("#,
+            values.len() + 1
+        );
+        values.push(added.into());
+        for (i, subscriber_id) in subscriber_ids.into_iter().enumerate() {
+            let comma = if i == 0 { "" } else { ", " };
+            let _ = write!(sql, "{comma}?{}", values.len() + 1);
+            values.push(subscriber_id.into());
+        }
+        let _ = write!(sql, ") AND {CURRENT};");
+    }
+    sql.push_str(
+        r#"SELECT "last_seq", "subscriptions_revision" FROM "webhook_event_counters" WHERE "account_id" = ?1"#,
+    );
+    let counted = txn
+        .query_one_raw(Statement::from_sql_and_values(
+            DatabaseBackend::Sqlite,
+            sql,
+            values,
+        ))
+        .await?;
+    let Some(counted) = counted else {
+        return Ok(Current::Stale(None));
+    };
+    let stored: i64 = counted.try_get("", "subscriptions_revision")?;
+    if stored != revision {
+        return Ok(Current::Stale(Some(stored)));
+    }
+    for row in &rows {
+        crate::metrics::webhook_event_recorded(row.event_type);
+    }
+    Ok(Current::Written(count))
 }
 
 /// The same on PostgreSQL as one statement: the counter update, the event rows numbered
@@ -441,14 +539,7 @@ async fn write_rows(
         }
     }
     insert_events(txn, models).await?;
-    // One statement per distinct count (a write's subscribers usually all get the same
-    // number of events), not one per subscriber: these rows are the dispatchers' too, and
-    // the account's writers wait for this transaction.
-    let mut by_count: BTreeMap<i64, Vec<Uuid>> = Default::default();
-    for (subscriber_id, added) in per_subscriber {
-        by_count.entry(added).or_default().push(subscriber_id);
-    }
-    for (added, subscriber_ids) in by_count {
+    for (added, subscriber_ids) in by_count(per_subscriber) {
         webhook_subscriber::Entity::update_many()
             .col_expr(
                 webhook_subscriber::Column::PendingEvents,
@@ -459,6 +550,18 @@ async fn write_rows(
             .await?;
     }
     Ok(count)
+}
+
+/// Subscribers grouped by the number of events a write adds to each: one update per distinct
+/// count (a write's subscribers usually all get the same number), not one per subscriber,
+/// since these rows are the dispatchers' too and the account's writers wait for this
+/// transaction.
+fn by_count(per_subscriber: BTreeMap<Uuid, i64>) -> BTreeMap<i64, Vec<Uuid>> {
+    let mut by_count: BTreeMap<i64, Vec<Uuid>> = Default::default();
+    for (subscriber_id, added) in per_subscriber {
+        by_count.entry(added).or_default().push(subscriber_id);
+    }
+    by_count
 }
 
 async fn insert_events(
