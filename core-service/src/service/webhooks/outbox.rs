@@ -424,24 +424,8 @@ async fn write_if_current_sqlite(
     sql.push_str(
         r#"SELECT "last_seq", "subscriptions_revision" FROM "webhook_event_counters" WHERE "account_id" = ?1"#,
     );
-    let counted = txn
-        .query_one_raw(Statement::from_sql_and_values(
-            DatabaseBackend::Sqlite,
-            sql,
-            values,
-        ))
-        .await?;
-    let Some(counted) = counted else {
-        return Ok(Current::Stale(None));
-    };
-    let stored: i64 = counted.try_get("", "subscriptions_revision")?;
-    if stored != revision {
-        return Ok(Current::Stale(Some(stored)));
-    }
-    for row in &rows {
-        crate::metrics::webhook_event_recorded(row.event_type);
-    }
-    Ok(Current::Written(count))
+    let statement = Statement::from_sql_and_values(DatabaseBackend::Sqlite, sql, values);
+    written_if_current(txn, statement, revision, &rows).await
 }
 
 /// The same on PostgreSQL as one statement: the counter update, the event rows numbered
@@ -490,24 +474,29 @@ async fn write_if_current_postgres(
         Utc::now().into(),
     ];
     values.extend(arrays.map(|array| Value::from(array.finish())));
-    let counted = txn
-        .query_one_raw(Statement::from_sql_and_values(
-            DatabaseBackend::Postgres,
-            SQL,
-            values,
-        ))
-        .await?;
-    let Some(counted) = counted else {
+    let statement = Statement::from_sql_and_values(DatabaseBackend::Postgres, SQL, values);
+    written_if_current(txn, statement, revision, &rows).await
+}
+
+/// Runs a recording `statement` that writes `rows` only while the account's subscriptions
+/// are at `revision` and answers with the counter row: whether it wrote them.
+async fn written_if_current(
+    txn: &impl ConnectionTrait,
+    statement: Statement,
+    revision: i64,
+    rows: &[Row],
+) -> ServiceResult<Current> {
+    let Some(counted) = txn.query_one_raw(statement).await? else {
         return Ok(Current::Stale(None));
     };
     let stored: i64 = counted.try_get("", "subscriptions_revision")?;
     if stored != revision {
         return Ok(Current::Stale(Some(stored)));
     }
-    for row in &rows {
+    for row in rows {
         crate::metrics::webhook_event_recorded(row.event_type);
     }
-    Ok(Current::Written(count))
+    Ok(Current::Written(rows.len()))
 }
 
 /// Inserts `rows` numbered from `first` and adds them to their subscribers' pending counts.
