@@ -1,14 +1,15 @@
 //! Webhooks (`docs/spec/webhooks.md`) end to end: the real gateway and core, a receiver on
 //! 127.0.0.1 started by the test, SQLite and PostgreSQL. The subscriber API and its
 //! confirmation flow, signed deliveries, events recorded only by committed writes, order
-//! and completeness, retries, the give-up and the backlog after re-confirmation, tenant
+//! and completeness, retries, the give-up and the backlog after re-confirmation, retention, tenant
 //! isolation, the address rules and redirects.
 
 use std::time::Duration;
 
 use hmac::{Hmac, Mac as _};
 use lms_core::entities::{
-    webhook_event, webhook_event_counter, webhook_subscriber, webhook_subscription,
+    webhook_delivery, webhook_event, webhook_event_counter, webhook_subscriber,
+    webhook_subscription,
 };
 use lms_proto::v1::{
     RecordResultsRequest, ResultRecord, directory_service_client::DirectoryServiceClient,
@@ -42,6 +43,7 @@ on_both_backends!(LoopbackStack =>
     enrollments_are_announced_to_matching_filters_only,
     a_recorded_completion_is_announced_after_its_status_change,
     subscriptions_changed_by_another_core_apply_to_the_next_write,
+    events_past_the_retention_are_discarded_with_their_delivery,
 );
 
 on_both_backends!(StrictStack =>
@@ -1047,6 +1049,123 @@ async fn subscriptions_changed_by_another_core_apply_to_the_next_write(stack: &L
         logins(&receiver.delivered_payloads("erp")),
         ["second@acme.example.com", "third@acme.example.com"]
     );
+}
+
+/// Section 8's retention: events undelivered past `--webhook-retention-hours` are discarded
+/// with the delivery that holds them, and the subscriber's count follows; younger events stay
+/// and are delivered. A core discards at its start and then every minute, so a second core
+/// started on the database with a retention of an hour does it here, for events whose
+/// recording time the test moves two hours back.
+async fn events_past_the_retention_are_discarded_with_their_delivery(stack: &LoopbackStack) {
+    let receiver = Receiver::start().await;
+    subscribe(
+        stack,
+        world::OWNER,
+        &receiver,
+        "crm",
+        "hook",
+        None,
+        &["USER_REGISTERED"],
+    )
+    .await;
+    receiver.answer(500);
+    for n in 0..3 {
+        new_user(stack, &format!("old{n}@acme.example.com")).await;
+    }
+    receiver
+        .wait_until(Duration::from_secs(10), "a failed attempt", |all| {
+            all.iter()
+                .any(|r| r.answered == 500 && r.body.starts_with(b"{\"type\":\"USER_REGISTERED\""))
+        })
+        .await;
+    // Disabled, the subscriber keeps its delivery in progress and is attempted no more.
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "disable",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
+    let old: Vec<webhook_event::Model> =
+        webhook_event::Entity::find().all(stack.db()).await.unwrap();
+    assert_eq!(old.len(), 3);
+    let deliveries: Vec<_> = old.iter().filter_map(|e| e.delivery_id).collect();
+    assert!(
+        !deliveries.is_empty(),
+        "the failed attempt's delivery holds events"
+    );
+    let old_ids: Vec<_> = old.iter().map(|e| e.id).collect();
+    new_user(stack, "young@acme.example.com").await;
+    webhook_event::Entity::update_many()
+        .col_expr(
+            webhook_event::Column::CreatedAt,
+            Expr::value(chrono::Utc::now() - chrono::Duration::hours(2)),
+        )
+        .filter(webhook_event::Column::Id.is_in(old_ids.clone()))
+        .exec(stack.db())
+        .await
+        .unwrap();
+    assert_eq!(info(stack, world::OWNER, "crm").await["pendingEvents"], 4);
+
+    let second = stack
+        .replica(lms_tests::stack::StackOptions {
+            webhooks: lms_core::webhooks::WebhookSettings {
+                retention_hours: 1,
+                ..lms_tests::webhooks::quick_settings(true)
+            },
+            ..lms_tests::stack::StackOptions::new(stack.backend())
+        })
+        .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let left = webhook_event::Entity::find()
+            .filter(webhook_event::Column::Id.is_in(old_ids.clone()))
+            .count(stack.db())
+            .await
+            .unwrap();
+        if left == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{left} events past the retention are still kept"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        webhook_delivery::Entity::find()
+            .filter(webhook_delivery::Column::Id.is_in(deliveries))
+            .count(stack.db())
+            .await
+            .unwrap(),
+        0,
+        "the delivery goes with its events"
+    );
+    assert_eq!(info(stack, world::OWNER, "crm").await["pendingEvents"], 1);
+
+    receiver.answer(200);
+    assert_ok(
+        &call(
+            stack,
+            world::OWNER,
+            "enable",
+            json!({"subscriberName": "crm"}),
+        )
+        .await,
+    );
+    receiver
+        .wait_until(Duration::from_secs(10), "the young event", |_| {
+            !receiver.delivered_payloads("hook").is_empty()
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        logins(&receiver.delivered_payloads("hook")),
+        ["young@acme.example.com"]
+    );
+    second.stop().await;
 }
 
 async fn private_and_loopback_callbacks_are_refused_without_the_setting(stack: &StrictStack) {
