@@ -119,6 +119,12 @@ async fn info_once(
     }
 }
 
+/// `POST /webhook/enable` or `/webhook/disable` (`action`) of the owner's subscriber `name`,
+/// which must answer 200.
+async fn switch(stack: &lms_tests::TestStack, action: &str, name: &str) {
+    assert_ok(&call(stack, world::OWNER, action, json!({"subscriberName": name})).await);
+}
+
 fn logins(payloads: &[Value]) -> Vec<String> {
     payloads
         .iter()
@@ -352,15 +358,7 @@ async fn a_receiver_down_for_a_while_then_gets_every_event_once_in_order(stack: 
     )
     .await;
     // Recorded while paused, so that the outage starts at once for all of them.
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "disable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "disable", "crm").await;
     let expected: Vec<String> = (0..10)
         .map(|n| format!("down{n}@acme.example.com"))
         .collect();
@@ -368,15 +366,7 @@ async fn a_receiver_down_for_a_while_then_gets_every_event_once_in_order(stack: 
         new_user(stack, login).await;
     }
     receiver.answer(500);
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "enable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "enable", "crm").await;
     let failed = receiver
         .wait_until(Duration::from_secs(10), "three failed attempts", |all| {
             all.iter().filter(|r| r.answered == 500).count() >= 3
@@ -722,24 +712,8 @@ async fn disabled_subscribers_keep_their_events_until_enabled(stack: &LoopbackSt
         &["USER_REGISTERED"],
     )
     .await;
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "disable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "disable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "disable", "crm").await;
+    switch(stack, "disable", "crm").await;
     new_user(stack, "paused1@acme.example.com").await;
     new_user(stack, "paused2@acme.example.com").await;
     tokio::time::sleep(Duration::from_millis(600)).await;
@@ -747,15 +721,7 @@ async fn disabled_subscribers_keep_their_events_until_enabled(stack: &LoopbackSt
     let paused = info(stack, world::OWNER, "crm").await;
     assert_eq!(paused["subscriberStatus"], "INACTIVE");
     assert_eq!(paused["pendingEvents"], 2);
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "enable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "enable", "crm").await;
     receiver
         .wait_until(Duration::from_secs(5), "the paused events", |_| {
             receiver.delivered_payloads("hook").len() >= 2
@@ -1079,15 +1045,7 @@ async fn events_past_the_retention_are_discarded_with_their_delivery(stack: &Loo
         })
         .await;
     // Disabled, the subscriber keeps its delivery in progress and is attempted no more.
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "disable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "disable", "crm").await;
     let old: Vec<webhook_event::Model> =
         webhook_event::Entity::find().all(stack.db()).await.unwrap();
     assert_eq!(old.len(), 3);
@@ -1146,15 +1104,7 @@ async fn events_past_the_retention_are_discarded_with_their_delivery(stack: &Loo
     assert_eq!(info(stack, world::OWNER, "crm").await["pendingEvents"], 1);
 
     receiver.answer(200);
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "enable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "enable", "crm").await;
     receiver
         .wait_until(Duration::from_secs(10), "the young event", |_| {
             !receiver.delivered_payloads("hook").is_empty()

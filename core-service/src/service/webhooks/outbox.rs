@@ -367,13 +367,7 @@ async fn write_if_current_sqlite(
     use std::fmt::Write as _;
     const CURRENT: &str = r#"EXISTS (SELECT 1 FROM "webhook_event_counters" WHERE "account_id" = ?1 AND "subscriptions_revision" = ?2)"#;
     let count = rows.len();
-    let mut values: Vec<Value> = Vec::with_capacity(4 + 5 * count);
-    values.extend([
-        account_id.into(),
-        revision.into(),
-        (count as i64).into(),
-        Utc::now().into(),
-    ]);
+    let mut values = recording_parameters(account_id, revision, count, 5 * count);
     let mut sql = String::from(
         r#"UPDATE "webhook_event_counters"
            SET "last_seq" = "last_seq" + CASE WHEN "subscriptions_revision" = ?2 THEN ?3 ELSE 0 END
@@ -467,15 +461,24 @@ async fn write_if_current_postgres(
         arrays[2].push(&row.event_type.into())?;
         arrays[3].push(&row.payload.as_str().into())?;
     }
-    let mut values: Vec<Value> = vec![
+    let mut values = recording_parameters(account_id, revision, count, 4);
+    values.extend(arrays.map(|array| Value::from(array.finish())));
+    let statement = Statement::from_sql_and_values(DatabaseBackend::Postgres, SQL, values);
+    written_if_current(txn, statement, revision, &rows).await
+}
+
+/// The first four parameters of both recording statements, in the order they number them
+/// (the account, the kept revision, the number of rows, the recording time), with room for
+/// `more`.
+fn recording_parameters(account_id: Uuid, revision: i64, count: usize, more: usize) -> Vec<Value> {
+    let mut values = Vec::with_capacity(4 + more);
+    values.extend([
         account_id.into(),
         revision.into(),
         (count as i64).into(),
         Utc::now().into(),
-    ];
-    values.extend(arrays.map(|array| Value::from(array.finish())));
-    let statement = Statement::from_sql_and_values(DatabaseBackend::Postgres, SQL, values);
-    written_if_current(txn, statement, revision, &rows).await
+    ]);
+    values
 }
 
 /// Runs a recording `statement` that writes `rows` only while the account's subscriptions
