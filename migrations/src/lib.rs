@@ -50,6 +50,7 @@ mod m20261128_000023_webhook_due_indexes;
 mod m20261128_000024_lower_name_indexes;
 mod m20261129_000025_webhook_subscriptions_revision;
 mod m20261129_000026_partial_date_indexes;
+mod m20261129_000027_webhook_events_flag;
 mod schema;
 
 /// What [`migrate`] did: the migrations it applied, oldest first.
@@ -127,6 +128,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000024_lower_name_indexes::Migration),
             Box::new(m20261129_000025_webhook_subscriptions_revision::Migration),
             Box::new(m20261129_000026_partial_date_indexes::Migration),
+            Box::new(m20261129_000027_webhook_events_flag::Migration),
         ]
     }
 }

@@ -123,7 +123,7 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ),
     (
         "webhook_subscribers",
-        "idx_webhook_subscribers_pending_events",
+        "idx_webhook_subscribers_has_events",
         false,
     ),
     (
@@ -220,11 +220,12 @@ const CASCADING_KEYS: &[(&str, &str, &str)] = &[
 ];
 
 /// Indexes of some rows only: e-mail addresses that are set (migration 18), rows with a date
-/// (migration 26).
+/// (migration 26), subscribers with events (migration 27).
 const PARTIAL_INDEXES: &[&str] = &[
     "uq_users_account_email_address",
     "idx_enrollments_account_id_due_at_id",
     "idx_learner_results_account_effective_completed_at_enrollment",
+    "idx_webhook_subscribers_has_events",
 ];
 
 fn expected_indexes() -> BTreeSet<(String, String, bool)> {
@@ -876,6 +877,69 @@ async fn sqlite_subscriptions_gain_their_revision() {
 #[tokio::test]
 async fn postgres_subscriptions_gain_their_revision() {
     subscriptions_gain_their_revision(Backend::Postgres).await;
+}
+
+/// Subscribers that had stored events before migration 27 keep them and gain the raised
+/// flag the poll finds them by; a subscriber without events gains a lowered one.
+async fn subscribers_with_events_gain_the_flag(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    up_to_before(&db, "m20261129_000027_webhook_events_flag").await;
+    insert_user(&db, USER, "account_owner").await.expect("user");
+    let now = "2026-11-29 00:30:00+00:00";
+    let (busy, idle) = (
+        "0192a000-0000-7000-8000-000000000004",
+        "0192a000-0000-7000-8000-000000000006",
+    );
+    let mut statements = Vec::new();
+    for (subscriber, name, pending) in [(busy, "crm", 2), (idle, "erp", 0)] {
+        statements.push(format!(
+            "INSERT INTO webhook_subscribers (id, account_id, name, callback_url, secret, active, \
+                 confirmed, confirmation_attempts, pending_events, failures, created_at, updated_at) \
+             VALUES ('{subscriber}', '{ACCOUNT}', '{name}', 'https://{name}.example.com/hook', NULL, \
+                 TRUE, TRUE, 0, {pending}, 0, '{now}', '{now}')"
+        ));
+    }
+    for seq in 1..=2 {
+        statements.push(format!(
+            "INSERT INTO webhook_events (id, account_id, subscriber_id, seq, event_type, payload, \
+                 delivery_id, created_at) \
+             VALUES ('0192a000-0000-7000-8000-00000000001{seq}', '{ACCOUNT}', '{busy}', {seq}, \
+                 'USER_REGISTERED', '{{}}', NULL, '{now}')"
+        ));
+    }
+    for statement in statements {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+    Migrator::up(&db, None).await.expect("the flag migration");
+    assert_full_schema(&db).await;
+    let flags = strings(
+        &db,
+        "SELECT name, CASE WHEN has_events THEN 'flagged' ELSE 'not flagged' END, \
+                CAST((SELECT COUNT(*) FROM webhook_events e WHERE e.subscriber_id = s.id) AS TEXT) \
+         FROM webhook_subscribers s ORDER BY name",
+    )
+    .await;
+    assert_eq!(
+        flags,
+        [
+            vec!["crm".to_owned(), "flagged".to_owned(), "2".to_owned()],
+            vec!["erp".to_owned(), "not flagged".to_owned(), "0".to_owned()],
+        ]
+    );
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_subscribers_with_events_gain_the_flag() {
+    subscribers_with_events_gain_the_flag(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_subscribers_with_events_gain_the_flag() {
+    subscribers_with_events_gain_the_flag(Backend::Postgres).await;
 }
 
 /// On SQLite, sea-orm-migration runs a migration statement by statement on whichever pooled

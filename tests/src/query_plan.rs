@@ -124,23 +124,71 @@ pub async fn check_tables(
     statements: &BTreeSet<String>,
     tables: &[&str],
 ) -> Vec<BadPlan> {
+    let backend = db.get_database_backend();
+    let partial = partial_indexes(db).await;
     let mut bad = Vec::new();
-    for statement in statements {
+    for statement in statements.iter().flat_map(|s| parts(backend, s)) {
         if !words(statement).any(|word| tables.contains(&word.as_str()))
             || !is_explainable(statement)
         {
             continue;
         }
         let plan = explain(db, statement).await;
-        if let Some(reason) = problem_among(db.get_database_backend(), statement, &plan, tables) {
+        if let Some(reason) = problem_among(backend, statement, &plan, tables, &partial) {
             bad.push(BadPlan {
-                statement: statement.clone(),
+                statement: statement.to_owned(),
                 plan,
                 reason,
             });
         }
     }
     bad
+}
+
+/// SQLite's partial indexes (those made with a `WHERE`), by name; none on PostgreSQL, whose
+/// plans say which rows they read.
+async fn partial_indexes(db: &DatabaseConnection) -> BTreeSet<String> {
+    if db.get_database_backend() != DbBackend::Sqlite {
+        return BTreeSet::new();
+    }
+    db.query_all_raw(Statement::from_string(
+        DbBackend::Sqlite,
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND sql LIKE '% WHERE %'",
+    ))
+    .await
+    .expect("the indexes")
+    .iter()
+    .filter_map(|row| row.try_get_by_index::<String>(0).ok())
+    .collect()
+}
+
+/// The statements of one string the service sent. SQLite runs a `;`-separated string as
+/// its statements one after another, and `EXPLAIN QUERY PLAN` of such a string would
+/// explain the first and run the others, so each is explained alone. Our statements carry
+/// every value as a parameter, so a `;` inside quotes is the only one to step over.
+fn parts(backend: DbBackend, statement: &str) -> Vec<&str> {
+    if backend != DbBackend::Sqlite {
+        return vec![statement];
+    }
+    let mut parts = Vec::new();
+    let (mut start, mut quoted) = (0, None);
+    for (at, c) in statement.char_indices() {
+        match (quoted, c) {
+            (None, '\'' | '"') => quoted = Some(c),
+            (Some(q), c) if q == c => quoted = None,
+            (None, ';') => {
+                parts.push(&statement[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&statement[start..]);
+    parts
+        .into_iter()
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect()
 }
 
 fn is_explainable(statement: &str) -> bool {
@@ -290,7 +338,7 @@ fn postgres_parameters(statement: &str) -> usize {
 /// Why `plan` is bad for `statement`, if it is.
 #[cfg(test)]
 fn problem(backend: DbBackend, statement: &str, plan: &str) -> Option<String> {
-    problem_among(backend, statement, plan, &LARGE_TABLES)
+    problem_among(backend, statement, plan, &LARGE_TABLES, &BTreeSet::new())
 }
 
 /// Why `plan` is bad for `statement`, if it is, `tables` being the large ones.
@@ -299,6 +347,7 @@ fn problem_among(
     statement: &str,
     plan: &str,
     tables: &[&str],
+    partial_indexes: &BTreeSet<String>,
 ) -> Option<String> {
     let names = large_table_names(statement, tables);
     // The primary-key scan being read and whether its condition is a range of ids.
@@ -313,7 +362,17 @@ fn problem_among(
                         .next()
                         .unwrap_or("")
                         .to_ascii_lowercase();
-                    if names.contains(&table) {
+                    // A partial index holds only the rows of its condition, which the
+                    // statement's own implies (or SQLite would not read it): its scan reads
+                    // those rows, not the table.
+                    let index = rest
+                        .split_once("USING ")
+                        .map(|(_, using)| using.trim_start_matches("COVERING "))
+                        .and_then(|using| using.strip_prefix("INDEX "))
+                        .and_then(|index| index.split_whitespace().next());
+                    if names.contains(&table)
+                        && !index.is_some_and(|index| partial_indexes.contains(index))
+                    {
                         return Some(format!("reads `{table}` whole"));
                     }
                 }
@@ -444,6 +503,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_sqlite_string_of_statements_is_explained_statement_by_statement() {
+        let sent = r#"UPDATE "c" SET "n" = ?1 WHERE "a" = ';';
+            INSERT INTO "e" SELECT 1 FROM "c" WHERE "a" = ?2;
+            SELECT "n" FROM "c";"#;
+        assert_eq!(
+            parts(DbBackend::Sqlite, sent),
+            [
+                r#"UPDATE "c" SET "n" = ?1 WHERE "a" = ';'"#,
+                r#"INSERT INTO "e" SELECT 1 FROM "c" WHERE "a" = ?2"#,
+                r#"SELECT "n" FROM "c""#,
+            ]
+        );
+        assert_eq!(parts(DbBackend::Postgres, sent), [sent]);
+    }
+
+    #[test]
     fn aliases_of_large_tables_are_known() {
         let names = large_table_names(
             "SELECT u.id FROM groups g CROSS JOIN group_members gm JOIN \"users\" AS u ON u.id = gm.user_id",
@@ -467,6 +542,21 @@ mod tests {
         assert!(problem(DbBackend::Postgres, statement, walk).is_some());
         let lookup = "Index Scan using users_pkey on users\n  Index Cond: (id = $1)\n  Filter: (account_id = $2)";
         assert!(problem(DbBackend::Postgres, statement, lookup).is_none());
+    }
+
+    #[test]
+    fn a_sqlite_scan_of_a_partial_index_reads_only_its_rows() {
+        let statement = r#"SELECT "id" FROM "users" WHERE "users"."email_address" IS NOT NULL"#;
+        let plan = "SCAN users USING COVERING INDEX uq_users_account_email_address";
+        let partial = BTreeSet::from(["uq_users_account_email_address".to_owned()]);
+        assert!(
+            problem_among(DbBackend::Sqlite, statement, plan, &LARGE_TABLES, &partial).is_none()
+        );
+        assert!(problem(DbBackend::Sqlite, statement, plan).is_some());
+        let whole = "SCAN users";
+        assert!(
+            problem_among(DbBackend::Sqlite, statement, whole, &LARGE_TABLES, &partial).is_some()
+        );
     }
 
     #[test]

@@ -12,6 +12,10 @@ pub struct Model {
     pub last_seq: i64,
     /// A new random value at every change of the account's subscriptions; 0 is not known.
     pub subscriptions_revision: i64,
+    /// How many times a dispatcher lowered a subscriber's `has_events` flag of the account:
+    /// a PostgreSQL writer that finds it moved since its snapshot raises its flags whatever
+    /// its snapshot says of them.
+    pub flags_lowered: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

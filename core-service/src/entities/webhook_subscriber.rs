@@ -36,8 +36,9 @@ pub struct Model {
     pub confirmation_attempts: i32,
     /// When the CONFIRMATION delivery is next attempted; `None` when none is pending.
     pub confirmation_retry_at: Option<DateTimeUtc>,
-    /// Events recorded for the subscriber and not yet acknowledged.
-    pub pending_events: i64,
+    /// Raised by the first event recorded for the subscriber while it had none; lowered by
+    /// the dispatcher that finds none left. The events themselves are counted when asked.
+    pub has_events: bool,
     /// When the oldest undelivered delivery is next attempted after a failure.
     pub events_retry_at: Option<DateTimeUtc>,
     /// Consecutive failures of the oldest undelivered delivery.

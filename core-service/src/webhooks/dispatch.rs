@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 use rand::Rng as _;
 use sea_orm::{
     ActiveValue::Set,
-    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, EntityTrait as _, QueryFilter as _,
-    QueryOrder as _, QuerySelect as _, TransactionTrait as _,
+    ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction,
+    EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, TransactionTrait as _,
     prelude::{Expr, Uuid},
     sea_query::{Condition, ExprTrait as _, LockBehavior, LockType, Query},
 };
@@ -35,7 +35,7 @@ use super::{
 };
 use crate::{
     entities::{
-        webhook_delivery, webhook_event,
+        webhook_delivery, webhook_event, webhook_event_counter,
         webhook_subscriber::{self, Column as S},
     },
     service::{
@@ -84,6 +84,7 @@ impl Dispatcher {
         let mut tasks = JoinSet::new();
         let poll = Duration::from_millis(inner.settings.poll_ms);
         let mut last_housekeeping: Option<tokio::time::Instant> = None;
+        let mut last_sample: Option<tokio::time::Instant> = None;
         loop {
             if *stop.borrow() {
                 break;
@@ -122,9 +123,12 @@ impl Dispatcher {
                 }
             }
             if lms_runtime::metrics::installed()
-                && let Err(err) = untraced(inner.sample_backlog()).await
+                && last_sample.is_none_or(|at| at.elapsed() >= BACKLOG_SAMPLE)
             {
-                tracing::debug!(error = %err, "webhook backlog could not be sampled");
+                last_sample = Some(tokio::time::Instant::now());
+                if let Err(err) = untraced(inner.sample_backlog()).await {
+                    tracing::debug!(error = %err, "webhook backlog could not be sampled");
+                }
             }
             tokio::select! {
                 _ = outbox::committed().notified() => {
@@ -160,11 +164,12 @@ fn unclaimed(now: DateTime<Utc>) -> Condition {
         .add(S::ClaimExpiresAt.lt(now))
 }
 
-/// Events to deliver: enabled, confirmed, events pending, their retry time come. Read on
-/// `(pending_events)`: few subscribers have a backlog at any time.
+/// Events to deliver: enabled, confirmed, events stored, their retry time come. Read on the
+/// partial index of the flagged subscribers (few have a backlog at any time); the flag is
+/// named bare, as the index's condition is, so both backends match the two.
 fn events_due(now: DateTime<Utc>) -> Condition {
     Condition::all()
-        .add(S::PendingEvents.gt(0))
+        .add(Expr::col((webhook_subscriber::Entity, S::HasEvents)))
         .add(S::Active.eq(true))
         .add(S::Confirmed.eq(true))
         .add(
@@ -217,13 +222,16 @@ fn candidates_query(
         .to_owned()
 }
 
-/// The events waiting in every subscriber, summed over those that have some.
-fn backlog_query() -> sea_orm::Select<webhook_subscriber::Entity> {
-    webhook_subscriber::Entity::find()
+/// The events waiting for every subscriber: a count of the stored events (their smallest
+/// index), taken at most every [`BACKLOG_SAMPLE`].
+fn backlog_query() -> sea_orm::Select<webhook_event::Entity> {
+    webhook_event::Entity::find()
         .select_only()
-        .column_as(S::PendingEvents.sum(), "pending")
-        .filter(S::PendingEvents.gt(0))
+        .column_as(webhook_event::Column::Id.count(), "pending")
 }
+
+/// How often the backlog metric counts the stored events.
+const BACKLOG_SAMPLE: Duration = Duration::from_secs(10);
 
 /// `update` also recording the subscriber's latest attempt (section 5's `lastAttempt*`).
 fn attempted(
@@ -251,6 +259,53 @@ fn lease(settings: &WebhookSettings) -> chrono::Duration {
 /// A URL as logs name it: without its query string.
 fn loggable(url: &str) -> &str {
     url.split(['?', '#']).next().unwrap_or(url)
+}
+
+/// Lowers the `has_events` flag of `subscriber_id` (of `account_id`) in `txn` if it has no
+/// event stored; whether it did. A writer recording an event for it holds the account's
+/// counter row until it commits, so the counter row is locked first: the look for events then
+/// sees every event of a writer before, and a writer after finds the flag lowered, or
+/// (PostgreSQL, its snapshot older than the lowering) `flags_lowered` moved, and raises it
+/// again (`outbox`). SQLite's one writer makes the one statement enough there.
+pub async fn lower_flag(
+    txn: &DatabaseTransaction,
+    account_id: Uuid,
+    subscriber_id: Uuid,
+) -> Result<bool, sea_orm::DbErr> {
+    let postgres = txn.get_database_backend() == sea_orm::DbBackend::Postgres;
+    if postgres {
+        txn.execute_raw(sea_orm::Statement::from_sql_and_values(
+            sea_orm::DbBackend::Postgres,
+            r#"SELECT 1 FROM "webhook_event_counters" WHERE "account_id" = $1 FOR UPDATE"#,
+            [account_id.into()],
+        ))
+        .await?;
+    }
+    let any_event = Query::select()
+        .expr(Expr::val(1))
+        .from(webhook_event::Entity)
+        .and_where(webhook_event::Column::SubscriberId.eq(subscriber_id))
+        .to_owned();
+    let lowered = webhook_subscriber::Entity::update_many()
+        .col_expr(S::HasEvents, Expr::value(false))
+        .filter(S::Id.eq(subscriber_id))
+        .filter(S::HasEvents.eq(true))
+        .filter(Expr::exists(any_event).not())
+        .exec(txn)
+        .await?
+        .rows_affected
+        > 0;
+    if postgres && lowered {
+        webhook_event_counter::Entity::update_many()
+            .col_expr(
+                webhook_event_counter::Column::FlagsLowered,
+                Expr::col(webhook_event_counter::Column::FlagsLowered).add(1),
+            )
+            .filter(webhook_event_counter::Column::AccountId.eq(account_id))
+            .exec(txn)
+            .await?;
+    }
+    Ok(lowered)
 }
 
 /// The CONFIRMATION body of section 6: one payload, a string holding `{"code": …}`.
@@ -380,7 +435,7 @@ impl Inner {
             }
             let events_due = subscriber.active
                 && subscriber.confirmed
-                && subscriber.pending_events > 0
+                && subscriber.has_events
                 && subscriber.events_retry_at.is_none_or(|at| at <= now);
             if !events_due {
                 return Ok(());
@@ -389,16 +444,20 @@ impl Inner {
                 Oldest::Delivery(delivery) => self.send_events(&subscriber, &delivery).await?,
                 Oldest::Gathering(wait) => tokio::time::sleep(wait).await,
                 Oldest::Nothing => {
-                    // The count says more than the table holds (events expired meanwhile).
-                    webhook_subscriber::Entity::update_many()
-                        .col_expr(S::PendingEvents, Expr::value(0_i64))
-                        .filter(S::Id.eq(id))
-                        .exec(&self.db)
-                        .await?;
+                    self.lower_flag(&subscriber).await?;
                     return Ok(());
                 }
             }
         }
+    }
+
+    async fn lower_flag(
+        &self,
+        subscriber: &webhook_subscriber::Model,
+    ) -> Result<(), sea_orm::DbErr> {
+        let txn = self.db.begin().await?;
+        lower_flag(&txn, subscriber.account_id, subscriber.id).await?;
+        txn.commit().await
     }
 
     /// Sends the pending CONFIRMATION of `subscriber` once, or drops it if its code expired.
@@ -558,20 +617,16 @@ impl Inner {
                 .filter(webhook_event::Column::DeliveryId.eq(delivery.id))
                 .exec(&txn)
                 .await?;
-            let removed = webhook_delivery::Entity::delete_by_id(delivery.id)
+            webhook_delivery::Entity::delete_by_id(delivery.id)
                 .exec(&txn)
                 .await?;
-            let mut update = attempted(webhook_subscriber::Entity::update_many(), &outcome, now)
+            attempted(webhook_subscriber::Entity::update_many(), &outcome, now)
                 .col_expr(S::EventsRetryAt, Expr::value(Option::<DateTime<Utc>>::None))
                 .col_expr(S::Failures, Expr::value(0))
-                .col_expr(S::FailingSince, Expr::value(Option::<DateTime<Utc>>::None));
-            if removed.rows_affected == 1 {
-                update = update.col_expr(
-                    S::PendingEvents,
-                    Expr::col(S::PendingEvents).sub(i64::from(delivery.events)),
-                );
-            }
-            update.filter(S::Id.eq(subscriber.id)).exec(&txn).await?;
+                .col_expr(S::FailingSince, Expr::value(Option::<DateTime<Utc>>::None))
+                .filter(S::Id.eq(subscriber.id))
+                .exec(&txn)
+                .await?;
         } else {
             webhook_delivery::Entity::update_many()
                 .col_expr(webhook_delivery::Column::Attempts, Expr::value(attempt))
@@ -711,22 +766,12 @@ impl Inner {
                     .exec(&txn)
                     .await?;
             }
-            let mut gone = std::collections::BTreeMap::<Uuid, i64>::new();
-            for row in &rows {
-                *gone.entry(row.subscriber_id).or_default() += 1;
-            }
+            // A subscriber left without events keeps its flag until its dispatcher finds none.
             let ids: Vec<Uuid> = rows.iter().map(|e| e.id).collect();
             webhook_event::Entity::delete_many()
                 .filter(webhook_event::Column::Id.is_in(ids))
                 .exec(&txn)
                 .await?;
-            for (subscriber, count) in &gone {
-                webhook_subscriber::Entity::update_many()
-                    .col_expr(S::PendingEvents, Expr::col(S::PendingEvents).sub(*count))
-                    .filter(S::Id.eq(*subscriber))
-                    .exec(&txn)
-                    .await?;
-            }
             txn.commit().await?;
             let count = rows.len() as u64;
             crate::metrics::webhook_events_expired(count);

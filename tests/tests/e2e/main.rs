@@ -45,5 +45,6 @@ mod tokens;
 mod user_profile;
 mod user_reads;
 mod user_writes;
+mod webhook_flags;
 mod webhooks;
 mod whole_lists;

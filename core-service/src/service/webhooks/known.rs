@@ -136,6 +136,7 @@ pub async fn changed(txn: &impl ConnectionTrait, account_id: Uuid) -> ServiceRes
         account_id: Set(account_id),
         last_seq: Set(0),
         subscriptions_revision: Set(revision),
+        flags_lowered: Set(0),
     })
     .on_conflict(
         OnConflict::column(webhook_event_counter::Column::AccountId)

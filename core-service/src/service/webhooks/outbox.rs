@@ -6,7 +6,7 @@
 //!
 //! [`Write::emit`]: crate::service::Write::emit
 
-use std::{collections::BTreeMap, sync::LazyLock};
+use std::{collections::BTreeSet, sync::LazyLock};
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -258,8 +258,10 @@ fn rows_of(events: &[Event], subscriptions: &[Subscription]) -> Vec<Row> {
 ///
 /// With the account's subscriptions kept in memory ([`known`]) at the revision the counter
 /// row still holds, a write with events for a subscriber is the counter update, the event
-/// rows and the subscribers' pending counts (one statement on PostgreSQL, one string of
-/// statements on SQLite), and one without is one read of the revision.
+/// rows and the raising of their subscribers' `has_events` flags (one statement on
+/// PostgreSQL, one string of statements on SQLite), and one without is one read of the
+/// revision. A flag already raised is not written again: a subscriber's row is written by
+/// the first event of a backlog only, never counted per event.
 pub async fn record(
     txn: &impl ConnectionTrait,
     account_id: Uuid,
@@ -355,9 +357,11 @@ const SQLITE_ONE_TRIP_ROWS: usize = 100;
 
 /// The same on SQLite as one string of statements, which sqlx runs in one trip to the
 /// connection's thread (three trips before): the counter update, the event rows numbered from
-/// it and the subscribers' pending counts, each but the first guarded by the revision, then
-/// the counter read back. Parameters are numbered (`?1` the account, `?2` the revision, `?3`
-/// the count, `?4` the time), so every statement can name the shared ones.
+/// it and the subscribers' flags, each but the first guarded by the revision, then the
+/// counter read back. SQLite's one writer holds the database from the write's first
+/// statement, so a flag it reads raised stays raised until it commits. Parameters are
+/// numbered (`?1` the account, `?2` the revision, `?3` the count, `?4` the time), so every
+/// statement can name the shared ones.
 async fn write_if_current_sqlite(
     txn: &impl ConnectionTrait,
     account_id: Uuid,
@@ -367,7 +371,9 @@ async fn write_if_current_sqlite(
     use std::fmt::Write as _;
     const CURRENT: &str = r#"EXISTS (SELECT 1 FROM "webhook_event_counters" WHERE "account_id" = ?1 AND "subscriptions_revision" = ?2)"#;
     let count = rows.len();
-    let mut values = recording_parameters(account_id, revision, count, 5 * count);
+    let subscribers = subscribers_of(&rows);
+    let mut values =
+        recording_parameters(account_id, revision, count, 4 * count + subscribers.len());
     let mut sql = String::from(
         r#"UPDATE "webhook_event_counters"
            SET "last_seq" = "last_seq" + CASE WHEN "subscriptions_revision" = ?2 THEN ?3 ELSE 0 END
@@ -378,9 +384,7 @@ async fn write_if_current_sqlite(
                   "v"."column3", "v"."column4", NULL, ?4
            FROM "webhook_event_counters" AS "c", (VALUES "#,
     );
-    let mut per_subscriber: BTreeMap<Uuid, i64> = Default::default();
     for (n, row) in rows.iter().enumerate() {
-        *per_subscriber.entry(row.subscriber_id).or_default() += 1;
         let at = values.len();
         let comma = if n == 0 { "" } else { ", " };
         // Writing to a String cannot fail.
@@ -401,20 +405,13 @@ async fn write_if_current_sqlite(
         ]);
     }
     sql.push_str(r#") AS "v" WHERE "c"."account_id" = ?1 AND "c"."subscriptions_revision" = ?2;"#);
-    for (added, subscriber_ids) in by_count(per_subscriber) {
-        let _ = write!(
-            sql,
-            r#"UPDATE "webhook_subscribers" SET "pending_events" = "pending_events" + ?{} WHERE "id" IN ("#,
-            values.len() + 1
-        );
-        values.push(added.into());
-        for (i, subscriber_id) in subscriber_ids.into_iter().enumerate() {
-            let comma = if i == 0 { "" } else { ", " };
-            let _ = write!(sql, "{comma}?{}", values.len() + 1);
-            values.push(subscriber_id.into());
-        }
-        let _ = write!(sql, ") AND {CURRENT};");
+    sql.push_str(r#"UPDATE "webhook_subscribers" SET "has_events" = TRUE WHERE "id" IN ("#);
+    for (i, subscriber_id) in subscribers.into_iter().enumerate() {
+        let comma = if i == 0 { "" } else { ", " };
+        let _ = write!(sql, "{comma}?{}", values.len() + 1);
+        values.push(subscriber_id.into());
     }
+    let _ = write!(sql, r#") AND NOT "has_events" AND {CURRENT};"#);
     sql.push_str(
         r#"SELECT "last_seq", "subscriptions_revision" FROM "webhook_event_counters" WHERE "account_id" = ?1"#,
     );
@@ -423,7 +420,15 @@ async fn write_if_current_sqlite(
 }
 
 /// The same on PostgreSQL as one statement: the counter update, the event rows numbered
-/// from it (none when the revision moved) and the subscribers' pending counts.
+/// from it (none when the revision moved) and the subscribers' flags.
+///
+/// Every statement of PostgreSQL reads the snapshot it started with, and the counter update
+/// may first wait for a dispatcher that lowers a flag of the account (it holds the counter
+/// row while it looks for events and lowers, `webhooks::dispatch`); a flag this statement
+/// sees raised may then be lowered by the time it commits its event. The dispatcher counts
+/// its lowerings on the counter row, so a count that moved between this statement's snapshot
+/// (`o`) and the row it updated (`c`) makes it raise its flags whatever it saw; the update
+/// then reads the row as that dispatcher left it.
 async fn write_if_current_postgres(
     txn: &impl ConnectionTrait,
     account_id: Uuid,
@@ -431,11 +436,13 @@ async fn write_if_current_postgres(
     rows: Vec<Row>,
 ) -> ServiceResult<Current> {
     const SQL: &str = r#"
-        WITH "c" AS (
+        WITH "o" AS (
+            SELECT "flags_lowered" FROM "webhook_event_counters" WHERE "account_id" = $1
+        ), "c" AS (
             UPDATE "webhook_event_counters"
             SET "last_seq" = "last_seq" + CASE WHEN "subscriptions_revision" = $2 THEN $3 ELSE 0 END
             WHERE "account_id" = $1
-            RETURNING "last_seq", "subscriptions_revision"
+            RETURNING "last_seq", "subscriptions_revision", "flags_lowered"
         ), "e" AS (
             INSERT INTO "webhook_events"
                 ("id", "account_id", "subscriber_id", "seq", "event_type", "payload", "delivery_id", "created_at")
@@ -447,9 +454,10 @@ async fn write_if_current_postgres(
             RETURNING "subscriber_id"
         ), "p" AS (
             UPDATE "webhook_subscribers" AS "s"
-            SET "pending_events" = "s"."pending_events" + "a"."added"
-            FROM (SELECT "subscriber_id", COUNT(*) AS "added" FROM "e" GROUP BY "subscriber_id") AS "a"
-            WHERE "s"."id" = "a"."subscriber_id"
+            SET "has_events" = TRUE
+            FROM "c", "o"
+            WHERE "s"."id" IN (SELECT "subscriber_id" FROM "e")
+              AND (NOT "s"."has_events" OR "c"."flags_lowered" <> "o"."flags_lowered")
         )
         SELECT "last_seq", "subscriptions_revision" FROM "c""#;
     let count = rows.len();
@@ -502,7 +510,9 @@ async fn written_if_current(
     Ok(Current::Written(rows.len()))
 }
 
-/// Inserts `rows` numbered from `first` and adds them to their subscribers' pending counts.
+/// Inserts `rows` numbered from `first` and raises their subscribers' flags. The counter row
+/// is this transaction's from before, so no dispatcher lowers a flag of the account until it
+/// commits, and this statement's snapshot (PostgreSQL's too) holds every lowering before.
 async fn write_rows(
     txn: &impl ConnectionTrait,
     account_id: Uuid,
@@ -510,11 +520,10 @@ async fn write_rows(
     rows: Vec<Row>,
 ) -> ServiceResult<usize> {
     let now = Utc::now();
-    let mut per_subscriber: BTreeMap<Uuid, i64> = Default::default();
+    let subscribers = subscribers_of(&rows);
     let count = rows.len();
     let mut models = Vec::with_capacity(rows.len().min(500));
     for (offset, row) in rows.into_iter().enumerate() {
-        *per_subscriber.entry(row.subscriber_id).or_default() += 1;
         crate::metrics::webhook_event_recorded(row.event_type);
         models.push(webhook_event::ActiveModel {
             id: Set(Uuid::now_v7()),
@@ -531,29 +540,18 @@ async fn write_rows(
         }
     }
     insert_events(txn, models).await?;
-    for (added, subscriber_ids) in by_count(per_subscriber) {
-        webhook_subscriber::Entity::update_many()
-            .col_expr(
-                webhook_subscriber::Column::PendingEvents,
-                Expr::col(webhook_subscriber::Column::PendingEvents).add(added),
-            )
-            .filter(webhook_subscriber::Column::Id.is_in(subscriber_ids))
-            .exec(txn)
-            .await?;
-    }
+    webhook_subscriber::Entity::update_many()
+        .col_expr(webhook_subscriber::Column::HasEvents, Expr::value(true))
+        .filter(webhook_subscriber::Column::Id.is_in(subscribers))
+        .filter(webhook_subscriber::Column::HasEvents.eq(false))
+        .exec(txn)
+        .await?;
     Ok(count)
 }
 
-/// Subscribers grouped by the number of events a write adds to each: one update per distinct
-/// count (a write's subscribers usually all get the same number), not one per subscriber,
-/// since these rows are the dispatchers' too and the account's writers wait for this
-/// transaction.
-fn by_count(per_subscriber: BTreeMap<Uuid, i64>) -> BTreeMap<i64, Vec<Uuid>> {
-    let mut by_count: BTreeMap<i64, Vec<Uuid>> = Default::default();
-    for (subscriber_id, added) in per_subscriber {
-        by_count.entry(added).or_default().push(subscriber_id);
-    }
-    by_count
+/// The subscribers `rows` are for, each once.
+fn subscribers_of(rows: &[Row]) -> BTreeSet<Uuid> {
+    rows.iter().map(|row| row.subscriber_id).collect()
 }
 
 async fn insert_events(

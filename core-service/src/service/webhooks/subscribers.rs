@@ -2,11 +2,13 @@
 //! each checking the grant, then the parsed input, then the subscriber's name (404), then
 //! its own rules. Writes go through [`write()`], so each is audited in its transaction.
 
+use std::collections::HashMap;
+
 use chrono::{Duration as TimeDelta, Utc};
 use sea_orm::{
     ActiveModelTrait as _, ActiveValue::Set, ColumnTrait as _, ConnectionTrait, DatabaseConnection,
     EntityTrait as _, IntoActiveModel as _, PaginatorTrait as _, QueryFilter as _, QueryOrder as _,
-    prelude::Uuid,
+    QuerySelect as _, prelude::Uuid,
 };
 use serde_json::json;
 
@@ -236,7 +238,7 @@ pub async fn register(
             confirmation_delivery_id: Set(None),
             confirmation_attempts: Set(0),
             confirmation_retry_at: Set(None),
-            pending_events: Set(0),
+            has_events: Set(false),
             events_retry_at: Set(None),
             failures: Set(0),
             failing_since: Set(None),
@@ -625,7 +627,12 @@ pub async fn info(
 ) -> ServiceResult<SubscriberView> {
     caller.grant(Operation::ManageWebhooks)?;
     let name = name?;
-    Ok(SubscriberView::of(&find(db, caller, &name).await?))
+    let subscriber = find(db, caller, &name).await?;
+    let pending = pending_events(db, [subscriber.id]).await?;
+    Ok(SubscriberView::of(
+        &subscriber,
+        pending.get(&subscriber.id).copied().unwrap_or(0),
+    ))
 }
 
 pub async fn list_subscribers(
@@ -640,5 +647,31 @@ pub async fn list_subscribers(
         .await?;
     // Code-point order whatever the database's collation.
     rows.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(rows.iter().map(SubscriberView::of).collect())
+    let pending = pending_events(db, rows.iter().map(|s| s.id)).await?;
+    Ok(rows
+        .iter()
+        .map(|s| SubscriberView::of(s, pending.get(&s.id).copied().unwrap_or(0)))
+        .collect())
+}
+
+/// The events stored for each of `subscribers` that has any (recorded, not yet acknowledged),
+/// counted on `(subscriber_id, seq)`. Writes do not keep a count (`outbox::record`), so this
+/// read's cost follows a subscriber's backlog.
+async fn pending_events(
+    db: &DatabaseConnection,
+    subscribers: impl IntoIterator<Item = Uuid>,
+) -> ServiceResult<HashMap<Uuid, u64>> {
+    let counts: Vec<(Uuid, i64)> = webhook_event::Entity::find()
+        .select_only()
+        .column(webhook_event::Column::SubscriberId)
+        .column_as(webhook_event::Column::Id.count(), "pending")
+        .filter(webhook_event::Column::SubscriberId.is_in(subscribers))
+        .group_by(webhook_event::Column::SubscriberId)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(counts
+        .into_iter()
+        .map(|(id, count)| (id, u64::try_from(count).unwrap_or(0)))
+        .collect())
 }

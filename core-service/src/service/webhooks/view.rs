@@ -19,7 +19,8 @@ pub struct SubscriberView {
 }
 
 impl SubscriberView {
-    pub fn of(model: &webhook_subscriber::Model) -> Self {
+    /// The view of `model`, whose stored events number `pending_events`.
+    pub fn of(model: &webhook_subscriber::Model, pending_events: u64) -> Self {
         let notification_process_status = if !model.active || !model.confirmed {
             "INACTIVE"
         } else if model.events_retry_at.is_some() {
@@ -38,7 +39,7 @@ impl SubscriberView {
             name: model.name.clone(),
             callback_url: model.callback_url.clone(),
             has_secret: model.secret.is_some(),
-            pending_events: u64::try_from(model.pending_events).unwrap_or(0),
+            pending_events,
             last_attempt_date: model
                 .last_attempt_at
                 .map(|at| at.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()),
