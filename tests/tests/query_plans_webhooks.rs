@@ -3,7 +3,7 @@
 //! (`lms_core::webhooks::dispatch::poll_reads`) read neither `webhook_subscribers` whole nor
 //! sort it, on either backend, and a real dispatcher still finds and works off every due
 //! one. A write recording an event for one of them reaches the subscriptions, the counter
-//! row and the subscriber by key too.
+//! row and the subscriber by key too, and the list's count of stored events reads its index.
 
 use std::collections::BTreeSet;
 
@@ -25,7 +25,12 @@ async fn on_postgres_a_poll_reads_only_the_subscribers_with_work_due() {
     a_poll_reads_only_the_subscribers_with_work_due(Backend::Postgres).await;
 }
 
+/// The recorder hears every statement of this process, so the two backends' scenarios run one
+/// after the other, not at once.
+static ONE_STACK_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
+    let _alone = ONE_STACK_AT_A_TIME.lock().await;
     let Some(stack) = TestStack::start(backend).await else {
         return;
     };
@@ -142,6 +147,10 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
             let reply = lms_tests::post_json(&stack, "/user", lms_tests::world::OWNER, body).await;
             assert_eq!(reply.status, 201, "{}", reply.body);
         }
+        // The list counts each subscriber's stored events.
+        let reply =
+            lms_tests::get_json(&stack, "/webhook/subscribers", lms_tests::world::OWNER).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
     })
     .await;
     let recording: BTreeSet<String> = recorded
@@ -151,19 +160,24 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
                 || s.contains("webhook_subscriptions")
                 || (s.starts_with(r#"UPDATE "webhook_subscribers""#)
                     && s.contains(r#""has_events""#))
+                || (s.contains(r#"FROM "webhook_events""#) && s.contains("COUNT(*)"))
         })
         .collect();
-    assert!(
-        recording
-            .iter()
-            .any(|s| s.contains(r#"CASE WHEN "subscriptions_revision""#)),
-        "{recording:#?}"
-    );
-    // `webhook_event_counters` and `webhook_subscriptions` hold a row or three here, which
-    // PostgreSQL's cost model rightly reads whole; SQLite's plans do not weigh table sizes,
-    // so there the subscriptions are checked too.
+    for expected in [r#"CASE WHEN "subscriptions_revision""#, "COUNT(*)"] {
+        assert!(
+            recording.iter().any(|s| s.contains(expected)),
+            "{expected}: {recording:#?}"
+        );
+    }
+    // `webhook_event_counters`, `webhook_subscriptions` and `webhook_events` hold a row or
+    // three here, which PostgreSQL's cost model rightly reads whole; SQLite's plans do not
+    // weigh table sizes, so there the subscriptions and the events are checked too.
     let tables: &[&str] = match backend {
-        Backend::Sqlite => &["webhook_subscribers", "webhook_subscriptions"],
+        Backend::Sqlite => &[
+            "webhook_subscribers",
+            "webhook_subscriptions",
+            "webhook_events",
+        ],
         Backend::Postgres => &["webhook_subscribers"],
     };
     let bad = query_plan::check_tables(stack.db(), &recording, tables).await;

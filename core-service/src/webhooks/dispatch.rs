@@ -22,7 +22,7 @@ use sea_orm::{
     ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction,
     EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, TransactionTrait as _,
     prelude::{Expr, Uuid},
-    sea_query::{Condition, ExprTrait as _, LockBehavior, LockType, Query},
+    sea_query::{Asterisk, Condition, ExprTrait as _, LockBehavior, LockType, Query},
 };
 use tokio::{
     sync::{Semaphore, watch},
@@ -227,7 +227,7 @@ fn candidates_query(
 fn backlog_query() -> sea_orm::Select<webhook_event::Entity> {
     webhook_event::Entity::find()
         .select_only()
-        .column_as(webhook_event::Column::Id.count(), "pending")
+        .column_as(Expr::col(Asterisk).count(), "pending")
 }
 
 /// How often the backlog metric counts the stored events.
