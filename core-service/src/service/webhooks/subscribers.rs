@@ -6,10 +6,11 @@ use std::collections::HashMap;
 
 use chrono::{Duration as TimeDelta, Utc};
 use sea_orm::{
-    ActiveModelTrait as _,
+    AccessMode, ActiveModelTrait as _,
     ActiveValue::Set,
-    ColumnTrait as _, ConnectionTrait, DatabaseConnection, EntityTrait as _, IntoActiveModel as _,
-    PaginatorTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _,
+    ColumnTrait as _, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
+    EntityTrait as _, IntoActiveModel as _, IsolationLevel, PaginatorTrait as _, QueryFilter as _,
+    QueryOrder as _, QuerySelect as _, TransactionTrait as _,
     prelude::{Expr, Uuid},
     sea_query::{Asterisk, ExprTrait as _},
 };
@@ -630,8 +631,10 @@ pub async fn info(
 ) -> ServiceResult<SubscriberView> {
     caller.grant(Operation::ManageWebhooks)?;
     let name = name?;
-    let subscriber = find(db, caller, &name).await?;
-    let pending = pending_events(db, [subscriber.id]).await?;
+    let read = one_snapshot(db).await?;
+    let subscriber = find(&read, caller, &name).await?;
+    let pending = pending_events(&read, [subscriber.id]).await?;
+    read.commit().await?;
     Ok(SubscriberView::of(
         &subscriber,
         pending.get(&subscriber.id).copied().unwrap_or(0),
@@ -643,18 +646,35 @@ pub async fn list_subscribers(
     caller: &Caller,
 ) -> ServiceResult<Vec<SubscriberView>> {
     caller.grant(Operation::ManageWebhooks)?;
+    let read = one_snapshot(db).await?;
     let mut rows = webhook_subscriber::Entity::find()
         .filter(webhook_subscriber::Column::AccountId.eq(caller.account_id))
         .order_by_asc(webhook_subscriber::Column::Name)
-        .all(db)
+        .all(&read)
         .await?;
     // Code-point order whatever the database's collation.
     rows.sort_by(|a, b| a.name.cmp(&b.name));
-    let pending = pending_events(db, rows.iter().map(|s| s.id)).await?;
+    let pending = pending_events(&read, rows.iter().map(|s| s.id)).await?;
+    read.commit().await?;
     Ok(rows
         .iter()
         .map(|s| SubscriberView::of(s, pending.get(&s.id).copied().unwrap_or(0)))
         .collect())
+}
+
+/// A read-only transaction whose reads all see one snapshot, so that a subscriber's row and
+/// its count of events agree (an acknowledgement changes both in one transaction): repeatable
+/// read on PostgreSQL; on SQLite every read transaction is one.
+async fn one_snapshot(db: &DatabaseConnection) -> ServiceResult<DatabaseTransaction> {
+    Ok(if db.get_database_backend() == DbBackend::Postgres {
+        db.begin_with_config(
+            Some(IsolationLevel::RepeatableRead),
+            Some(AccessMode::ReadOnly),
+        )
+        .await?
+    } else {
+        db.begin().await?
+    })
 }
 
 /// The events stored for each of `subscribers` that has any (recorded, not yet acknowledged),
@@ -662,7 +682,7 @@ pub async fn list_subscribers(
 /// count (`outbox::record`), so this read's cost follows a subscriber's backlog: about 0.1 s a
 /// million events on either backend.
 async fn pending_events(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     subscribers: impl IntoIterator<Item = Uuid>,
 ) -> ServiceResult<HashMap<Uuid, u64>> {
     let counts: Vec<(Uuid, i64)> = webhook_event::Entity::find()
