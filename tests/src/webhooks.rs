@@ -338,6 +338,20 @@ pub fn assert_ok(reply: &Reply) {
     assert!(reply.body.is_empty(), "no body: {}", reply.body);
 }
 
+/// `POST /webhook/enable` or `/webhook/disable` (`action`) of the owner's subscriber `name`,
+/// which must answer 200.
+pub async fn switch(stack: &TestStack, action: &str, name: &str) {
+    assert_ok(
+        &call(
+            stack,
+            crate::world::OWNER,
+            action,
+            serde_json::json!({"subscriberName": name}),
+        )
+        .await,
+    );
+}
+
 /// `GET /webhook/subscriber/info?subscriberName=name` as JSON.
 pub async fn info(stack: &TestStack, login: Login, name: &str) -> Value {
     let reply = crate::stack::get_json(

@@ -13,7 +13,7 @@ use lms_core::{
 use lms_tests::{
     Backend, TestStack, post_json,
     testkit::on_both_backends,
-    webhooks::{LoopbackStack, Receiver, assert_ok, call, info, subscribe},
+    webhooks::{LoopbackStack, Receiver, info, subscribe, switch},
     world::{self, acme},
 };
 use sea_orm::{
@@ -75,15 +75,7 @@ async fn a_write_waiting_for_a_lowering_raises_the_flag_again(stack: &LoopbackSt
     // Disabled, so this core's dispatcher leaves the subscriber to the test; a first write
     // raises the flag and leaves the account's subscriptions kept in memory, so the next
     // write takes the one-statement way.
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "disable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "disable", "crm").await;
     new_user(stack, "first@acme.example.com").await;
     let crm = subscriber(stack, "crm").await;
     assert!(crm.has_events);
@@ -110,15 +102,7 @@ async fn a_write_waiting_for_a_lowering_raises_the_flag_again(stack: &LoopbackSt
     assert_eq!(stored_events(stack, crm.id).await, 1);
     assert!(crm.has_events, "the event waits with its flag lowered");
     assert_eq!(info(stack, world::OWNER, "crm").await["pendingEvents"], 1);
-    assert_ok(
-        &call(
-            stack,
-            world::OWNER,
-            "enable",
-            json!({"subscriberName": "crm"}),
-        )
-        .await,
-    );
+    switch(stack, "enable", "crm").await;
     receiver
         .wait_until(Duration::from_secs(5), "the waiting write's event", |_| {
             !receiver.delivered_payloads("hook").is_empty()

@@ -19,7 +19,7 @@ use lms_tests::{
     testkit::on_both_backends,
     webhooks::{
         LoopbackStack, MAPPED_HOST, Receiver, StrictStack, assert_ok, call, confirm, info,
-        subscribe,
+        subscribe, switch,
     },
     world::{self, acme, globex},
 };
@@ -117,12 +117,6 @@ async fn info_once(
         assert!(tokio::time::Instant::now() < deadline, "{now}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-/// `POST /webhook/enable` or `/webhook/disable` (`action`) of the owner's subscriber `name`,
-/// which must answer 200.
-async fn switch(stack: &lms_tests::TestStack, action: &str, name: &str) {
-    assert_ok(&call(stack, world::OWNER, action, json!({"subscriberName": name})).await);
 }
 
 fn logins(payloads: &[Value]) -> Vec<String> {
