@@ -393,6 +393,21 @@ pub async fn subscribe(
     }
 }
 
+/// The subscriber most tests need: the owner's "crm" at the receiver's `/hook`, told of new
+/// users.
+pub async fn crm_told_of_new_users(stack: &TestStack, receiver: &Receiver, secret: Option<&str>) {
+    subscribe(
+        stack,
+        crate::world::OWNER,
+        receiver,
+        "crm",
+        "hook",
+        secret,
+        &["USER_REGISTERED"],
+    )
+    .await;
+}
+
 /// Has a code sent to `path` and confirms the latest one received there.
 pub async fn confirm(stack: &TestStack, login: Login, receiver: &Receiver, name: &str, path: &str) {
     let before = receiver

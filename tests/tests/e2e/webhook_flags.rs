@@ -13,7 +13,7 @@ use lms_core::{
 use lms_tests::{
     Backend, TestStack, post_json,
     testkit::on_both_backends,
-    webhooks::{LoopbackStack, Receiver, info, subscribe, switch},
+    webhooks::{LoopbackStack, Receiver, crm_told_of_new_users, info, switch},
     world::{self, acme},
 };
 use sea_orm::{
@@ -36,16 +36,7 @@ async fn new_user(stack: &TestStack, login: &str) {
 /// A receiver and `crm`, confirmed, subscribed to `USER_REGISTERED` at its `/hook`.
 async fn subscribed_crm(stack: &TestStack) -> Receiver {
     let receiver = Receiver::start().await;
-    subscribe(
-        stack,
-        world::OWNER,
-        &receiver,
-        "crm",
-        "hook",
-        None,
-        &["USER_REGISTERED"],
-    )
-    .await;
+    crm_told_of_new_users(stack, &receiver, None).await;
     receiver
 }
 

@@ -18,8 +18,8 @@ use lms_tests::{
     get_json, json_of, post_json,
     testkit::on_both_backends,
     webhooks::{
-        LoopbackStack, MAPPED_HOST, Receiver, StrictStack, assert_ok, call, confirm, info,
-        subscribe, switch,
+        LoopbackStack, MAPPED_HOST, Receiver, StrictStack, assert_ok, call, confirm,
+        crm_told_of_new_users, info, subscribe, switch,
     },
     world::{self, acme, globex},
 };
@@ -257,16 +257,7 @@ async fn the_confirmation_flow_then_a_new_user_arrives_signed(stack: &LoopbackSt
 
 async fn a_refused_write_records_and_sends_nothing(stack: &LoopbackStack) {
     let receiver = Receiver::start().await;
-    subscribe(
-        stack,
-        world::OWNER,
-        &receiver,
-        "crm",
-        "hook",
-        None,
-        &["USER_REGISTERED"],
-    )
-    .await;
+    crm_told_of_new_users(stack, &receiver, None).await;
     // A login that is taken: 409, and no event.
     let body = json!({"departmentId": acme::SALES, "fields": {"login": "owner@acme.example.com"}});
     let reply = post_json(stack, "/user", world::OWNER, body).await;
@@ -303,16 +294,7 @@ async fn a_refused_write_records_and_sends_nothing(stack: &LoopbackStack) {
 
 async fn a_hundred_users_arrive_complete_and_in_order(stack: &LoopbackStack) {
     let receiver = Receiver::start().await;
-    subscribe(
-        stack,
-        world::OWNER,
-        &receiver,
-        "crm",
-        "hook",
-        Some(SECRET),
-        &["USER_REGISTERED"],
-    )
-    .await;
+    crm_told_of_new_users(stack, &receiver, Some(SECRET)).await;
     let expected: Vec<String> = (0..100)
         .map(|n| format!("user{n:03}@acme.example.com"))
         .collect();
@@ -341,16 +323,7 @@ async fn a_hundred_users_arrive_complete_and_in_order(stack: &LoopbackStack) {
 
 async fn a_receiver_down_for_a_while_then_gets_every_event_once_in_order(stack: &LoopbackStack) {
     let receiver = Receiver::start().await;
-    subscribe(
-        stack,
-        world::OWNER,
-        &receiver,
-        "crm",
-        "hook",
-        Some(SECRET),
-        &["USER_REGISTERED"],
-    )
-    .await;
+    crm_told_of_new_users(stack, &receiver, Some(SECRET)).await;
     // Recorded while paused, so that the outage starts at once for all of them.
     switch(stack, "disable", "crm").await;
     let expected: Vec<String> = (0..10)
@@ -397,16 +370,7 @@ async fn a_receiver_down_for_a_while_then_gets_every_event_once_in_order(stack: 
 
 async fn after_the_give_up_the_backlog_follows_the_new_confirmation(stack: &LoopbackStack) {
     let receiver = Receiver::start().await;
-    subscribe(
-        stack,
-        world::OWNER,
-        &receiver,
-        "crm",
-        "hook",
-        Some(SECRET),
-        &["USER_REGISTERED"],
-    )
-    .await;
+    crm_told_of_new_users(stack, &receiver, Some(SECRET)).await;
     receiver.answer(503);
     new_user(stack, "first@acme.example.com").await;
     // Failing for longer than the give-up (5 s here) makes the subscriber unconfirmed.
@@ -696,16 +660,7 @@ async fn only_owners_and_administrators_manage_subscribers_and_bad_input_is_name
 
 async fn disabled_subscribers_keep_their_events_until_enabled(stack: &LoopbackStack) {
     let receiver = Receiver::start().await;
-    subscribe(
-        stack,
-        world::OWNER,
-        &receiver,
-        "crm",
-        "hook",
-        None,
-        &["USER_REGISTERED"],
-    )
-    .await;
+    crm_told_of_new_users(stack, &receiver, None).await;
     switch(stack, "disable", "crm").await;
     switch(stack, "disable", "crm").await;
     new_user(stack, "paused1@acme.example.com").await;
@@ -1018,16 +973,7 @@ async fn subscriptions_changed_by_another_core_apply_to_the_next_write(stack: &L
 /// recording time the test moves two hours back.
 async fn events_past_the_retention_are_discarded_with_their_delivery(stack: &LoopbackStack) {
     let receiver = Receiver::start().await;
-    subscribe(
-        stack,
-        world::OWNER,
-        &receiver,
-        "crm",
-        "hook",
-        None,
-        &["USER_REGISTERED"],
-    )
-    .await;
+    crm_told_of_new_users(stack, &receiver, None).await;
     receiver.answer(500);
     for n in 0..3 {
         new_user(stack, &format!("old{n}@acme.example.com")).await;
