@@ -51,6 +51,7 @@ mod m20261128_000024_lower_name_indexes;
 mod m20261129_000025_webhook_subscriptions_revision;
 mod m20261129_000026_partial_date_indexes;
 mod m20261129_000027_webhook_events_flag;
+mod m20261129_000028_results_cascade_by_statement;
 mod schema;
 
 /// What [`migrate`] did: the migrations it applied, oldest first.
@@ -129,6 +130,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000025_webhook_subscriptions_revision::Migration),
             Box::new(m20261129_000026_partial_date_indexes::Migration),
             Box::new(m20261129_000027_webhook_events_flag::Migration),
+            Box::new(m20261129_000028_results_cascade_by_statement::Migration),
         ]
     }
 }

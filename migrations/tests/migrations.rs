@@ -235,10 +235,15 @@ fn expected_indexes() -> BTreeSet<(String, String, bool)> {
         .collect()
 }
 
-fn expected_foreign_keys() -> BTreeSet<(String, String, String, String)> {
+/// The key PostgreSQL keeps by triggers instead (migration 28): a delete of many
+/// enrollments removes their results in one statement, not by a query per row.
+const KEPT_BY_TRIGGERS: (&str, &str, &str) = ("learner_results", "enrollment_id", "enrollments");
+
+fn expected_foreign_keys(backend: DbBackend) -> BTreeSet<(String, String, String, String)> {
     FOREIGN_KEYS
         .iter()
         .chain(CASCADING_KEYS)
+        .filter(|key| backend != DbBackend::Postgres || **key != KEPT_BY_TRIGGERS)
         .map(|(table, column, target)| {
             let action = if LINK_TABLES.contains(table)
                 || CASCADING_KEYS.contains(&(*table, *column, *target))
@@ -402,7 +407,10 @@ async fn assert_full_schema(db: &DatabaseConnection) {
             .collect(),
         "the partial indexes"
     );
-    assert_eq!(foreign_keys(db).await, expected_foreign_keys());
+    assert_eq!(
+        foreign_keys(db).await,
+        expected_foreign_keys(db.get_database_backend())
+    );
     let status = Migrator::get_pending_migrations(db)
         .await
         .expect("pending migrations");
@@ -940,6 +948,124 @@ async fn sqlite_subscribers_with_events_gain_the_flag() {
 #[tokio::test]
 async fn postgres_subscribers_with_events_gain_the_flag() {
     subscribers_with_events_gain_the_flag(Backend::Postgres).await;
+}
+
+/// Results written before migration 28 go with their enrollment after it, on both backends
+/// (by the key's cascade on SQLite, by the statement trigger on PostgreSQL): a delete of
+/// several enrollments takes every result of them and no other, and an enrollment's id
+/// cannot change under its result.
+async fn results_go_with_their_enrollments(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    up_to_before(&db, "m20261129_000028_results_cascade_by_statement").await;
+    insert_user(&db, USER, "learner").await.expect("user");
+    const PROJECT: &str = "0192a000-0000-7000-8000-0000000000b1";
+    const ITEM: &str = "0192a000-0000-7000-8000-0000000000b2";
+    const ENROLLMENTS: [&str; 3] = [
+        "0192a000-0000-7000-8000-0000000000c1",
+        "0192a000-0000-7000-8000-0000000000c2",
+        "0192a000-0000-7000-8000-0000000000c3",
+    ];
+    let now = "2026-11-29 17:00:00+00:00";
+    let mut statements = vec![
+        format!(
+            "INSERT INTO projects (id, account_id, name) VALUES ('{PROJECT}', '{ACCOUNT}', 'P')"
+        ),
+        format!(
+            "INSERT INTO content_items (id, account_id, project_id, title, description, user_id, \
+                                        added_at, content_type, view_url) \
+             VALUES ('{ITEM}', '{ACCOUNT}', '{PROJECT}', 'T', '', '{USER}', '{now}', 'Course', NULL)"
+        ),
+    ];
+    for enrollment in ENROLLMENTS {
+        statements.push(format!(
+            "INSERT INTO enrollments (id, account_id, learner_id, content_item_id, created_at) \
+             VALUES ('{enrollment}', '{ACCOUNT}', '{USER}', '{ITEM}', '{now}')"
+        ));
+        statements.push(format!(
+            "INSERT INTO learner_results (enrollment_id, account_id) \
+             VALUES ('{enrollment}', '{ACCOUNT}')"
+        ));
+    }
+    for statement in statements {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+    Migrator::up(&db, None)
+        .await
+        .expect("the cascade migration");
+    assert_full_schema(&db).await;
+
+    db.execute_unprepared(&format!(
+        "DELETE FROM enrollments WHERE id IN ('{}', '{}')",
+        ENROLLMENTS[0], ENROLLMENTS[2]
+    ))
+    .await
+    .expect("a delete of two enrollments");
+    let results = strings(
+        &db,
+        "SELECT CAST(enrollment_id AS TEXT) FROM learner_results ORDER BY 1",
+    )
+    .await;
+    assert_eq!(results, [vec![ENROLLMENTS[1].to_owned()]]);
+
+    let moved = db
+        .execute_unprepared(&format!(
+            "UPDATE enrollments SET id = '0192a000-0000-7000-8000-0000000000c9' WHERE id = '{}'",
+            ENROLLMENTS[1]
+        ))
+        .await;
+    assert!(
+        moved.is_err(),
+        "an enrollment with a result keeps its id: {moved:?}"
+    );
+    // A change that keeps the id passes the trigger.
+    db.execute_unprepared(&format!(
+        "UPDATE enrollments SET id = id, lock_after_due = TRUE WHERE id = '{}'",
+        ENROLLMENTS[1]
+    ))
+    .await
+    .expect("an update that keeps the id");
+
+    Migrator::down(&db, Some(1))
+        .await
+        .expect("the cascade migration goes down");
+    let (table, column, target) = KEPT_BY_TRIGGERS;
+    assert!(
+        foreign_keys(&db).await.contains(&(
+            table.to_owned(),
+            column.to_owned(),
+            target.to_owned(),
+            "CASCADE".to_owned()
+        )),
+        "down puts the key back"
+    );
+    db.execute_unprepared(&format!(
+        "DELETE FROM enrollments WHERE id = '{}'",
+        ENROLLMENTS[1]
+    ))
+    .await
+    .expect("a delete under the key");
+    assert_eq!(
+        strings(
+            &db,
+            "SELECT CAST(enrollment_id AS TEXT) FROM learner_results"
+        )
+        .await,
+        Vec::<Vec<String>>::new()
+    );
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_results_go_with_their_enrollments() {
+    results_go_with_their_enrollments(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_results_go_with_their_enrollments() {
+    results_go_with_their_enrollments(Backend::Postgres).await;
 }
 
 /// On SQLite, sea-orm-migration runs a migration statement by statement on whichever pooled
