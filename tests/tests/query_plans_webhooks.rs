@@ -3,17 +3,25 @@
 //! (`lms_core::webhooks::dispatch::poll_reads`) read neither `webhook_subscribers` whole nor
 //! sort it, on either backend, and a real dispatcher still finds and works off every due
 //! one. A write recording an event for one of them reaches the subscriptions, the counter
-//! row and the subscriber by key too, and the list's count of stored events reads its index.
+//! row and the subscriber by key too, and the list's count of stored events and a
+//! dispatcher's lowering of a flag read the events' index, among 50,000 stored events.
 
 use std::collections::BTreeSet;
 
 use chrono::{TimeDelta, Utc};
-use lms_core::entities::{user, webhook_subscriber, webhook_subscription};
+use lms_core::entities::{user, webhook_event, webhook_subscriber, webhook_subscription};
 use lms_tests::{Backend, TestStack, query_plan, world::acme};
-use sea_orm::{ColumnTrait as _, ConnectionTrait as _, EntityTrait as _, QueryFilter as _};
+use sea_orm::{
+    ColumnTrait as _, ConnectionTrait as _, EntityTrait as _, QueryFilter as _,
+    TransactionTrait as _,
+};
 use uuid::Uuid;
 
 const SUBSCRIBERS: usize = 20_000;
+
+/// Subscribers 2 to 51 each hold this many stored events (not flagged, so no dispatcher
+/// takes them up): enough that PostgreSQL reads `webhook_events` by its indexes.
+const STORED_EVENTS: usize = 1_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sqlite_a_poll_reads_only_the_subscribers_with_work_due() {
@@ -41,15 +49,17 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
         .expect("the owner")
         .account_id;
     let now = Utc::now();
+    let ids: Vec<Uuid> = (0..SUBSCRIBERS).map(|_| Uuid::new_v4()).collect();
     // Idle subscribers, except every 4,000th, which has events due, and every 5,000th (from
     // the 2,500th), which has a confirmation due.
     let subscriber = |n: usize| webhook_subscriber::ActiveModel {
-        id: sea_orm::Set(Uuid::new_v4()),
+        id: sea_orm::Set(ids[n]),
         account_id: sea_orm::Set(account_id),
         name: sea_orm::Set(format!("subscriber {n}")),
         callback_url: sea_orm::Set("https://hooks.example.com/lms".into()),
         secret: sea_orm::Set(None),
-        active: sea_orm::Set(true),
+        // Subscriber 2 is paused: its flag, raised below, stays out of every poll.
+        active: sea_orm::Set(n != 2),
         confirmed: sea_orm::Set(n % 5_000 != 2_500),
         code: sea_orm::Set(None),
         code_expires_at: sea_orm::Set(None),
@@ -75,6 +85,23 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
             .exec(stack.db())
             .await
             .expect("subscribers");
+    }
+    let stored = (2..52).flat_map(|n| (1..=STORED_EVENTS).map(move |seq| (n, seq)));
+    let event = |(n, seq): (usize, usize)| webhook_event::ActiveModel {
+        id: sea_orm::Set(Uuid::new_v4()),
+        account_id: sea_orm::Set(account_id),
+        subscriber_id: sea_orm::Set(ids[n]),
+        seq: sea_orm::Set(seq as i64),
+        event_type: sea_orm::Set("USER_REGISTERED".into()),
+        payload: sea_orm::Set("{}".into()),
+        delivery_id: sea_orm::Set(None),
+        created_at: sea_orm::Set(now),
+    };
+    for chunk in stored.collect::<Vec<_>>().chunks(500) {
+        webhook_event::Entity::insert_many(chunk.iter().copied().map(event))
+            .exec(stack.db())
+            .await
+            .expect("events");
     }
     stack
         .db()
@@ -151,6 +178,29 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
         let reply =
             lms_tests::get_json(&stack, "/webhook/subscribers", lms_tests::world::OWNER).await;
         assert_eq!(reply.status, 200, "{}", reply.body);
+        // A dispatcher lowering the flag of a subscriber whose events are stored: it locks
+        // the counter row and looks for an event, and leaves the flag raised.
+        webhook_subscriber::Entity::update_many()
+            .col_expr(
+                webhook_subscriber::Column::HasEvents,
+                sea_orm::sea_query::Expr::value(true),
+            )
+            .filter(webhook_subscriber::Column::Id.eq(ids[2]))
+            .exec(stack.db())
+            .await
+            .expect("flag raised");
+        let txn = stack.db().begin().await.expect("begin");
+        let lowered = lms_core::webhooks::dispatch::lower_flag(&txn, account_id, ids[2])
+            .await
+            .expect("lowering");
+        txn.commit().await.expect("commit");
+        assert!(!lowered, "subscriber 2 has stored events");
+        let second = webhook_subscriber::Entity::find_by_id(ids[2])
+            .one(stack.db())
+            .await
+            .expect("read")
+            .expect("subscriber 2");
+        assert!(second.has_events, "the flag of stored events stays raised");
     })
     .await;
     let recording: BTreeSet<String> = recorded
@@ -163,22 +213,30 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
                 || (s.contains(r#"FROM "webhook_events""#) && s.contains("COUNT(*)"))
         })
         .collect();
-    for expected in [r#"CASE WHEN "subscriptions_revision""#, "COUNT(*)"] {
+    let mut expected = vec![
+        r#"CASE WHEN "subscriptions_revision""#,
+        "COUNT(*)",
+        "NOT EXISTS",
+    ];
+    if backend == Backend::Postgres {
+        expected.push("FOR UPDATE");
+    }
+    for expected in expected {
         assert!(
             recording.iter().any(|s| s.contains(expected)),
             "{expected}: {recording:#?}"
         );
     }
-    // `webhook_event_counters`, `webhook_subscriptions` and `webhook_events` hold a row or
-    // three here, which PostgreSQL's cost model rightly reads whole; SQLite's plans do not
-    // weigh table sizes, so there the subscriptions and the events are checked too.
+    // `webhook_event_counters` and `webhook_subscriptions` hold a row or two here, which
+    // PostgreSQL's cost model rightly reads whole; SQLite's plans do not weigh table sizes,
+    // so there the subscriptions are checked too.
     let tables: &[&str] = match backend {
         Backend::Sqlite => &[
             "webhook_subscribers",
             "webhook_subscriptions",
             "webhook_events",
         ],
-        Backend::Postgres => &["webhook_subscribers"],
+        Backend::Postgres => &["webhook_subscribers", "webhook_events"],
     };
     let bad = query_plan::check_tables(stack.db(), &recording, tables).await;
     assert!(bad.is_empty(), "{}", query_plan::describe(&bad));

@@ -22,7 +22,7 @@ use sea_orm::{
     ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction,
     EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, TransactionTrait as _,
     prelude::{Expr, Uuid},
-    sea_query::{Asterisk, Condition, ExprTrait as _, LockBehavior, LockType, Query},
+    sea_query::{Asterisk, Condition, ExprTrait as _, LockBehavior, LockType, Order, Query},
 };
 use tokio::{
     sync::{Semaphore, watch},
@@ -281,10 +281,16 @@ pub async fn lower_flag(
         ))
         .await?;
     }
+    // Ordered and limited so that PostgreSQL looks on `(subscriber_id, seq)`: for a bare
+    // `EXISTS` it expects other subscribers' backlogs to make a match likely early in a
+    // sequential scan, which reads the whole table when this subscriber has none (the
+    // lowering's very case).
     let any_event = Query::select()
         .expr(Expr::val(1))
         .from(webhook_event::Entity)
         .and_where(webhook_event::Column::SubscriberId.eq(subscriber_id))
+        .order_by(webhook_event::Column::Seq, Order::Asc)
+        .limit(1)
         .to_owned();
     let lowered = webhook_subscriber::Entity::update_many()
         .col_expr(S::HasEvents, Expr::value(false))
