@@ -421,6 +421,25 @@ const ACCOUNT: &str = "0192a000-0000-7000-8000-000000000001";
 const ROOT: &str = "0192a000-0000-7000-8000-000000000002";
 const USER: &str = "0192a000-0000-7000-8000-000000000003";
 
+const PROJECT: &str = "0192a000-0000-7000-8000-0000000000b1";
+const ITEM: &str = "0192a000-0000-7000-8000-0000000000b2";
+
+/// Inserts a project and its content item `ITEM`, added by `USER` (inserted before).
+async fn insert_item(db: &DatabaseConnection, now: &str) {
+    for statement in [
+        format!(
+            "INSERT INTO projects (id, account_id, name) VALUES ('{PROJECT}', '{ACCOUNT}', 'P')"
+        ),
+        format!(
+            "INSERT INTO content_items (id, account_id, project_id, title, description, user_id, \
+                                        added_at, content_type, view_url) \
+             VALUES ('{ITEM}', '{ACCOUNT}', '{PROJECT}', 'T', '', '{USER}', '{now}', 'Course', NULL)"
+        ),
+    ] {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+}
+
 /// Inserts a user with `role` (and, the first time, its account and department) by hand,
 /// as SQL typed into a console would.
 async fn insert_user(db: &DatabaseConnection, id: &str, role: &str) -> Result<(), DbErr> {
@@ -694,24 +713,13 @@ async fn enrollments_survive_gaining_their_dates(backend: Backend) {
     let db = database.connect().await;
     up_to_before(&db, "m20261123_000014_enrollment_dates").await;
     insert_user(&db, USER, "learner").await.expect("user");
-    const PROJECT: &str = "0192a000-0000-7000-8000-0000000000b1";
-    const ITEM: &str = "0192a000-0000-7000-8000-0000000000b2";
     const ENROLLMENT: &str = "0192a000-0000-7000-8000-0000000000b3";
     let now = "2026-11-23 06:34:57+00:00";
-    for statement in [
-        format!(
-            "INSERT INTO projects (id, account_id, name) VALUES ('{PROJECT}', '{ACCOUNT}', 'P')"
-        ),
-        format!(
-            "INSERT INTO content_items (id, account_id, project_id, title, description, user_id, \
-                                        added_at, content_type, view_url) \
-             VALUES ('{ITEM}', '{ACCOUNT}', '{PROJECT}', 'T', '', '{USER}', '{now}', 'Course', NULL)"
-        ),
-        format!(
-            "INSERT INTO enrollments (id, account_id, learner_id, content_item_id, created_at) \
+    insert_item(&db, now).await;
+    for statement in [format!(
+        "INSERT INTO enrollments (id, account_id, learner_id, content_item_id, created_at) \
              VALUES ('{ENROLLMENT}', '{ACCOUNT}', '{USER}', '{ITEM}', '{now}')"
-        ),
-    ] {
+    )] {
         db.execute_unprepared(&statement).await.expect(&statement);
     }
     Migrator::up(&db, None).await.expect("the dates migration");
@@ -961,24 +969,14 @@ async fn results_go_with_their_enrollments(backend: Backend) {
     let db = database.connect().await;
     up_to_before(&db, "m20261129_000028_results_cascade_by_statement").await;
     insert_user(&db, USER, "learner").await.expect("user");
-    const PROJECT: &str = "0192a000-0000-7000-8000-0000000000b1";
-    const ITEM: &str = "0192a000-0000-7000-8000-0000000000b2";
     const ENROLLMENTS: [&str; 3] = [
         "0192a000-0000-7000-8000-0000000000c1",
         "0192a000-0000-7000-8000-0000000000c2",
         "0192a000-0000-7000-8000-0000000000c3",
     ];
     let now = "2026-11-29 17:00:00+00:00";
-    let mut statements = vec![
-        format!(
-            "INSERT INTO projects (id, account_id, name) VALUES ('{PROJECT}', '{ACCOUNT}', 'P')"
-        ),
-        format!(
-            "INSERT INTO content_items (id, account_id, project_id, title, description, user_id, \
-                                        added_at, content_type, view_url) \
-             VALUES ('{ITEM}', '{ACCOUNT}', '{PROJECT}', 'T', '', '{USER}', '{now}', 'Course', NULL)"
-        ),
-    ];
+    insert_item(&db, now).await;
+    let mut statements = Vec::new();
     for enrollment in ENROLLMENTS {
         statements.push(format!(
             "INSERT INTO enrollments (id, account_id, learner_id, content_item_id, created_at) \
