@@ -6,11 +6,14 @@
 //! One stack per backend (core and gateway in this process, on their own 2-worker runtime as
 //! `lms up` runs them), the demo world's two accounts, and a receiver on 127.0.0.1 in this
 //! process that counts what it is sent and keeps no bodies. Acme's owner subscribes to
-//! `USER_REGISTERED`; Globex has no subscriber.
+//! `USER_REGISTERED` as a client does; Globex has no subscriber.
 //!
-//! - **Cost of recording:** `POST /user` (JSON) one after another, in rounds that alternate
-//!   between Acme (an event recorded in the write's transaction, then delivered) and Globex
-//!   (nothing recorded): the median latency of each and their ratio.
+//! - **Cost of recording:** `POST /user` (JSON) one after another, in rounds of three blocks
+//!   whose order turns each round: Acme with its subscriber subscribed (an event recorded in
+//!   the write's transaction, then delivered), Acme with it unsubscribed (nothing recorded),
+//!   and Globex (never subscribed). The headline is the same account's two medians, so that
+//!   the accounts' own difference (measured first, before anyone subscribes) is not counted
+//!   as the cost of an event.
 //! - **A burst:** 10,000 users created by 8 clients at once in Acme; the time from the last
 //!   acknowledged write until the receiver has acknowledged all 10,000 events, and from the
 //!   first write.
@@ -22,7 +25,9 @@
 //! Knobs (environment): `LMS_BENCH_BACKENDS` (as for the scale benchmark), `LMS_BENCH_ROUNDS`
 //! (default 6), `LMS_BENCH_WRITES` (per round and account, default 100), `LMS_BENCH_EVENTS`
 //! (the burst, default 10,000), `LMS_BENCH_BACKLOG` (the smaller backlog, default 2,000; the
-//! larger is ten times it), `LMS_BENCH_REPORT=PATH`.
+//! larger is ten times it), `LMS_BENCH_PAUSED=1` (the subscriber disabled during the cost
+//! rounds: events recorded, none delivered until they end, which tells the cost of recording
+//! from that of delivering), `LMS_BENCH_REPORT=PATH`.
 
 use std::{
     fmt::Write as _,
@@ -41,9 +46,10 @@ use lms_tests::{
     memory::PeakMemory,
     post_json,
     stack::StackOptions,
-    webhooks::{Receiver, quick_settings, subscribe},
+    webhooks::{Receiver, assert_ok, call, quick_settings, subscribe, switch},
     world::{self, Login, acme, globex},
 };
+use sea_orm::ConnectionTrait as _;
 use serde_json::json;
 
 #[global_allocator]
@@ -51,6 +57,17 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The receiver's path for Acme's subscriber.
 const HOOK: &str = "hook";
+
+/// Acme's subscriber.
+const SUBSCRIBER: &str = "bench";
+
+/// Whose writes a block of the cost rounds times; the index of its figures.
+#[derive(Clone, Copy, PartialEq)]
+enum Block {
+    Subscribed,
+    Unsubscribed,
+    Globex,
+}
 
 /// Clients writing at once in the burst and the backlogs.
 const WRITERS: usize = 8;
@@ -61,6 +78,7 @@ struct Config {
     writes: usize,
     events: usize,
     backlog: usize,
+    paused: bool,
 }
 
 impl Config {
@@ -71,6 +89,7 @@ impl Config {
             writes: env_number("LMS_BENCH_WRITES", 100),
             events: env_number("LMS_BENCH_EVENTS", 10_000),
             backlog: env_number("LMS_BENCH_BACKLOG", 2_000),
+            paused: env_number("LMS_BENCH_PAUSED", 0) == 1,
         }
     }
 }
@@ -104,62 +123,124 @@ async fn run(config: &Config, backend: Backend, stack: &Arc<TestStack>) -> anyho
         load_average()
     )?;
     let receiver = Receiver::start_counting().await;
+    let users = Arc::new(AtomicUsize::new(0));
+
+    // Warm-up, not counted: the first writes of a fresh process fill its caches.
+    for login in [world::OWNER, world::GLOBEX_OWNER] {
+        for _ in 0..config.writes {
+            new_user(stack, login, &users).await?;
+        }
+    }
+
+    // The accounts' own difference, before anyone subscribes: Acme's write goes to a
+    // department of a larger account than Globex's.
+    let mut alone = [Vec::new(), Vec::new()];
+    for round in 0..config.rounds {
+        analyze(stack).await?;
+        for acme in if round % 2 == 0 {
+            [true, false]
+        } else {
+            [false, true]
+        } {
+            let login = if acme {
+                world::OWNER
+            } else {
+                world::GLOBEX_OWNER
+            };
+            let times = &mut alone[usize::from(!acme)];
+            for _ in 0..config.writes {
+                times.push(timed_new_user(stack, login, &users).await?);
+            }
+        }
+    }
+
     subscribe(
         stack,
         world::OWNER,
         &receiver,
-        "bench",
+        SUBSCRIBER,
         HOOK,
         Some("bench secret"),
         &["USER_REGISTERED"],
     )
     .await;
-    let users = Arc::new(AtomicUsize::new(0));
     let mut expected = 0;
 
-    // The cost of recording: the same write with and without a subscriber, alternating.
-    let (mut with, mut without) = (Vec::new(), Vec::new());
+    // The cost of recording: the same write in the same account with its subscriber
+    // subscribed and unsubscribed, and Globex's (never subscribed) beside them, in blocks
+    // whose order turns each round.
+    let mut timed = [Vec::new(), Vec::new(), Vec::new()];
+    let mut subscribed = true;
+    if config.paused {
+        switch(stack, "disable", SUBSCRIBER).await;
+    }
     for round in 0..config.rounds {
-        let order = if round % 2 == 0 {
-            [true, false]
-        } else {
-            [false, true]
-        };
-        for subscribed in order {
-            let login = if subscribed {
-                world::OWNER
-            } else {
-                world::GLOBEX_OWNER
+        analyze(stack).await?;
+        let mut blocks = [Block::Subscribed, Block::Unsubscribed, Block::Globex];
+        blocks.rotate_left(round % 3);
+        for block in blocks {
+            let login = match block {
+                Block::Subscribed | Block::Unsubscribed => world::OWNER,
+                Block::Globex => world::GLOBEX_OWNER,
             };
+            if block != Block::Globex && subscribed != (block == Block::Subscribed) {
+                subscribed = !subscribed;
+                toggle_subscription(stack, subscribed).await;
+            }
             for _ in 0..config.writes {
-                let began = Instant::now();
-                new_user(stack, login, &users).await?;
-                let ms = began.elapsed().as_secs_f64() * 1e3;
-                if subscribed {
-                    with.push(ms);
+                timed[block as usize].push(timed_new_user(stack, login, &users).await?);
+                if block == Block::Subscribed {
                     expected += 1;
-                } else {
-                    without.push(ms);
                 }
             }
         }
     }
+    if !subscribed {
+        toggle_subscription(stack, true).await;
+    }
+    if config.paused {
+        switch(stack, "enable", SUBSCRIBER).await;
+    }
     delivered(&receiver, expected, Duration::from_secs(120)).await?;
-    let (p50_with, p50_without) = (median(&mut with), median(&mut without));
+    let [p50_with, p50_without, p50_globex] = timed.each_mut().map(|times| median(times));
+    let [acme_alone, globex_alone] = alone.each_mut().map(|times| median(times));
+    let [with, without, globex] = &timed;
+    let row = |name: &str, times: &[f64], p50: f64| {
+        format!(
+            "| {name} | {} | {p50:.2} ms | {:.2} ms |\n",
+            times.len(),
+            quantile(times, 0.9)
+        )
+    };
     writeln!(
         out,
         "| `POST /user` (JSON, one client) | writes | p50 | p90 |\n|---|---|---|---|\n\
-         | Acme: one subscriber to `USER_REGISTERED` | {} | {p50_with:.2} ms | {:.2} ms |\n\
-         | Globex: no subscriber | {} | {p50_without:.2} ms | {:.2} ms |\n\
-         | with ÷ without | | {:.3} | |",
-        with.len(),
-        quantile(&with, 0.9),
-        without.len(),
-        quantile(&without, 0.9),
-        p50_with / p50_without
+         {}{}{}\
+         | **subscribed ÷ unsubscribed** (same account) | | **{:.3}** | |\n\
+         | subscribed ÷ Globex | | {:.3} | |\n\
+         | Acme ÷ Globex before any subscriber ({acme_alone:.2} ÷ {globex_alone:.2} ms) | | {:.3} | |",
+        row(
+            if config.paused {
+                "Acme: its subscriber subscribed to `USER_REGISTERED`, disabled (recorded, not delivered)"
+            } else {
+                "Acme: its subscriber subscribed to `USER_REGISTERED`"
+            },
+            with,
+            p50_with
+        ),
+        row(
+            "Acme: the same subscriber unsubscribed",
+            without,
+            p50_without
+        ),
+        row("Globex: no subscriber", globex, p50_globex),
+        p50_with / p50_without,
+        p50_with / p50_globex,
+        acme_alone / globex_alone,
     )?;
 
     // A burst, delivered.
+    analyze(stack).await?;
     let began = Instant::now();
     write_many(stack, config.events, &users).await?;
     let written = began.elapsed();
@@ -232,6 +313,51 @@ async fn new_user(stack: &TestStack, login: Login, users: &AtomicUsize) -> anyho
     let reply = post_json(stack, "/user", login, body).await;
     anyhow::ensure!(reply.status == 201, "POST /user: {}", reply.body);
     Ok(())
+}
+
+/// On PostgreSQL, what autovacuum's analyze does between rounds on a server that runs it
+/// (this machine's does not: docs/benchmarks.md, "Webhooks"). Without it, statements keep
+/// the plans chosen while `users` had a few rows: reads of the whole table on every write,
+/// whose cost grows with the writes the run has made.
+async fn analyze(stack: &TestStack) -> anyhow::Result<()> {
+    if stack.backend() == Backend::Postgres {
+        stack.db().execute_unprepared("ANALYZE").await?;
+    }
+    Ok(())
+}
+
+/// [`new_user`], timed: milliseconds.
+async fn timed_new_user(
+    stack: &TestStack,
+    login: Login,
+    users: &AtomicUsize,
+) -> anyhow::Result<f64> {
+    let began = Instant::now();
+    new_user(stack, login, users).await?;
+    Ok(began.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Subscribes Acme's subscriber to `USER_REGISTERED` again, or unsubscribes it (events
+/// recorded before are still delivered).
+async fn toggle_subscription(stack: &TestStack, subscribe: bool) {
+    let reply = if subscribe {
+        call(
+            stack,
+            world::OWNER,
+            "subscribe",
+            json!({"subscriberName": SUBSCRIBER, "subscription": {"subscriptionType": "USER_REGISTERED"}}),
+        )
+        .await
+    } else {
+        call(
+            stack,
+            world::OWNER,
+            "unsubscribe",
+            json!({"subscriberName": SUBSCRIBER, "subscriptionType": "USER_REGISTERED"}),
+        )
+        .await
+    };
+    assert_ok(&reply);
 }
 
 /// `count` users created in Acme by [`WRITERS`] clients at once.

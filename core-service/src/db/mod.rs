@@ -15,12 +15,14 @@
 //!   the pool that answers SeaORM's queries and also `COPY`s rows in, for the import.
 //! - [`conflict`]: unique-key violations become conflicts, the same way on both backends.
 //! - [`auth_revision`]: watching the row that says who a caller is has changed.
+//! - [`autovacuum`]: a PostgreSQL server without it is named at start.
 //! - [`reads`]: the hottest reads (a group with its members), on connections held outside
 //!   the pool and returned without its per-release ping.
 
 use std::time::Duration;
 
 pub mod auth_revision;
+pub mod autovacuum;
 pub mod bulk;
 pub mod checkpoint;
 pub mod conflict;
@@ -241,7 +243,9 @@ pub async fn open_for_serving(
     db.close()
         .await
         .context("closing the migration connections")?;
-    connect_with(url, CreateDatabase::OnFirstStart, Some(statement_timeout)).await
+    let db = connect_with(url, CreateDatabase::OnFirstStart, Some(statement_timeout)).await?;
+    autovacuum::warn_if_off(&db).await;
+    Ok(db)
 }
 
 /// A duration as a PostgreSQL setting in milliseconds.
