@@ -146,12 +146,6 @@ const INDEXES: &[(&str, &str, bool)] = &[
         "idx_webhook_deliveries_subscriber_id",
         false,
     ),
-    (
-        "webhook_events",
-        "uq_webhook_events_subscriber_id_seq",
-        true,
-    ),
-    ("webhook_events", "idx_webhook_events_delivery_id", false),
     ("webhook_events", "idx_webhook_events_created_at", false),
 ];
 
@@ -958,6 +952,100 @@ async fn postgres_subscribers_with_events_gain_the_flag() {
     subscribers_with_events_gain_the_flag(Backend::Postgres).await;
 }
 
+/// Migration 29 on a database with a delivery in flight: the delivery learns the numbers of
+/// the events it carries, the events keep their subscriber, number and payload without `id`
+/// and `delivery_id`, and going back gives every event an id and the delivery its events
+/// again.
+async fn deliveries_in_flight_keep_their_events(backend: Backend) {
+    let Some(database) = TestDatabase::create_empty(backend).await else {
+        return;
+    };
+    let db = database.connect().await;
+    up_to_before(&db, "m20261129_000029_webhook_events_by_seq").await;
+    insert_user(&db, USER, "account_owner").await.expect("user");
+    let now = "2026-11-29 21:00:00+00:00";
+    let (subscriber, delivery) = (
+        "0192a000-0000-7000-8000-000000000004",
+        "0192a000-0000-7000-8000-000000000005",
+    );
+    let mut statements = vec![
+        format!(
+            "INSERT INTO webhook_subscribers (id, account_id, name, callback_url, secret, active, \
+                 confirmed, confirmation_attempts, failures, created_at, updated_at, has_events) \
+             VALUES ('{subscriber}', '{ACCOUNT}', 'crm', 'https://crm.example.com/hook', NULL, \
+                 TRUE, TRUE, 0, 0, '{now}', '{now}', TRUE)"
+        ),
+        format!(
+            "INSERT INTO webhook_deliveries (id, subscriber_id, event_type, body, attempts, events, \
+                 created_at) \
+             VALUES ('{delivery}', '{subscriber}', 'USER_REGISTERED', '{{}}', 2, 3, '{now}')"
+        ),
+    ];
+    for seq in 1..=5 {
+        let carrier = if seq <= 3 {
+            format!("'{delivery}'")
+        } else {
+            "NULL".to_owned()
+        };
+        statements.push(format!(
+            "INSERT INTO webhook_events (id, account_id, subscriber_id, seq, event_type, payload, \
+                 delivery_id, created_at) \
+             VALUES ('0192a000-0000-7000-8000-00000000001{seq}', '{ACCOUNT}', '{subscriber}', \
+                 {seq}, 'USER_REGISTERED', '{{\"n\":{seq}}}', {carrier}, '{now}')"
+        ));
+    }
+    for statement in statements {
+        db.execute_unprepared(&statement).await.expect(&statement);
+    }
+    Migrator::up(&db, None).await.expect("migration 29");
+    assert_full_schema(&db).await;
+    let ranges = strings(
+        &db,
+        "SELECT CAST(first_seq AS TEXT), CAST(last_seq AS TEXT), CAST(events AS TEXT) \
+         FROM webhook_deliveries",
+    )
+    .await;
+    assert_eq!(ranges, [vec!["1", "3", "3"]]);
+    let events = strings(
+        &db,
+        "SELECT CAST(seq AS TEXT), payload FROM webhook_events ORDER BY subscriber_id, seq",
+    )
+    .await;
+    let expected: Vec<Vec<String>> = (1..=5)
+        .map(|seq| vec![seq.to_string(), format!("{{\"n\":{seq}}}")])
+        .collect();
+    assert_eq!(events, expected);
+
+    step_down_through(&db, "m20261129_000029_webhook_events_by_seq").await;
+    let carried = strings(
+        &db,
+        "SELECT CAST(seq AS TEXT), COALESCE(CAST(delivery_id AS TEXT), 'none') \
+         FROM webhook_events ORDER BY seq",
+    )
+    .await;
+    let carriers: Vec<&str> = carried.iter().map(|row| row[1].as_str()).collect();
+    assert_eq!(carriers, [delivery, delivery, delivery, "none", "none"]);
+    let ids = strings(
+        &db,
+        "SELECT CAST(COUNT(DISTINCT id) AS TEXT) FROM webhook_events WHERE id IS NOT NULL",
+    )
+    .await;
+    assert_eq!(ids, [vec!["5"]], "every event has an id of its own");
+    Migrator::up(&db, None).await.expect("migration 29 again");
+    assert_full_schema(&db).await;
+    db.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn sqlite_deliveries_in_flight_keep_their_events() {
+    deliveries_in_flight_keep_their_events(Backend::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_deliveries_in_flight_keep_their_events() {
+    deliveries_in_flight_keep_their_events(Backend::Postgres).await;
+}
+
 /// Results written before migration 28 go with their enrollment after it, on both backends
 /// (by the key's cascade on SQLite, by the statement trigger on PostgreSQL): a delete of
 /// several enrollments takes every result of them and no other, and an enrollment's id
@@ -1026,9 +1114,7 @@ async fn results_go_with_their_enrollments(backend: Backend) {
     .await
     .expect("an update that keeps the id");
 
-    Migrator::down(&db, Some(1))
-        .await
-        .expect("the cascade migration goes down");
+    step_down_through(&db, "m20261129_000028_results_cascade_by_statement").await;
     let (table, column, target) = KEPT_BY_TRIGGERS;
     assert!(
         foreign_keys(&db).await.contains(&(

@@ -3,8 +3,9 @@
 //! (`lms_core::webhooks::dispatch::poll_reads`) read neither `webhook_subscribers` whole nor
 //! sort it, on either backend, and a real dispatcher still finds and works off every due
 //! one. A write recording an event for one of them reaches the subscriptions, the counter
-//! row and the subscriber by key too, and the list's count of stored events and a
-//! dispatcher's lowering of a flag read the events' index, among 50,000 stored events.
+//! row and the subscriber by key too, and the list's count of stored events, a
+//! dispatcher's lowering of a flag and a delivery's reading and deleting of its events use
+//! the events' key, among 50,000 stored events.
 
 use std::collections::BTreeSet;
 
@@ -88,13 +89,11 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
     }
     let stored = (2..52).flat_map(|n| (1..=STORED_EVENTS).map(move |seq| (n, seq)));
     let event = |(n, seq): (usize, usize)| webhook_event::ActiveModel {
-        id: sea_orm::Set(Uuid::new_v4()),
         account_id: sea_orm::Set(account_id),
         subscriber_id: sea_orm::Set(ids[n]),
         seq: sea_orm::Set(seq as i64),
         event_type: sea_orm::Set("USER_REGISTERED".into()),
         payload: sea_orm::Set("{}".into()),
-        delivery_id: sea_orm::Set(None),
         created_at: sea_orm::Set(now),
     };
     for chunk in stored.collect::<Vec<_>>().chunks(500) {
@@ -115,6 +114,16 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
             .collect();
     assert_eq!(statements.len(), 3, "{statements:#?}");
     let bad = query_plan::check_tables(stack.db(), &statements, &["webhook_subscribers"]).await;
+    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
+
+    // A delivery's turn reads its subscriber's oldest events and deletes them once
+    // acknowledged by their key, among the 50,000 stored.
+    let delivering: BTreeSet<String> =
+        lms_core::webhooks::dispatch::delivery_statements(stack.db().get_database_backend())
+            .into_iter()
+            .collect();
+    assert_eq!(delivering.len(), 2, "{delivering:#?}");
+    let bad = query_plan::check_tables(stack.db(), &delivering, &["webhook_events"]).await;
     assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
 
     // The world's core polls too, through the same reads: it claims every due subscriber

@@ -1,5 +1,6 @@
 //! `webhook_deliveries`: a POST of consecutive events of one type, fixed at its first
-//! attempt (every retry sends the same body under the same id).
+//! attempt (every retry sends the same body under the same id). A subscriber has at most one
+//! at a time; its events are the subscriber's numbers `first_seq` to `last_seq`.
 
 use sea_orm::entity::prelude::*;
 
@@ -15,6 +16,8 @@ pub struct Model {
     pub attempts: i32,
     /// Events it carries.
     pub events: i32,
+    pub first_seq: i64,
+    pub last_seq: i64,
     pub created_at: DateTimeUtc,
 }
 

@@ -18,9 +18,9 @@ use tracing::Instrument as _;
 use chrono::{DateTime, Utc};
 use rand::Rng as _;
 use sea_orm::{
-    ActiveValue::Set,
     ColumnTrait as _, ConnectionTrait as _, DatabaseConnection, DatabaseTransaction,
-    EntityTrait as _, QueryFilter as _, QueryOrder as _, QuerySelect as _, TransactionTrait as _,
+    EntityTrait as _, IntoActiveModel as _, QueryFilter as _, QueryOrder as _, QuerySelect as _,
+    TransactionTrait as _,
     prelude::{Expr, Uuid},
     sea_query::{Asterisk, Condition, ExprTrait as _, LockBehavior, LockType, Order, Query},
 };
@@ -197,6 +197,38 @@ fn due(now: DateTime<Utc>) -> Condition {
     )
 }
 
+/// The statements of a delivery's turn on `webhook_events`: the oldest events read to form
+/// it, and their deletion once it is acknowledged; for the query-plan checks.
+pub fn delivery_statements(backend: sea_orm::DbBackend) -> Vec<String> {
+    let delivery = webhook_delivery::Model {
+        id: Uuid::nil(),
+        subscriber_id: Uuid::nil(),
+        event_type: String::new(),
+        body: String::new(),
+        attempts: 0,
+        events: 100,
+        first_seq: 1,
+        last_seq: 100,
+        created_at: Utc::now(),
+    };
+    vec![
+        sea_orm::QueryTrait::build(&oldest_events(Uuid::nil(), 100), backend).sql,
+        sea_orm::QueryTrait::build(
+            &webhook_event::Entity::delete_many().filter(carried_by(&delivery)),
+            backend,
+        )
+        .sql,
+    ]
+}
+
+/// The subscriber's oldest `limit` events.
+fn oldest_events(subscriber_id: Uuid, limit: u32) -> sea_orm::Select<webhook_event::Entity> {
+    webhook_event::Entity::find()
+        .filter(webhook_event::Column::SubscriberId.eq(subscriber_id))
+        .order_by_asc(webhook_event::Column::Seq)
+        .limit(u64::from(limit))
+}
+
 /// The reads of a poll that look for work (`Inner::candidates`), each a walk of one index;
 /// for the query-plan checks.
 pub fn poll_reads(backend: sea_orm::DbBackend) -> Vec<String> {
@@ -220,6 +252,13 @@ fn candidates_query(
         .cond_where(Condition::all().add(work).add(unclaimed(now)))
         .limit(limit)
         .to_owned()
+}
+
+/// The events `delivery` carries: its subscriber's numbers from its first to its last.
+fn carried_by(delivery: &webhook_delivery::Model) -> Condition {
+    Condition::all()
+        .add(webhook_event::Column::SubscriberId.eq(delivery.subscriber_id))
+        .add(webhook_event::Column::Seq.between(delivery.first_seq, delivery.last_seq))
 }
 
 /// The events waiting for every subscriber: a count of the stored events (their smallest
@@ -535,12 +574,9 @@ impl Inner {
         if let Some(existing) = existing {
             return Ok(Oldest::Delivery(existing));
         }
+        // With no delivery of the subscriber left, every event it has stored is undelivered.
         let txn = self.db.begin().await?;
-        let events = webhook_event::Entity::find()
-            .filter(webhook_event::Column::SubscriberId.eq(subscriber.id))
-            .filter(webhook_event::Column::DeliveryId.is_null())
-            .order_by_asc(webhook_event::Column::Seq)
-            .limit(u64::from(self.settings.batch_max))
+        let events = oldest_events(subscriber.id, self.settings.batch_max)
             .all(&txn)
             .await?;
         let Some(first) = events.first() else {
@@ -577,23 +613,12 @@ impl Inner {
             body,
             attempts: 0,
             events: i32::try_from(batch.len()).unwrap_or(i32::MAX),
+            first_seq: first.seq,
+            last_seq: batch.last().map_or(first.seq, |e| e.seq),
             created_at: Utc::now(),
         };
-        webhook_delivery::Entity::insert(webhook_delivery::ActiveModel {
-            id: Set(delivery.id),
-            subscriber_id: Set(delivery.subscriber_id),
-            event_type: Set(delivery.event_type.clone()),
-            body: Set(delivery.body.clone()),
-            attempts: Set(0),
-            events: Set(delivery.events),
-            created_at: Set(delivery.created_at),
-        })
-        .exec_without_returning(&txn)
-        .await?;
-        webhook_event::Entity::update_many()
-            .col_expr(webhook_event::Column::DeliveryId, Expr::value(delivery.id))
-            .filter(webhook_event::Column::Id.is_in(batch.iter().map(|e| e.id)))
-            .exec(&txn)
+        webhook_delivery::Entity::insert(delivery.clone().into_active_model())
+            .exec_without_returning(&txn)
             .await?;
         txn.commit().await?;
         Ok(Oldest::Delivery(delivery))
@@ -620,7 +645,7 @@ impl Inner {
         let txn = self.db.begin().await?;
         if outcome.delivered() {
             webhook_event::Entity::delete_many()
-                .filter(webhook_event::Column::DeliveryId.eq(delivery.id))
+                .filter(carried_by(delivery))
                 .exec(&txn)
                 .await?;
             webhook_delivery::Entity::delete_by_id(delivery.id)
@@ -756,30 +781,52 @@ impl Inner {
                 txn.rollback().await?;
                 return Ok(());
             }
-            let deliveries: Vec<Uuid> = expired.iter().filter_map(|e| e.delivery_id).collect();
-            let mut rows = expired;
-            if !deliveries.is_empty() {
-                rows.extend(
-                    webhook_event::Entity::find()
-                        .filter(webhook_event::Column::DeliveryId.is_in(deliveries.clone()))
-                        .all(&txn)
-                        .await?,
-                );
-                rows.sort_unstable_by_key(|e| e.id);
-                rows.dedup_by_key(|e| e.id);
+            // A delivery carrying an expired event goes, with all it carries.
+            let mut subscribers: Vec<Uuid> = expired.iter().map(|e| e.subscriber_id).collect();
+            subscribers.sort_unstable();
+            subscribers.dedup();
+            let carriers: Vec<webhook_delivery::Model> = webhook_delivery::Entity::find()
+                .filter(webhook_delivery::Column::SubscriberId.is_in(subscribers.clone()))
+                .all(&txn)
+                .await?
+                .into_iter()
+                .filter(|d| {
+                    expired.iter().any(|e| {
+                        e.subscriber_id == d.subscriber_id
+                            && (d.first_seq..=d.last_seq).contains(&e.seq)
+                    })
+                })
+                .collect();
+            if !carriers.is_empty() {
                 webhook_delivery::Entity::delete_many()
-                    .filter(webhook_delivery::Column::Id.is_in(deliveries))
+                    .filter(webhook_delivery::Column::Id.is_in(carriers.iter().map(|d| d.id)))
                     .exec(&txn)
                     .await?;
             }
+            // One statement per subscriber and per delivery: a condition naming every event
+            // at once would be deeper than SQLite parses.
+            let mut count = 0;
+            for delivery in &carriers {
+                count += webhook_event::Entity::delete_many()
+                    .filter(carried_by(delivery))
+                    .exec(&txn)
+                    .await?
+                    .rows_affected;
+            }
             // A subscriber left without events keeps its flag until its dispatcher finds none.
-            let ids: Vec<Uuid> = rows.iter().map(|e| e.id).collect();
-            webhook_event::Entity::delete_many()
-                .filter(webhook_event::Column::Id.is_in(ids))
-                .exec(&txn)
-                .await?;
+            for subscriber_id in subscribers {
+                let seqs = expired
+                    .iter()
+                    .filter(|e| e.subscriber_id == subscriber_id)
+                    .map(|e| e.seq);
+                count += webhook_event::Entity::delete_many()
+                    .filter(webhook_event::Column::SubscriberId.eq(subscriber_id))
+                    .filter(webhook_event::Column::Seq.is_in(seqs))
+                    .exec(&txn)
+                    .await?
+                    .rows_affected;
+            }
             txn.commit().await?;
-            let count = rows.len() as u64;
             crate::metrics::webhook_events_expired(count);
             tracing::warn!(
                 events = count,

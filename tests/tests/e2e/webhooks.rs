@@ -989,19 +989,30 @@ async fn events_past_the_retention_are_discarded_with_their_delivery(stack: &Loo
     let old: Vec<webhook_event::Model> =
         webhook_event::Entity::find().all(stack.db()).await.unwrap();
     assert_eq!(old.len(), 3);
-    let deliveries: Vec<_> = old.iter().filter_map(|e| e.delivery_id).collect();
+    let deliveries: Vec<_> = webhook_delivery::Entity::find()
+        .all(stack.db())
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|d| {
+            old.iter()
+                .any(|e| (d.first_seq..=d.last_seq).contains(&e.seq))
+        })
+        .map(|d| d.id)
+        .collect();
     assert!(
         !deliveries.is_empty(),
         "the failed attempt's delivery holds events"
     );
-    let old_ids: Vec<_> = old.iter().map(|e| e.id).collect();
+    // One subscriber: its numbers name its events.
+    let old_seqs: Vec<_> = old.iter().map(|e| e.seq).collect();
     new_user(stack, "young@acme.example.com").await;
     webhook_event::Entity::update_many()
         .col_expr(
             webhook_event::Column::CreatedAt,
             Expr::value(chrono::Utc::now() - chrono::Duration::hours(2)),
         )
-        .filter(webhook_event::Column::Id.is_in(old_ids.clone()))
+        .filter(webhook_event::Column::Seq.is_in(old_seqs.clone()))
         .exec(stack.db())
         .await
         .unwrap();
@@ -1019,7 +1030,7 @@ async fn events_past_the_retention_are_discarded_with_their_delivery(stack: &Loo
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
         let left = webhook_event::Entity::find()
-            .filter(webhook_event::Column::Id.is_in(old_ids.clone()))
+            .filter(webhook_event::Column::Seq.is_in(old_seqs.clone()))
             .count(stack.db())
             .await
             .unwrap();

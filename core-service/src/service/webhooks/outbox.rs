@@ -351,7 +351,7 @@ async fn write_if_current(
     ))
 }
 
-/// Most rows [`write_if_current_sqlite`] writes (4 parameters each, far below SQLite's
+/// Most rows [`write_if_current_sqlite`] writes (3 parameters each, far below SQLite's
 /// limit); a write with more events takes the statement-by-statement way below.
 const SQLITE_ONE_TRIP_ROWS: usize = 100;
 
@@ -373,15 +373,15 @@ async fn write_if_current_sqlite(
     let count = rows.len();
     let subscribers = subscribers_of(&rows);
     let mut values =
-        recording_parameters(account_id, revision, count, 4 * count + subscribers.len());
+        recording_parameters(account_id, revision, count, 3 * count + subscribers.len());
     let mut sql = String::from(
         r#"UPDATE "webhook_event_counters"
            SET "last_seq" = "last_seq" + CASE WHEN "subscriptions_revision" = ?2 THEN ?3 ELSE 0 END
            WHERE "account_id" = ?1;
            INSERT INTO "webhook_events"
-               ("id", "account_id", "subscriber_id", "seq", "event_type", "payload", "delivery_id", "created_at")
-           SELECT "v"."column1", ?1, "v"."column2", "c"."last_seq" - ?3 + "v"."column5",
-                  "v"."column3", "v"."column4", NULL, ?4
+               ("subscriber_id", "seq", "account_id", "event_type", "payload", "created_at")
+           SELECT "v"."column1", "c"."last_seq" - ?3 + "v"."column4", ?1,
+                  "v"."column2", "v"."column3", ?4
            FROM "webhook_event_counters" AS "c", (VALUES "#,
     );
     for (n, row) in rows.iter().enumerate() {
@@ -390,15 +390,13 @@ async fn write_if_current_sqlite(
         // Writing to a String cannot fail.
         let _ = write!(
             sql,
-            "{comma}(?{}, ?{}, ?{}, ?{}, {})",
+            "{comma}(?{}, ?{}, ?{}, {})",
             at + 1,
             at + 2,
             at + 3,
-            at + 4,
             n + 1
         );
         values.extend([
-            Uuid::now_v7().into(),
             row.subscriber_id.into(),
             row.event_type.into(),
             row.payload.as_str().into(),
@@ -445,11 +443,11 @@ async fn write_if_current_postgres(
             RETURNING "last_seq", "subscriptions_revision", "flags_lowered"
         ), "e" AS (
             INSERT INTO "webhook_events"
-                ("id", "account_id", "subscriber_id", "seq", "event_type", "payload", "delivery_id", "created_at")
-            SELECT "v"."id", $1, "v"."subscriber_id", "c"."last_seq" - $3 + "v"."n",
-                   "v"."event_type", "v"."payload", NULL, $4
-            FROM "c", UNNEST($5::text::uuid[], $6::text::uuid[], $7::text::text[], $8::text::text[])
-                 WITH ORDINALITY AS "v"("id", "subscriber_id", "event_type", "payload", "n")
+                ("subscriber_id", "seq", "account_id", "event_type", "payload", "created_at")
+            SELECT "v"."subscriber_id", "c"."last_seq" - $3 + "v"."n", $1,
+                   "v"."event_type", "v"."payload", $4
+            FROM "c", UNNEST($5::text::uuid[], $6::text::text[], $7::text::text[])
+                 WITH ORDINALITY AS "v"("subscriber_id", "event_type", "payload", "n")
             WHERE "c"."subscriptions_revision" = $2
             RETURNING "subscriber_id"
         ), "p" AS (
@@ -461,15 +459,14 @@ async fn write_if_current_postgres(
         )
         SELECT "last_seq", "subscriptions_revision" FROM "c""#;
     let count = rows.len();
-    let mut arrays: [ArrayText; 4] =
-        std::array::from_fn(|column| ArrayText::with_capacity(count, [36, 36, 32, 128][column]));
+    let mut arrays: [ArrayText; 3] =
+        std::array::from_fn(|column| ArrayText::with_capacity(count, [36, 32, 128][column]));
     for row in &rows {
-        arrays[0].push(&Uuid::now_v7().into())?;
-        arrays[1].push(&row.subscriber_id.into())?;
-        arrays[2].push(&row.event_type.into())?;
-        arrays[3].push(&row.payload.as_str().into())?;
+        arrays[0].push(&row.subscriber_id.into())?;
+        arrays[1].push(&row.event_type.into())?;
+        arrays[2].push(&row.payload.as_str().into())?;
     }
-    let mut values = recording_parameters(account_id, revision, count, 4);
+    let mut values = recording_parameters(account_id, revision, count, 3);
     values.extend(arrays.map(|array| Value::from(array.finish())));
     let statement = Statement::from_sql_and_values(DatabaseBackend::Postgres, SQL, values);
     written_if_current(txn, statement, revision, &rows).await
@@ -526,13 +523,11 @@ async fn write_rows(
     for (offset, row) in rows.into_iter().enumerate() {
         crate::metrics::webhook_event_recorded(row.event_type);
         models.push(webhook_event::ActiveModel {
-            id: Set(Uuid::now_v7()),
-            account_id: Set(account_id),
             subscriber_id: Set(row.subscriber_id),
             seq: Set(first + offset as i64),
+            account_id: Set(account_id),
             event_type: Set(row.event_type.to_owned()),
             payload: Set(row.payload),
-            delivery_id: Set(None),
             created_at: Set(now),
         });
         if models.len() == 500 {
