@@ -46,7 +46,7 @@ use lms_tests::{
     memory::PeakMemory,
     post_json,
     stack::StackOptions,
-    webhooks::{Receiver, assert_ok, call, quick_settings, subscribe, switch},
+    webhooks::{Receiver, assert_ok, call, quick_settings, subscribe, subscribe_to, switch},
     world::{self, Login, acme, globex},
 };
 use sea_orm::ConnectionTrait as _;
@@ -340,24 +340,13 @@ async fn timed_new_user(
 /// Subscribes Acme's subscriber to `USER_REGISTERED` again, or unsubscribes it (events
 /// recorded before are still delivered).
 async fn toggle_subscription(stack: &TestStack, subscribe: bool) {
-    let reply = if subscribe {
-        call(
-            stack,
-            world::OWNER,
-            "subscribe",
-            json!({"subscriberName": SUBSCRIBER, "subscription": {"subscriptionType": "USER_REGISTERED"}}),
-        )
-        .await
+    if subscribe {
+        subscribe_to(stack, world::OWNER, SUBSCRIBER, "USER_REGISTERED").await;
     } else {
-        call(
-            stack,
-            world::OWNER,
-            "unsubscribe",
-            json!({"subscriberName": SUBSCRIBER, "subscriptionType": "USER_REGISTERED"}),
-        )
-        .await
-    };
-    assert_ok(&reply);
+        let unsubscription =
+            json!({"subscriberName": SUBSCRIBER, "subscriptionType": "USER_REGISTERED"});
+        assert_ok(&call(stack, world::OWNER, "unsubscribe", unsubscription).await);
+    }
 }
 
 /// `count` users created in Acme by [`WRITERS`] clients at once.

@@ -381,16 +381,16 @@ pub async fn subscribe(
     assert_ok(&call(stack, login, "register", body).await);
     confirm(stack, login, receiver, name, path).await;
     for event_type in types {
-        assert_ok(
-            &call(
-                stack,
-                login,
-                "subscribe",
-                json!({"subscriberName": name, "subscription": {"subscriptionType": event_type}}),
-            )
-            .await,
-        );
+        subscribe_to(stack, login, name, event_type).await;
     }
+}
+
+/// `POST /webhook/subscribe` of subscriber `name` to `event_type`, without filters; it must
+/// answer 200.
+pub async fn subscribe_to(stack: &TestStack, login: Login, name: &str, event_type: &str) {
+    let subscription =
+        json!({"subscriberName": name, "subscription": {"subscriptionType": event_type}});
+    assert_ok(&call(stack, login, "subscribe", subscription).await);
 }
 
 /// The subscriber most tests need: the owner's "crm" at the receiver's `/hook`, told of new

@@ -38,6 +38,14 @@ async fn on_postgres_a_poll_reads_only_the_subscribers_with_work_due() {
 /// after the other, not at once.
 static ONE_STACK_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// The `count` distinct `statements` read `table` on an index, never whole.
+async fn assert_indexed(stack: &TestStack, statements: Vec<String>, count: usize, table: &str) {
+    let statements: BTreeSet<String> = statements.into_iter().collect();
+    assert_eq!(statements.len(), count, "{statements:#?}");
+    let bad = query_plan::check_tables(stack.db(), &statements, &[table]).await;
+    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
+}
+
 async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
     let _alone = ONE_STACK_AT_A_TIME.lock().await;
     let Some(stack) = TestStack::start(backend).await else {
@@ -108,23 +116,13 @@ async fn a_poll_reads_only_the_subscribers_with_work_due(backend: Backend) {
         .await
         .expect("analysed");
 
-    let statements: BTreeSet<String> =
-        lms_core::webhooks::dispatch::poll_reads(stack.db().get_database_backend())
-            .into_iter()
-            .collect();
-    assert_eq!(statements.len(), 3, "{statements:#?}");
-    let bad = query_plan::check_tables(stack.db(), &statements, &["webhook_subscribers"]).await;
-    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
-
+    let db_backend = stack.db().get_database_backend();
+    let polls = lms_core::webhooks::dispatch::poll_reads(db_backend);
+    assert_indexed(&stack, polls, 3, "webhook_subscribers").await;
     // A delivery's turn reads its subscriber's oldest events and deletes them once
     // acknowledged by their key, among the 50,000 stored.
-    let delivering: BTreeSet<String> =
-        lms_core::webhooks::dispatch::delivery_statements(stack.db().get_database_backend())
-            .into_iter()
-            .collect();
-    assert_eq!(delivering.len(), 2, "{delivering:#?}");
-    let bad = query_plan::check_tables(stack.db(), &delivering, &["webhook_events"]).await;
-    assert!(bad.is_empty(), "{}", query_plan::describe(&bad));
+    let delivering = lms_core::webhooks::dispatch::delivery_statements(db_backend);
+    assert_indexed(&stack, delivering, 2, "webhook_events").await;
 
     // The world's core polls too, through the same reads: it claims every due subscriber
     // and works it off (the flags name no stored events, so they are lowered; the

@@ -24,4 +24,11 @@ pub struct Model {
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {}
 
+impl Model {
+    /// The subscriber's numbers of the events it carries.
+    pub fn seqs(&self) -> std::ops::RangeInclusive<i64> {
+        self.first_seq..=self.last_seq
+    }
+}
+
 impl ActiveModelBehavior for ActiveModel {}

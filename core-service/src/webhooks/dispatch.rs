@@ -200,21 +200,10 @@ fn due(now: DateTime<Utc>) -> Condition {
 /// The statements of a delivery's turn on `webhook_events`: the oldest events read to form
 /// it, and their deletion once it is acknowledged; for the query-plan checks.
 pub fn delivery_statements(backend: sea_orm::DbBackend) -> Vec<String> {
-    let delivery = webhook_delivery::Model {
-        id: Uuid::nil(),
-        subscriber_id: Uuid::nil(),
-        event_type: String::new(),
-        body: String::new(),
-        attempts: 0,
-        events: 100,
-        first_seq: 1,
-        last_seq: 100,
-        created_at: Utc::now(),
-    };
     vec![
         sea_orm::QueryTrait::build(&oldest_events(Uuid::nil(), 100), backend).sql,
         sea_orm::QueryTrait::build(
-            &webhook_event::Entity::delete_many().filter(carried_by(&delivery)),
+            &webhook_event::Entity::delete_many().filter(events_in(Uuid::nil(), 1..=100)),
             backend,
         )
         .sql,
@@ -254,11 +243,13 @@ fn candidates_query(
         .to_owned()
 }
 
-/// The events `delivery` carries: its subscriber's numbers from its first to its last.
-fn carried_by(delivery: &webhook_delivery::Model) -> Condition {
+/// The events of `subscriber_id` numbered `seqs`: a delivery's, with its [`seqs`].
+///
+/// [`seqs`]: webhook_delivery::Model::seqs
+fn events_in(subscriber_id: Uuid, seqs: std::ops::RangeInclusive<i64>) -> Condition {
     Condition::all()
-        .add(webhook_event::Column::SubscriberId.eq(delivery.subscriber_id))
-        .add(webhook_event::Column::Seq.between(delivery.first_seq, delivery.last_seq))
+        .add(webhook_event::Column::SubscriberId.eq(subscriber_id))
+        .add(webhook_event::Column::Seq.between(*seqs.start(), *seqs.end()))
 }
 
 /// The events waiting for every subscriber: a count of the stored events (their smallest
@@ -645,7 +636,7 @@ impl Inner {
         let txn = self.db.begin().await?;
         if outcome.delivered() {
             webhook_event::Entity::delete_many()
-                .filter(carried_by(delivery))
+                .filter(events_in(delivery.subscriber_id, delivery.seqs()))
                 .exec(&txn)
                 .await?;
             webhook_delivery::Entity::delete_by_id(delivery.id)
@@ -791,10 +782,9 @@ impl Inner {
                 .await?
                 .into_iter()
                 .filter(|d| {
-                    expired.iter().any(|e| {
-                        e.subscriber_id == d.subscriber_id
-                            && (d.first_seq..=d.last_seq).contains(&e.seq)
-                    })
+                    expired
+                        .iter()
+                        .any(|e| e.subscriber_id == d.subscriber_id && d.seqs().contains(&e.seq))
                 })
                 .collect();
             if !carriers.is_empty() {
@@ -808,7 +798,7 @@ impl Inner {
             let mut count = 0;
             for delivery in &carriers {
                 count += webhook_event::Entity::delete_many()
-                    .filter(carried_by(delivery))
+                    .filter(events_in(delivery.subscriber_id, delivery.seqs()))
                     .exec(&txn)
                     .await?
                     .rows_affected;
