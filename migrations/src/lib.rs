@@ -53,6 +53,7 @@ mod m20261129_000026_partial_date_indexes;
 mod m20261129_000027_webhook_events_flag;
 mod m20261129_000028_results_cascade_by_statement;
 mod m20261129_000029_webhook_events_by_seq;
+mod m20261207_000030_users_result_attributes_index;
 mod schema;
 
 /// What [`migrate`] did: the migrations it applied, oldest first.
@@ -133,6 +134,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000027_webhook_events_flag::Migration),
             Box::new(m20261129_000028_results_cascade_by_statement::Migration),
             Box::new(m20261129_000029_webhook_events_by_seq::Migration),
+            Box::new(m20261207_000030_users_result_attributes_index::Migration),
         ]
     }
 }

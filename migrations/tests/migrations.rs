@@ -71,6 +71,11 @@ const INDEXES: &[(&str, &str, bool)] = &[
     ("users", "idx_users_scheduled_termination_date_id", false),
     ("users", "uq_users_account_id_external_id", true),
     (
+        "users",
+        "idx_users_id_department_id_active_employment_ended",
+        false,
+    ),
+    (
         "user_managed_departments",
         "idx_user_managed_departments_department_id",
         false,
