@@ -16,6 +16,7 @@
 
 use std::fmt::Write as _;
 
+use chrono::{DateTime, Datelike as _, Timelike as _, Utc};
 use sea_orm::{DbErr, Value, prelude::Uuid};
 
 /// An array text being written, element by element.
@@ -44,10 +45,7 @@ impl ArrayText {
             Value::BigInt(Some(n)) => write!(array, "{n}"),
             Value::Int(Some(n)) => write!(array, "{n}"),
             Value::Bool(Some(b)) => write!(array, "{}", if *b { 't' } else { 'f' }),
-            // Microseconds, cut as the driver cuts a bound timestamp.
-            Value::ChronoDateTimeUtc(Some(at)) => {
-                write!(array, "\"{}\"", at.format("%Y-%m-%dT%H:%M:%S%.6f%:z"))
-            }
+            Value::ChronoDateTimeUtc(Some(at)) => write_timestamp(array, at),
             Value::String(Some(text)) => {
                 array.push('"');
                 for c in text.chars() {
@@ -80,6 +78,28 @@ impl ArrayText {
         text.push('}');
         text
     }
+}
+
+/// `at` quoted, to microseconds (cut as the driver cuts a bound timestamp), UTC.
+///
+/// Written field by field: a write of 10,000 results carries 40,000 of these, and a
+/// `strftime` pattern is parsed again on every call.
+fn write_timestamp(array: &mut String, at: &DateTime<Utc>) -> std::fmt::Result {
+    let year = at.year();
+    if !(0..=9999).contains(&year) || at.nanosecond() >= 1_000_000_000 {
+        // A sign or a fifth digit, or a leap second: chrono's spelling.
+        return write!(array, "\"{}\"", at.format("%Y-%m-%dT%H:%M:%S%.6f%:z"));
+    }
+    write!(
+        array,
+        "\"{year:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}+00:00\"",
+        at.month(),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.timestamp_subsec_micros()
+    )
 }
 
 /// The array text of `ids`: bound where the SQL says `$n::text::uuid[]`.
@@ -128,5 +148,26 @@ mod tests {
                 .push(&Value::from(1.5_f64))
                 .is_err()
         );
+    }
+
+    #[test]
+    fn timestamps_are_written_as_chrono_writes_them_to_the_microsecond() {
+        use chrono::TimeZone as _;
+        let instants = [
+            Utc.with_ymd_and_hms(2025, 12, 31, 23, 59, 59).unwrap(),
+            Utc.timestamp_opt(1_700_000_000, 123_456_789).unwrap(),
+            Utc.timestamp_opt(0, 1_000).unwrap(),
+            Utc.with_ymd_and_hms(12_345, 1, 2, 3, 4, 5).unwrap(),
+            Utc.with_ymd_and_hms(-44, 3, 15, 12, 0, 0).unwrap(),
+        ];
+        for at in instants {
+            let mut written = String::new();
+            write_timestamp(&mut written, &at).unwrap();
+            assert_eq!(
+                written,
+                format!("\"{}\"", at.format("%Y-%m-%dT%H:%M:%S%.6f%:z")),
+                "{at:?}"
+            );
+        }
     }
 }
