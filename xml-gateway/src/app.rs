@@ -216,7 +216,10 @@ fn routes() -> Routes {
             "/gamification/points/withdraw",
             post(points::withdraw_points),
         )
-        .route("/learners/results", get(listing::page::<CourseResults>))
+        .route(
+            "/learners/results",
+            get(listing::page_in_parts::<CourseResults>),
+        )
         .route(
             "/learners/modules/results",
             get(listing::page::<ModuleResults>),

@@ -40,6 +40,7 @@ on_both_backends!(
     a_reset_starts_named_results_over,
     tasks_are_read_by_their_starter_and_administrators_only,
     a_token_alone_reads_and_records_results,
+    a_page_of_several_parts_holds_every_row_once_in_order,
 );
 
 const PREFIXES: [&str; 3] = ["", "/api/v2", "/index.php/api/v2"];
@@ -1491,4 +1492,114 @@ async fn a_token_alone_reads_and_records_results(stack: &TestStack) {
         row(stack, acme::LEARNER_SECRET).await["completionStatus"],
         "complete"
     );
+}
+
+/// A page longer than the part the core streams it in (`PAGE_PART`, 500 rows) is still one
+/// page: every row once, ascending, the token only while more follow, exactly the rows
+/// `ListLearnerResults` pages hold, in both formats.
+async fn a_page_of_several_parts_holds_every_row_once_in_order(stack: &TestStack) {
+    use lms_proto::{
+        metadata::{ACCOUNT_URL, EMAIL, PASSWORD},
+        v1::{ListLearnerResultsRequest, PageRequest, admin_service_client::AdminServiceClient},
+    };
+    use lms_tests::large_world::{RoleLogin, WORLD_PASSWORD, WorldShape, import_account};
+
+    let mut shape = WorldShape::with_users(130);
+    shape.world = 7;
+    shape.account_url = "https://parts.example.com".to_owned();
+    let hasher = lms_core::auth::PasswordHasher::new(lms_tests::stack::TEST_POLICY).unwrap();
+    import_account(
+        stack,
+        &shape,
+        &hasher,
+        &hasher.hash(WORLD_PASSWORD).unwrap(),
+    )
+    .await;
+    let total = shape.enrollments();
+    assert!(
+        total > 2 * lms_core::service::results::PAGE_PART as usize,
+        "{total}"
+    );
+
+    // Every id of the account's list, by the unary pages of the core.
+    let mut admin = AdminServiceClient::new(stack.grpc_channel().await);
+    let (mut expected, mut token) = (Vec::new(), String::new());
+    loop {
+        let mut request = tonic::Request::new(ListLearnerResultsRequest {
+            page: Some(PageRequest {
+                page_size: Some(10_000),
+                page_token: token,
+            }),
+            ..Default::default()
+        });
+        let metadata = request.metadata_mut();
+        metadata.insert(ACCOUNT_URL, shape.account_url.parse().unwrap());
+        metadata.insert(EMAIL, RoleLogin::Owner.email().parse().unwrap());
+        metadata.insert(PASSWORD, WORLD_PASSWORD.parse().unwrap());
+        let page = admin
+            .list_learner_results(request)
+            .await
+            .unwrap()
+            .into_inner();
+        expected.extend(page.results.into_iter().map(|row| row.enrollment_id));
+        token = page.next_page_token;
+        if token.is_empty() {
+            break;
+        }
+    }
+    assert_eq!(expected.len(), total);
+
+    let get = |path: String, accept: &'static str| {
+        stack
+            .http
+            .get(format!("{}{path}", stack.base_url))
+            .header("X-Auth-Account-Url", &shape.account_url)
+            .header("X-Auth-Email", RoleLogin::Owner.email())
+            .header("X-Auth-Password", WORLD_PASSWORD)
+            .header("Accept", accept)
+            .send()
+    };
+    for size in [total, 1_000, 501, 500] {
+        let (mut xml_ids_read, mut json_ids_read, mut token) = (Vec::new(), Vec::new(), None);
+        let mut pages = 0;
+        loop {
+            let query = match &token {
+                None => format!("{RESULTS}?pageSize={size}"),
+                Some(token) => format!("{RESULTS}?pageSize={size}&pageToken={token}"),
+            };
+            let xml = get(query.clone(), "application/xml").await.unwrap();
+            assert_eq!(xml.status(), 200, "{query}");
+            let body = xml.text().await.unwrap();
+            let rows = lms_tests::xml::texts_of(&body, ID);
+            let json = get_json_body(get(query.clone(), "application/json").await.unwrap()).await;
+            let json_rows: Vec<String> = json["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|row| row[ID].as_str().unwrap().to_owned())
+                .collect();
+            assert_eq!(rows, json_rows, "{query}");
+            assert_eq!(
+                text_of(&body, "nextPageToken").as_deref(),
+                json["nextPageToken"].as_str(),
+                "{query}"
+            );
+            pages += 1;
+            xml_ids_read.extend(rows.clone());
+            json_ids_read.extend(json_rows);
+            token = text_of(&body, "nextPageToken");
+            match &token {
+                Some(_) => assert_eq!(rows.len(), size, "{query}: a page before the last"),
+                None => break,
+            }
+        }
+        assert_eq!(xml_ids_read, expected, "pageSize {size}");
+        assert_eq!(json_ids_read, expected, "pageSize {size}");
+        assert_eq!(pages, total.div_ceil(size), "pageSize {size}");
+    }
+}
+
+async fn get_json_body(response: reqwest::Response) -> serde_json::Value {
+    assert_eq!(response.status(), 200);
+    serde_json::from_str(&response.text().await.unwrap()).unwrap()
 }
