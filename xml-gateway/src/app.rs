@@ -216,10 +216,7 @@ fn routes() -> Routes {
             "/gamification/points/withdraw",
             post(points::withdraw_points),
         )
-        .route(
-            "/learners/results",
-            get(listing::page_in_parts::<CourseResults>),
-        )
+        .route("/learners/results", get(listing::page::<CourseResults>))
         .route(
             "/learners/modules/results",
             get(listing::page::<ModuleResults>),

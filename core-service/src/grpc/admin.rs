@@ -561,35 +561,6 @@ impl AdminService for AdminApi {
         }))
     }
 
-    type StreamLearnerResultsPageStream = ListStream<pb::StreamLearnerResultsPageResponse>;
-
-    #[tracing::instrument(skip_all, name = "lms.v1.AdminService/StreamLearnerResultsPage")]
-    async fn stream_learner_results_page(
-        &self,
-        request: Request<pb::StreamLearnerResultsPageRequest>,
-    ) -> Result<Response<Self::StreamLearnerResultsPageStream>, Status> {
-        let caller = caller(&self.state, &request).await?;
-        let page_request = request.into_inner().page.unwrap_or_default();
-        let (filter, page) = results_convert::results_query(&page_request);
-        let parts = results::stream_results_page(&self.state.db, &caller, filter, page).await?;
-        let span = tracing::Span::current();
-        let messages = parts.map(move |part| {
-            let _entered = span.enter();
-            part.map(|(rows, token)| {
-                crate::metrics::list_rows("learner_results", rows.len());
-                pb::StreamLearnerResultsPageResponse {
-                    results: rows
-                        .into_iter()
-                        .map(results_convert::learner_result)
-                        .collect(),
-                    next_page_token: token.unwrap_or_default(),
-                }
-            })
-            .map_err(Status::from)
-        });
-        Ok(Response::new(Box::pin(messages)))
-    }
-
     #[tracing::instrument(skip_all, name = "lms.v1.AdminService/ListLearnerModuleResults")]
     async fn list_learner_module_results(
         &self,

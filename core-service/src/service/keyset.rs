@@ -107,47 +107,6 @@ where
     })
 }
 
-/// The page `page` of a listing in parts of up to `part` rows, each read by one call of
-/// `read_after` only when the part before has been taken, so that the reader writes one part
-/// on while the next is read. The rows are those [`read`] answers for the page, in order
-/// across the parts; the last part carries the next page's token (present while more rows
-/// follow). The first part is always yielded, empty when the page is.
-pub fn page_parts<T, F, Fut>(
-    page: Page,
-    part: u64,
-    id: fn(&T) -> Uuid,
-    read_after: F,
-) -> impl Stream<Item = ServiceResult<(Vec<T>, Option<String>)>> + Send + 'static
-where
-    T: Send + 'static,
-    F: FnMut(Option<Uuid>, u64) -> Fut + Send + 'static,
-    Fut: Future<Output = ServiceResult<Vec<T>>> + Send + 'static,
-{
-    let part = part.max(1);
-    stream::try_unfold(
-        Some((read_after, page.after, page.size)),
-        move |walk| async move {
-            let Some((mut read_after, after, left)) = walk else {
-                return Ok(None);
-            };
-            if left <= part {
-                // One row more than the page tells whether another page follows, as in `read`.
-                let mut rows = read_after(after, left + 1).await?;
-                let more = rows.len() as u64 > left;
-                rows.truncate(left as usize);
-                let token = more
-                    .then(|| rows.last().map(|last| page.next_token(id(last))))
-                    .flatten();
-                return Ok(Some(((rows, token), None)));
-            }
-            let rows = read_after(after, part).await?;
-            let next =
-                (rows.len() as u64 == part).then(|| (read_after, rows.last().map(id), left - part));
-            Ok(Some(((rows, None), next)))
-        },
-    )
-}
-
 /// The refusal of an unpaged list past [`MAX_WHOLE_LIST`] rows, naming the ways to read it.
 fn too_long(listing: Listing) -> ServiceError {
     let (rows, stream) = match listing {
@@ -228,56 +187,6 @@ mod tests {
         )
         .build(backend)
         .to_string()
-    }
-
-    /// Rows 1..=`count` by id, read as a listing reads them.
-    fn rows_of(
-        count: u128,
-    ) -> impl FnMut(Option<Uuid>, u64) -> std::future::Ready<ServiceResult<Vec<Uuid>>> {
-        move |after, limit| {
-            let from = after.map_or(1, |after| after.as_u128() + 1);
-            std::future::ready(Ok((from..=count)
-                .take(limit as usize)
-                .map(Uuid::from_u128)
-                .collect()))
-        }
-    }
-
-    #[tokio::test]
-    async fn a_page_in_parts_holds_the_rows_and_token_of_the_page_read_whole() {
-        use futures::TryStreamExt as _;
-        let same = |id: &Uuid| *id;
-        for count in [0, 1, 499, 500, 501, 999, 1_000, 1_001, 2_500] {
-            for size in [1, 2, 500, 1_000] {
-                for after in [None, Some(Uuid::from_u128(500))] {
-                    let page = Page {
-                        listing: Listing::LearnerResults,
-                        size,
-                        after,
-                    };
-                    let whole = read(Listing::LearnerResults, Some(page), same, rows_of(count))
-                        .await
-                        .unwrap();
-                    let parts: Vec<(Vec<Uuid>, Option<String>)> =
-                        page_parts(page, 500, same, rows_of(count))
-                            .try_collect()
-                            .await
-                            .unwrap();
-                    let case = format!("{count} rows, size {size}, after {after:?}");
-                    assert!(!parts.is_empty(), "{case}: no first part");
-                    assert!(parts.iter().all(|(rows, _)| rows.len() <= 500), "{case}");
-                    assert!(
-                        parts[..parts.len() - 1]
-                            .iter()
-                            .all(|(_, token)| token.is_none()),
-                        "{case}: a token before the last part"
-                    );
-                    let rows: Vec<Uuid> = parts.iter().flat_map(|(rows, _)| rows.clone()).collect();
-                    assert_eq!(rows, whole.items, "{case}");
-                    assert_eq!(parts.last().unwrap().1, whole.next_page_token, "{case}");
-                }
-            }
-        }
     }
 
     #[test]

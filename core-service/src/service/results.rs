@@ -24,8 +24,8 @@ pub use course_status::{
     CourseStatusUpdate, MAX_REASON_CHARS, RawCourseStatusUpdate, StatusChange, update_course_status,
 };
 pub use list::{
-    PAGE_PART, RawResultFilter, ResultFilter, ResultList, ResultView, UserStatus, list_results,
-    page, stream_final_statuses, stream_results_page,
+    RawResultFilter, ResultFilter, ResultList, ResultView, UserStatus, list_results, page,
+    stream_final_statuses,
 };
 pub use record::{MAX_RECORDS, RawRecord, Records, record_results};
 pub use reset::{ModuleReset, reset_module_statistics};

@@ -8,12 +8,8 @@ use tracing::Span;
 use super::body::ListBody;
 use super::page::Page;
 use super::query::{QueryShape, parse_query};
-use std::future::Future;
-
-use tonic::Streaming;
-
-use super::stream::{PageOf, Parts, StreamedBody, WholeOf};
-use super::{Filters, Paged, PagedInParts, Streamed, Whole};
+use super::stream::WholeList;
+use super::{Filters, Paged, Streamed, Whole};
 use crate::body::Body;
 use crate::core_client::{Caller, CoreClient};
 use crate::error::GatewayError;
@@ -53,35 +49,13 @@ pub(crate) async fn page<L: Paged>(
     caller: Caller,
     RawQuery(query): RawQuery,
 ) -> Result<Answer, GatewayError> {
-    let request = page_request::<L>(&core, &caller, query.as_deref().unwrap_or_default()).await?;
-    let answer = core.unary(&caller, request, L::list).await?;
-    Ok(Answer::ok(Page::<L>::of(answer)))
-}
-
-/// The same page, read from the core in parts and written as they arrive.
-#[tracing::instrument(name = "list_page", skip_all, fields(list = L::NAME))]
-pub(crate) async fn page_in_parts<L: PagedInParts>(
-    State(core): State<CoreClient>,
-    caller: Caller,
-    RawQuery(query): RawQuery,
-) -> Result<Answer, GatewayError> {
-    let request = page_request::<L>(&core, &caller, query.as_deref().unwrap_or_default()).await?;
-    opened::<PageOf<L>, _, _, _>(core, caller, L::parts_request(request), L::open_parts).await
-}
-
-/// The core's request for the page `query` asks; a query the gateway refuses is answered as
-/// the core answers the smallest first page, unfiltered, when that is refused for want of the
-/// right (403 before 400).
-async fn page_request<L: Paged>(
-    core: &CoreClient,
-    caller: &Caller,
-    query: &str,
-) -> Result<L::ListRequest, GatewayError> {
-    match parse_query(query, QueryShape::of::<L>(true))
+    let query = query.as_deref().unwrap_or_default();
+    let request = match parse_query(query, QueryShape::of::<L>(true))
         .and_then(|(filters, page)| L::list_request(filters, page))
     {
-        Ok(request) => Ok(request),
+        Ok(request) => request,
         Err(refusal) => {
+            // The smallest first page, unfiltered: refused only for want of the right.
             let probe = L::list_request(
                 Filters::none::<L>(),
                 PageRequest {
@@ -89,12 +63,14 @@ async fn page_request<L: Paged>(
                     page_token: String::new(),
                 },
             );
-            Err(match probe {
-                Ok(probe) => permission_first(refusal, core.unary(caller, probe, L::list)).await,
+            return Err(match probe {
+                Ok(probe) => permission_first(refusal, core.unary(&caller, probe, L::list)).await,
                 Err(_) => refusal,
-            })
+            });
         }
-    }
+    };
+    let answer = core.unary(&caller, request, L::list).await?;
+    Ok(Answer::ok(Page::<L>::of(answer)))
 }
 
 /// The same page asked in a body, for filters longer than a URI holds.
@@ -122,29 +98,12 @@ pub(crate) async fn stream<L: Streamed>(
     caller: Caller,
     message: L::StreamRequest,
 ) -> Result<Answer, GatewayError> {
-    opened::<WholeOf<L>, _, _, _>(core, caller, message, L::open).await
-}
-
-/// [`stream`] for any stream of parts: opened by `open` with `message`.
-async fn opened<P, R, F, Fut>(
-    core: CoreClient,
-    caller: Caller,
-    message: R,
-    open: F,
-) -> Result<Answer, GatewayError>
-where
-    P: Parts,
-    R: Clone,
-    F: Fn(super::Admin, tonic::Request<R>) -> Fut,
-    Fut: Future<Output = Result<tonic::Response<Streaming<P::Message>>, tonic::Status>>,
-{
     let opened = tokio::time::timeout(
         core.timeout(),
         core.on_a_replica(|admin| {
             let request = caller.request(message.clone(), None);
-            let opening = open(admin, request);
             async move {
-                let mut stream = opening.await?.into_inner();
+                let mut stream = L::open(admin, request).await?.into_inner();
                 let first = stream.message().await?;
                 Ok::<_, tonic::Status>((stream, first))
             }
@@ -155,7 +114,7 @@ where
         Ok(result) => core.settle(result)?,
         Err(_elapsed) => return Err(GatewayError::CoreTimeout),
     };
-    Ok(Answer::ok(StreamedBody::<P> {
+    Ok(Answer::ok(WholeList::<L> {
         stream,
         first,
         idle_timeout: core.timeout(),

@@ -7,8 +7,7 @@
 //!   `<response>` or a top-level JSON array;
 //! - one page (`GET /departments`, `GET|POST /enrollments`, …): one unary `List*` call, rows
 //!   inside an element named for the list, then `nextPageToken` while more pages follow
-//!   (`page`); a [`PagedInParts`] list's page (`GET /learners/results`) is the same document,
-//!   read from the core's stream of the page's parts and written as they arrive (`stream`).
+//!   (`page`).
 //!
 //! A list is a [`Listing`] (its rows, their XML and JSON, its filters and date windows); a
 //! [`Streamed`] one when the core streams it (its stream RPC), a [`Whole`] one when that stream
@@ -27,7 +26,7 @@ mod stream;
 pub(crate) mod testing;
 
 pub(crate) use body::{ListBody, xml_list};
-pub(crate) use handlers::{page, page_by_post, page_in_parts, stream, whole, whole_by_post};
+pub(crate) use handlers::{page, page_by_post, stream, whole, whole_by_post};
 pub(crate) use page::Page;
 pub(crate) use query::{QueryFields, parse_fields, whole_number};
 
@@ -167,28 +166,6 @@ pub(crate) trait Paged: Listing {
 
     /// The page's rows and the next page's token (empty on the last page).
     fn page_of(response: Self::ListResponse) -> (Vec<Self::Item>, String);
-}
-
-/// A paged list whose pages the core also streams in parts (a `Stream*Page` RPC): a page is
-/// then written as its parts arrive, the same document as the page written whole.
-pub(crate) trait PagedInParts: Paged {
-    /// One part of the core's stream.
-    type PartMessage: Send + 'static;
-    /// What opens the stream.
-    type PartsRequest: Clone + Send + Sync + 'static;
-
-    /// The stream's request for the page `request` asks.
-    fn parts_request(request: Self::ListRequest) -> Self::PartsRequest;
-
-    /// Opens the stream (one replica, no deadline: the handler bounds each wait).
-    fn open_parts(
-        admin: Admin,
-        request: tonic::Request<Self::PartsRequest>,
-    ) -> impl Future<Output = Result<tonic::Response<Streaming<Self::PartMessage>>, tonic::Status>> + Send;
-
-    /// The part's rows and the token it carries (empty but on the last part of a page that
-    /// has a next one).
-    fn part_of(message: Self::PartMessage) -> (Vec<Self::Item>, String);
 }
 
 /// The values of a list's filters: one list of values per name of [`Listing::FILTERS`], in

@@ -13,8 +13,8 @@ use tracing::Span;
 
 use super::query::{QueryShape, parse_query};
 pub(crate) use super::stream::CHUNK_BYTES;
-use super::stream::{PageOf, Parts, StreamedBody, WholeOf};
-use super::{Page, Paged, PagedInParts, Streamed};
+use super::stream::WholeList;
+use super::{Page, Paged, Streamed};
 use crate::representation::{Format, Representation};
 
 /// A response stream of `messages` ending with `end` as its status.
@@ -55,43 +55,16 @@ pub(crate) async fn whole_chunks<L: Streamed>(
 where
     L::Message: prost::Message + Default,
 {
-    body_chunks::<WholeOf<L>>(messages, end, format).await
-}
-
-/// The body of a page read in parts over `messages` (the core's parts of one page), and the
-/// error that aborted it, if one did.
-pub(crate) async fn page_parts_text<L: PagedInParts>(
-    messages: &[L::PartMessage],
-    end: tonic::Code,
-    format: Format,
-) -> (String, Option<String>)
-where
-    L::PartMessage: prost::Message + Default,
-{
-    let (chunks, error) = body_chunks::<PageOf<L>>(messages, end, format).await;
-    (joined(&chunks), error)
-}
-
-/// The chunks of a streamed body over `messages` ending with `end`, and the error that
-/// aborted it, if one did.
-async fn body_chunks<P: Parts>(
-    messages: &[P::Message],
-    end: tonic::Code,
-    format: Format,
-) -> (Vec<Bytes>, Option<String>)
-where
-    P::Message: prost::Message + Default,
-{
     let mut stream = grpc_stream(messages, end);
     let first = stream.message().await.unwrap_or_default();
-    let streamed = StreamedBody::<P> {
+    let list = WholeList::<L> {
         stream,
         first,
         idle_timeout: Duration::from_secs(5),
         outage: Arc::new(lms_runtime::Outage::new("the core", Duration::ZERO)),
         span: Span::none(),
     };
-    let mut body = Box::new(streamed).into_body(format);
+    let mut body = Box::new(list).into_body(format);
     let mut chunks = Vec::new();
     while let Some(frame) = body.frame().await {
         match frame {

@@ -237,37 +237,6 @@ pub async fn list_results(
     .await
 }
 
-/// The rows of one page at most in a part: the fewest a walk reads in one statement, so no
-/// part reads rows it does not answer.
-pub const PAGE_PART: u64 = MIN_BATCH;
-
-/// [`list_results`] in parts of up to [`PAGE_PART`] rows, each read on a pooled connection
-/// when the part before has been taken, the next page's token with the last part; refused
-/// like [`list_results`] before the first.
-pub async fn stream_results_page(
-    db: &DatabaseConnection,
-    caller: &Caller,
-    filter: Parsed<ResultFilter>,
-    page: Parsed<Page>,
-) -> ServiceResult<
-    impl Stream<Item = ServiceResult<(Vec<ResultView>, Option<String>)>> + Send + 'static,
-> {
-    let grant = caller.grant(Operation::ReadResults)?;
-    let filter = filter?;
-    let page = page?;
-    let walk = Arc::new(Walk::prepare(db, caller, grant, filter).await?);
-    let db = db.clone();
-    Ok(keyset::page_parts(
-        page,
-        PAGE_PART,
-        |row: &ResultView| row.enrollment_id,
-        move |after, limit| {
-            let (db, walk) = (db.clone(), Arc::clone(&walk));
-            async move { walk.read_after(&db, after, limit).await }
-        },
-    ))
-}
-
 /// The results of the active learners in scope enrolled in one content item, as chunks read
 /// one after the other; NOT_FOUND for an item that is not the account's.
 pub async fn stream_final_statuses(

@@ -10,13 +10,13 @@
 use lms_proto::v1::{
     DateWindow, LearnerModuleResult, LearnerResult, ListLearnerModuleResultsRequest,
     ListLearnerModuleResultsResponse, ListLearnerResultsRequest, ListLearnerResultsResponse,
-    PageRequest, StreamLearnerResultsPageRequest, StreamLearnerResultsPageResponse,
+    PageRequest,
 };
 
 use super::score::Score;
 use crate::clip::clip;
 use crate::error::GatewayError;
-use crate::listing::{Admin, Filters, Form, Listing, Paged, PagedInParts, Window, paged_rpc};
+use crate::listing::{Filters, Form, Listing, Paged, Window, paged_rpc};
 use crate::representation::push_json;
 use crate::xml::writer::XmlWriter;
 
@@ -168,31 +168,6 @@ impl Paged for CourseResults {
     paged_rpc!(
         list_learner_results(ListLearnerResultsRequest) -> ListLearnerResultsResponse.results
     );
-}
-
-/// A page of up to 10,000 results is read and written in parts: the core reads the next part
-/// while this one is written, and neither holds the page whole.
-impl PagedInParts for CourseResults {
-    type PartMessage = StreamLearnerResultsPageResponse;
-    type PartsRequest = StreamLearnerResultsPageRequest;
-
-    fn parts_request(request: ListLearnerResultsRequest) -> StreamLearnerResultsPageRequest {
-        StreamLearnerResultsPageRequest {
-            page: Some(request),
-        }
-    }
-
-    async fn open_parts(
-        mut admin: Admin,
-        request: tonic::Request<StreamLearnerResultsPageRequest>,
-    ) -> Result<tonic::Response<tonic::Streaming<StreamLearnerResultsPageResponse>>, tonic::Status>
-    {
-        admin.stream_learner_results_page(request).await
-    }
-
-    fn part_of(part: StreamLearnerResultsPageResponse) -> (Vec<LearnerResult>, String) {
-        (part.results, part.next_page_token)
-    }
 }
 
 /// Every enrollment's module result (each content item being its own single module).
@@ -384,7 +359,7 @@ impl<'a> ModuleRowJson<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listing::testing::{page_parts_text, page_text, query};
+    use crate::listing::testing::{page_text, query};
     use crate::representation::Format;
 
     fn full() -> LearnerResult {
@@ -405,60 +380,6 @@ mod tests {
             passing_score: 80.0,
             views_count: 4,
             last_view_date: Some("2025-02-01T12:30:00+00:00".into()),
-        }
-    }
-
-    /// A page read in parts is written exactly as the page read whole: rows spread over
-    /// parts (empty ones included), the token from the last part, empty pages in their empty
-    /// shape; a failure after the first part aborts the body instead of closing it.
-    #[tokio::test]
-    async fn a_page_read_in_parts_is_the_page_read_whole() {
-        let part = |results: Vec<LearnerResult>, token: &str| StreamLearnerResultsPageResponse {
-            results,
-            next_page_token: token.to_owned(),
-        };
-        let cases: Vec<(
-            Vec<StreamLearnerResultsPageResponse>,
-            Vec<LearnerResult>,
-            &str,
-        )> = vec![
-            (vec![part(vec![], "")], vec![], ""),
-            (vec![part(vec![full()], "")], vec![full()], ""),
-            (
-                vec![part(vec![full(), bare()], ""), part(vec![bare()], "next")],
-                vec![full(), bare(), bare()],
-                "next",
-            ),
-            (
-                vec![part(vec![bare()], ""), part(vec![], "")],
-                vec![bare()],
-                "",
-            ),
-        ];
-        for format in [Format::Xml, Format::Json] {
-            for (parts, rows, token) in &cases {
-                let (written, error) =
-                    page_parts_text::<CourseResults>(parts, tonic::Code::Ok, format).await;
-                assert_eq!(error, None);
-                assert_eq!(
-                    written,
-                    page_text::<CourseResults>(rows.clone(), token, format).await,
-                    "{format:?}, {} parts",
-                    parts.len()
-                );
-            }
-            let (written, error) = page_parts_text::<CourseResults>(
-                &[part(vec![full()], ""), part(vec![bare()], "")],
-                tonic::Code::Internal,
-                format,
-            )
-            .await;
-            assert!(error.is_some(), "{format:?}: {written}");
-            // Neither document is closed: no `</response>`, no `]}`.
-            assert!(
-                !written.contains("</response>") && !written.ends_with("]}"),
-                "{written}"
-            );
         }
     }
 
